@@ -1,0 +1,400 @@
+"""Raw binary captures: MQMD + message data records.
+
+Two layouts are read:
+
+**dlqlens raw capture** (written by :func:`write_raw`)::
+
+    header   12 bytes  b"DLQLENS-RAW\\0"
+              4 bytes  format version, unsigned big-endian (1)
+    record    4 bytes  record length L, unsigned big-endian
+              L bytes  an MQMD (version 1 or 2, either byte order, ASCII or
+                       EBCDIC) immediately followed by the message data
+    ...
+    index     8 bytes  per record: file offset of its length prefix (u64 BE)
+    (optional) 8 bytes record count (u64 BE)
+             12 bytes  b"DLQLENS-IDX\\0"
+
+The index lets a reader frame all records with one vectorised check and
+lets Spark split a large file into byte ranges at record boundaries; a file
+without it (or with a damaged one) is framed by walking the length prefixes.
+
+**Single message**: a file that starts with an MQMD (``MD  `` in ASCII or
+EBCDIC) holds one message: the MQMD then the data to the end of the file.
+
+The MQMD does not say which byte order or character set it is in
+(``spec/mqmd.md`` §3.1); each record's layout is detected from its invariants:
+``StrucId`` ``MD  `` in ASCII (``4D442020``) or EBCDIC (``D4C44040``) and a
+``Version`` of 1 or 2 read big- or little-endian (§3.4). A record where neither
+fits is kept as a ``bad_descriptor`` row with its raw bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from dlqlens.capture.message import CaptureMessage
+from dlqlens.decode.fixed import gather
+from dlqlens.decode.frames import MD_SIZE, Frames
+from dlqlens.decode.issues import Issue, make_issue
+from dlqlens.errors import CaptureError
+
+MAGIC = b"DLQLENS-RAW\0"
+INDEX_MAGIC = b"DLQLENS-IDX\0"
+HEADER_SIZE = len(MAGIC) + 4
+TRAILER_SIZE = 8 + len(INDEX_MAGIC)
+FORMAT_VERSION = 1
+
+MD_ASCII = b"MD  "
+MD_EBCDIC = b"\xd4\xc4\x40\x40"
+MD_V1, MD_V2 = 324, 364
+#: Largest record a reader accepts (MQ's own limit is 100 MB of data).
+MAX_RECORD = 100 * 1024 * 1024 + MD_V2
+#: At most this many bytes of an unframed stretch are kept in ``raw``.
+MAX_RAW_KEPT = 1024 * 1024
+
+
+def sniff(head: bytes) -> bool:
+    """True when ``head`` (the first bytes of a file) is a raw capture."""
+    if head.startswith(MAGIC):
+        return True
+    return _md_layout(head[:8]) is not None
+
+
+def _md_layout(b: bytes):
+    """(big_endian, ebcdic, version) of an MQMD's first 8 bytes, or None."""
+    if len(b) < 8:
+        return None
+    sid = b[:4]
+    if sid not in (MD_ASCII, MD_EBCDIC):
+        return None
+    ver_be = int.from_bytes(b[4:8], "big")
+    ver_le = int.from_bytes(b[4:8], "little")
+    if ver_be in (1, 2):
+        return True, sid == MD_EBCDIC, ver_be
+    if ver_le in (1, 2):
+        return False, sid == MD_EBCDIC, ver_le
+    return None
+
+
+# ---------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------
+
+def write_raw(path: str | os.PathLike, messages: Iterable[CaptureMessage], *,
+              index: bool = True) -> int:
+    """Write a dlqlens raw capture; returns the number of records written.
+
+    Messages are streamed: nothing but the index (8 bytes a record) is held.
+    """
+    offsets = []
+    n = 0
+    with open(path, "wb") as fh:
+        fh.write(MAGIC + struct.pack(">I", FORMAT_VERSION))
+        pos = HEADER_SIZE
+        for m in messages:
+            body = m.md_bytes() + m.data
+            fh.write(struct.pack(">I", len(body)))
+            fh.write(body)
+            offsets.append(pos)
+            pos += 4 + len(body)
+            n += 1
+        if index:
+            fh.write(np.asarray(offsets, dtype=">u8").tobytes())
+            fh.write(struct.pack(">Q", n) + INDEX_MAGIC)
+    return n
+
+
+def write_single(path: str | os.PathLike, message: CaptureMessage) -> None:
+    """Write one message as a bare MQMD + data file."""
+    with open(path, "wb") as fh:
+        fh.write(message.md_bytes() + message.data)
+
+
+# ---------------------------------------------------------------------------
+# planning (byte ranges for Spark partitions)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Slice:
+    """A byte range of a raw capture that starts and ends at record boundaries.
+
+    ``first_number`` is the 1-based message number of its first record.
+    ``start``/``stop`` of None mean the whole file.
+    """
+
+    path: str
+    start: int | None = None
+    stop: int | None = None
+    first_number: int = 1
+
+
+def _index_from_file(fh, size: int) -> np.ndarray | None:
+    """Record offsets from the index at the end of an open file, or None
+    when the file has none or it does not check out."""
+    if size < HEADER_SIZE + TRAILER_SIZE:
+        return None
+    fh.seek(size - TRAILER_SIZE)
+    trailer = fh.read(TRAILER_SIZE)
+    if trailer[8:] != INDEX_MAGIC:
+        return None
+    n = int.from_bytes(trailer[:8], "big")
+    idx_start = size - TRAILER_SIZE - 8 * n
+    if idx_start < HEADER_SIZE:
+        return None
+    fh.seek(idx_start)
+    offs = np.frombuffer(fh.read(8 * n), dtype=">u8").astype(np.int64)
+    if n == 0:
+        return offs if idx_start == HEADER_SIZE else None
+    if offs[0] != HEADER_SIZE or (np.diff(offs) <= 4).any() or offs[-1] + 4 > idx_start:
+        return None
+    return offs
+
+
+def _check_index(buf: np.ndarray, base: int, offs: np.ndarray, end: int) -> bool:
+    """Do the length prefixes in ``buf`` (file bytes from ``base``) agree with ``offs``?"""
+    if not len(offs):
+        return True
+    lens = _u32be(buf, offs - base)
+    nxt = np.append(offs[1:], end)
+    return bool(np.array_equal(offs + 4 + lens, nxt))
+
+
+def _u32be(arr: np.ndarray, at: np.ndarray) -> np.ndarray:
+    b = arr[at[:, None] + np.arange(4)].astype(np.int64)
+    return (b[:, 0] << 24) | (b[:, 1] << 16) | (b[:, 2] << 8) | b[:, 3]
+
+
+def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
+    """Split a raw capture into :class:`Slice` objects of about ``target_bytes``.
+
+    Files without a valid index are one slice.
+    """
+    size = os.path.getsize(path)
+    if size <= target_bytes:
+        return [Slice(path)]
+    with open(path, "rb") as fh:
+        if fh.read(len(MAGIC)) != MAGIC:
+            return [Slice(path)]
+        offs = _index_from_file(fh, size)
+    if offs is None or len(offs) == 0:
+        return [Slice(path)]
+    end = size - TRAILER_SIZE - 8 * len(offs)
+    cuts = np.searchsorted(offs, np.arange(0, end, target_bytes)[1:])
+    bounds = [0] + sorted(set(int(c) for c in cuts if 0 < c < len(offs))) + [len(offs)]
+    out = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        start = int(offs[a])
+        stop = int(offs[b]) if b < len(offs) else end
+        out.append(Slice(path, start, stop, a + 1))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------
+
+def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None,
+             batch_size: int = 65536) -> Iterator[Frames]:
+    """Frame the records of a raw capture, ``batch_size`` at a time.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    source : str, optional
+        Name recorded in the ``source`` column (default ``path``).
+    piece : Slice, optional
+        Only this byte range (from :func:`plan`); default the whole file,
+        which is then read into memory at once.
+    batch_size : int
+        Records per yielded :class:`~dlqlens.decode.frames.Frames`.
+
+    Yields
+    ------
+    Frames
+
+    Raises
+    ------
+    CaptureError
+        When the file cannot be opened or is not a raw capture.
+    """
+    source = source or path
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return
+        head = fh.read(16)
+        if not head.startswith(MAGIC):
+            if _md_layout(head[:8]) is None:
+                raise CaptureError(
+                    f"{source}: not a raw capture: expected {MAGIC!r} or an MQMD StrucId "
+                    f"'MD  ' at offset 0, found X'{head[:8].hex().upper()}'")
+            fh.seek(0)
+            buf = np.frombuffer(fh.read(), dtype=np.uint8)
+            recs = np.array([0], dtype=np.int64), np.array([size], dtype=np.int64)
+            yield from _batches(buf, 0, source, recs, [], 1, batch_size, prefix=0)
+            return
+        version = int.from_bytes(head[12:16], "big")
+        if version != FORMAT_VERSION:
+            raise CaptureError(f"{source}: offset 12: raw capture format version: expected "
+                               f"{FORMAT_VERSION}, found {version}")
+        offs = _index_from_file(fh, size)
+        end = size if offs is None else size - TRAILER_SIZE - 8 * len(offs)
+        start, stop, first = HEADER_SIZE, end, 1
+        if piece is not None and piece.start is not None:
+            start, stop, first = piece.start, piece.stop, piece.first_number
+        fh.seek(start)
+        buf = np.frombuffer(fh.read(stop - start), dtype=np.uint8)
+    if offs is not None:
+        sel = offs[(offs >= start) & (offs < stop)]
+        if _check_index(buf, start, sel, stop):
+            rel = sel - start
+            lens = _u32be(buf, rel) if len(rel) else rel
+            yield from _batches(buf, start, source, (rel + 4, rel + 4 + lens), [], first,
+                                batch_size, prefix=4)
+            return
+    recs, bad = _scan(buf, 0, stop - start)
+    yield from _batches(buf, start, source, recs, bad, first, batch_size, prefix=4)
+
+
+def _scan(buf: np.ndarray, start: int, stop: int):
+    """Walk the length prefixes from ``start``; resynchronise after damage.
+
+    Returns the record body ranges and a list of unframed stretches
+    ``(start, end, Issue-arguments)``.
+    """
+    data = memoryview(buf)
+    starts, ends, bad = [], [], []
+    p = start
+    while p < stop:
+        if p + 4 > stop:
+            bad.append((p, stop, ("bad_length", "record length", "4-byte length prefix",
+                                  f"{stop - p} trailing bytes")))
+            break
+        ln = int.from_bytes(data[p:p + 4], "big")
+        body = p + 4
+        if MD_V1 <= ln <= min(MAX_RECORD, stop - body) and \
+                bytes(data[body:body + 4]) in (MD_ASCII, MD_EBCDIC):
+            starts.append(body)
+            ends.append(body + ln)
+            p = body + ln
+            continue
+        if ln > stop - body or ln < MD_V1:
+            why = ("bad_length", "record length",
+                   f"{MD_V1} to {min(MAX_RECORD, stop - body)} bytes", f"{ln} bytes")
+        else:
+            why = ("bad_md", "md.StrucId", "'MD  ' (X'4D442020' or X'D4C44040')",
+                   f"X'{bytes(data[body:body + 4]).hex().upper()}'")
+        q = _resync(buf, p + 1, stop)
+        bad.append((p, q, why))
+        p = q
+    return (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)), bad
+
+
+def _resync(buf: np.ndarray, p: int, stop: int, window: int = 1 << 20) -> int:
+    """The next offset >= p that looks like a record start, or ``stop``.
+
+    Searches in windows so that damage near the start of a large file costs
+    only what is scanned.
+    """
+    lo = p + 4
+    while lo < stop:
+        hi = min(stop, lo + window + 8)
+        raw = buf[lo - 4:hi].tobytes()
+        best = None
+        for sid in (MD_ASCII, MD_EBCDIC):
+            q = raw.find(sid, 4)
+            while q != -1:
+                ln = int.from_bytes(raw[q - 4:q], "big")
+                if MD_V1 <= ln <= stop - (lo - 4 + q) and _md_layout(raw[q:q + 8]) is not None:
+                    best = q if best is None else min(best, q)
+                    break
+                q = raw.find(sid, q + 1)
+        if best is not None:
+            return lo - 4 + best - 4
+        lo = hi - 8 if hi < stop else stop
+    return stop
+
+
+def _batches(buf, base, source, recs, bad, first_number, batch_size, prefix):
+    """Merge records and unframed stretches in file order and yield Frames."""
+    rs, re_ = recs
+    kinds = np.concatenate([np.zeros(len(rs), np.int8), np.ones(len(bad), np.int8)])
+    pos = np.concatenate([rs - prefix, np.array([b[0] for b in bad], dtype=np.int64)])
+    order = np.argsort(pos, kind="stable")
+    rec_index = np.concatenate([np.arange(len(rs)), np.arange(len(bad))])
+    for b0 in range(0, len(order), batch_size):
+        sel = order[b0:b0 + batch_size]
+        yield _frames(buf, base, source, rs, re_, bad, kinds[sel], rec_index[sel],
+                      first_number + b0, prefix)
+
+
+def _frames(buf, base, source, rs, re_, bad, kinds, which, first_number, prefix) -> Frames:
+    n = len(kinds)
+    is_rec = kinds == 0
+    body_start = np.zeros(n, dtype=np.int64)
+    body_end = np.zeros(n, dtype=np.int64)
+    body_start[is_rec] = rs[which[is_rec]]
+    body_end[is_rec] = re_[which[is_rec]]
+    for i in np.flatnonzero(~is_rec):
+        b = bad[which[i]]
+        body_start[i], body_end[i] = b[0], b[1]
+    head, avail = gather(buf, body_start, 8, body_end)
+    sid_a = (head[:, :4] == np.frombuffer(MD_ASCII, np.uint8)).all(1)
+    sid_e = (head[:, :4] == np.frombuffer(MD_EBCDIC, np.uint8)).all(1)
+    v = np.ascontiguousarray(head[:, 4:8])
+    v_be = v.view(">i4").ravel()
+    v_le = v.view("<i4").ravel()
+    big = np.isin(v_be, (1, 2))
+    version = np.where(big, v_be, np.where(np.isin(v_le, (1, 2)), v_le, 0)).astype(np.int32)
+    md_len = np.where(version == 2, MD_V2, MD_V1)
+    valid = is_rec & (sid_a | sid_e) & (version > 0) & (body_end - body_start >= md_len)
+    md, _ = gather(buf, body_start, MD_SIZE, np.where(valid, body_start + md_len, body_start))
+    numbers = np.arange(first_number, first_number + n, dtype=np.int32)
+    issues: dict[int, list[Issue]] = {}
+    raw: dict[int, bytes] = {}
+    for i in np.flatnonzero(~valid):
+        off = base + int(body_start[i] - (prefix if is_rec[i] else 0))
+        if is_rec[i]:
+            if not (sid_a[i] or sid_e[i]):
+                args = ("bad_md", "md.StrucId", "'MD  ' (X'4D442020' or X'D4C44040')",
+                        f"X'{bytes(head[i, :4]).hex().upper()}'")
+            elif version[i] == 0:
+                args = ("bad_md", "md.Version", "1 or 2 (big- or little-endian)",
+                        f"X'{bytes(head[i, 4:8]).hex().upper()}'")
+                off += 4
+            else:
+                args = ("bad_md", "record length", f"at least {int(md_len[i])} bytes for an "
+                        f"MQMD version {int(version[i])}",
+                        f"{int(body_end[i] - body_start[i])} bytes")
+        else:
+            args = bad[which[i]][2]
+        code, field, expected, found = args
+        issues[i] = [make_issue(code, source=source, message_number=int(numbers[i]),
+                                field=field, expected=expected, found=found, offset=off)]
+        lo = int(body_start[i] - (prefix if is_rec[i] else 0))
+        hi = min(int(body_end[i]), lo + MAX_RAW_KEPT)
+        raw[i] = buf[lo:hi].tobytes()
+    ebcdic = sid_e & valid
+    data_start = np.where(valid, body_start + md_len, body_end)
+    return Frames(
+        source=source, capture_format="raw", md_origin="binary", md=md,
+        md_big_endian=big & valid,
+        md_codec=np.where(ebcdic, "cp500", "latin-1").astype(object),
+        md_blank=np.where(ebcdic, 0x40, 0x20).astype(np.uint8),
+        md_version=np.where(valid, version, 0).astype(np.int32),
+        md_valid=valid, data=buf, starts=data_start, ends=body_end,
+        data_length=body_end - data_start,
+        message_number=numbers,
+        source_offset=base + body_start - np.where(is_rec, prefix, 0),
+        source_line=np.full(n, -1, dtype=np.int32),
+        dlh_reconstructed=np.zeros(n, dtype=bool), issues=issues, raw=raw)

@@ -1,0 +1,292 @@
+"""Reading captures: paths, options, reader modes, and the plain-Python entry point.
+
+The Spark data source (:mod:`dlqlens.spark.source`) and
+:func:`read_capture` share everything here: the same options, the same
+partitioning, the same per-partition generator of Arrow record batches. Only
+the driver differs (Spark tasks, or a loop in this process).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dlqlens.capture import raw as raw_format
+from dlqlens.capture.registry import FORMATS, detect_format, get_format
+from dlqlens.decode.issues import WELL_FORMED
+from dlqlens.decode.records import decode_frames
+from dlqlens.decode.schema import message_schema
+from dlqlens.errors import CaptureError, MalformedMessageError, UsageError
+
+MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Options of a capture read, parsed once.
+
+    Attributes
+    ----------
+    format : str
+        ``auto`` (sniff each file) or a name from
+        :data:`dlqlens.capture.registry.FORMATS`.
+    mode : str
+        ``PERMISSIVE`` (default: every framed message is a row, malformed
+        ones with ``decode_status`` and ``decode_issues``), ``DROPMALFORMED``
+        (malformed rows are dropped and counted) or ``FAILFAST`` (the first
+        malformed message raises :class:`~dlqlens.errors.MalformedMessageError`),
+        as Spark's own file readers have them.
+    batch_size : int
+        Messages per Arrow record batch.
+    split_bytes : int
+        Raw captures larger than this are split into several partitions at
+        record boundaries (bytes).
+    """
+
+    format: str = "auto"
+    mode: str = "PERMISSIVE"
+    batch_size: int = 65536
+    split_bytes: int = 64 * 1024 * 1024
+
+    def __post_init__(self):
+        if self.format != "auto":
+            get_format(self.format)
+        if self.mode.upper() not in MODES:
+            raise UsageError(f"unknown mode {self.mode!r}: expected one of {', '.join(MODES)}")
+        object.__setattr__(self, "mode", self.mode.upper())
+        if self.batch_size < 1 or self.split_bytes < 1:
+            raise UsageError("batchSize and splitBytes must be positive")
+
+    @classmethod
+    def from_options(cls, options: dict) -> "ReadOptions":
+        """Parse Spark-style options (case-insensitive keys, string values).
+
+        Raises
+        ------
+        UsageError
+            For an unknown option or a value that does not parse.
+        """
+        known = {"format": "format", "mode": "mode", "batchsize": "batch_size",
+                 "splitbytes": "split_bytes"}
+        kwargs = {}
+        for k, v in options.items():
+            key = k.lower()
+            if key in ("path", "paths"):
+                continue
+            if key not in known:
+                raise UsageError(f"unknown option {k!r}: expected one of "
+                                 f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes'])}")
+            name = known[key]
+            if name in ("batch_size", "split_bytes"):
+                try:
+                    v = int(v)
+                except ValueError:
+                    raise UsageError(f"option {k}: expected a whole number, found {v!r}") from None
+            kwargs[name] = v
+        return cls(**kwargs)
+
+
+def expand_paths(paths) -> list[str]:
+    """Files named by ``paths``: files as given, directories' files (sorted,
+    recursively, hidden files skipped), glob patterns expanded.
+
+    Raises
+    ------
+    CaptureError
+        When a path does not exist or a pattern matches nothing.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out: list[str] = []
+    for p in paths:
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                out.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith("."))
+        elif os.path.exists(p):
+            out.append(p)
+        elif glob.has_magic(p):
+            hits = sorted(glob.glob(p))
+            if not hits:
+                raise CaptureError(f"{p}: no file matches this pattern")
+            out.extend(h for h in hits if os.path.isfile(h))
+        else:
+            raise CaptureError(f"{p}: no such file or directory")
+    return out
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One unit of work: a file, or a byte range of a large raw capture."""
+
+    path: str
+    format: str
+    start: int | None = None
+    stop: int | None = None
+    first_number: int = 1
+
+
+def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
+    """The pieces to read: one per file, large raw captures split.
+
+    Empty files become a piece of format ``empty`` (they yield no rows).
+    """
+    pieces = []
+    for path in expand_paths(paths):
+        if os.path.getsize(path) == 0:
+            pieces.append(Piece(path, "empty"))
+            continue
+        fmt = detect_format(path) if options.format == "auto" else get_format(options.format).name
+        if fmt == "raw":
+            for s in raw_format.plan(path, options.split_bytes):
+                pieces.append(Piece(path, fmt, s.start, s.stop, s.first_number))
+        else:
+            pieces.append(Piece(path, fmt))
+    return pieces
+
+
+@dataclass
+class ReadStats:
+    """What a read framed, kept and dropped.
+
+    ``framed == rows + dropped`` always holds.
+    """
+
+    framed: int = 0
+    rows: int = 0
+    dropped: int = 0
+    dropped_by_status: Counter = field(default_factory=Counter)
+    files: int = 0
+    empty_files: list[str] = field(default_factory=list)
+
+    def add(self, other: "ReadStats") -> None:
+        self.framed += other.framed
+        self.rows += other.rows
+        self.dropped += other.dropped
+        self.dropped_by_status.update(other.dropped_by_status)
+        self.files += other.files
+        self.empty_files.extend(other.empty_files)
+
+
+def read_piece(piece: Piece, options: ReadOptions,
+               stats: ReadStats | None = None) -> Iterator[pa.RecordBatch]:
+    """Decode one piece into record batches, applying the reader mode.
+
+    Raises
+    ------
+    MalformedMessageError
+        In ``FAILFAST`` mode, at the first malformed message.
+    CaptureError
+        When the file cannot be read at all.
+    """
+    stats = stats if stats is not None else ReadStats()
+    stats.files += 1
+    if piece.format == "empty":
+        stats.empty_files.append(piece.path)
+        return
+    fmt = FORMATS[piece.format]
+    if piece.format == "raw":
+        frames = raw_format.read_raw(piece.path, batch_size=options.batch_size,
+                                     piece=raw_format.Slice(piece.path, piece.start, piece.stop,
+                                                            piece.first_number))
+    else:
+        frames = fmt.read(piece.path, batch_size=options.batch_size)
+    for fr in frames:
+        batch = decode_frames(fr)
+        stats.framed += batch.num_rows
+        if options.mode == "PERMISSIVE":
+            stats.rows += batch.num_rows
+            yield batch
+            continue
+        good = pc.is_in(batch.column("decode_status"), value_set=pa.array(sorted(WELL_FORMED)))
+        if options.mode == "FAILFAST" and not pc.all(good).as_py():
+            bad = batch.filter(pc.invert(good))
+            issues = bad.column("decode_issues")[0].as_py()
+            first = next((i for i in issues if i["message"]), None) or {
+                "message": f"{piece.path}: message {bad.column('message_number')[0]}: "
+                           f"{bad.column('decode_status')[0]}"}
+            raise MalformedMessageError(first)
+        kept = batch.filter(good)
+        dropped = batch.filter(pc.invert(good))
+        stats.rows += kept.num_rows
+        stats.dropped += dropped.num_rows
+        stats.dropped_by_status.update(dropped.column("decode_status").to_pylist())
+        if kept.num_rows:
+            yield kept
+
+
+@dataclass
+class CaptureResult:
+    """The decoded messages of a plain-Python read, and the read's counts.
+
+    Attributes
+    ----------
+    table : pyarrow.Table
+        One row per message kept, with :func:`dlqlens.decode.schema.message_schema`.
+    stats : ReadStats
+    """
+
+    table: pa.Table
+    stats: ReadStats
+
+    def to_pandas(self):
+        """The messages as a pandas DataFrame (struct columns become dicts)."""
+        return self.table.to_pandas()
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+
+def read_capture(paths, format: str = "auto", mode: str = "PERMISSIVE",
+                 batch_size: int = 65536) -> CaptureResult:
+    """Decode captures in this process, without Spark (small captures).
+
+    Parameters
+    ----------
+    paths : str, path-like or list of them
+        Files, directories (read recursively) or glob patterns.
+    format : str
+        ``auto`` or ``raw``, ``dmpmqmsg``, ``amqsbcg``.
+    mode : str
+        ``PERMISSIVE``, ``DROPMALFORMED`` or ``FAILFAST`` (see :class:`ReadOptions`).
+
+    Returns
+    -------
+    CaptureResult
+        ``result.table`` has the columns of
+        :func:`dlqlens.decode.schema.message_schema`; ``result.stats`` the
+        counts (``framed == rows + dropped``).
+
+    Raises
+    ------
+    CaptureError
+        A path does not exist, cannot be read or is in no known format.
+    MalformedMessageError
+        ``FAILFAST`` and a malformed message.
+    UsageError
+        Unknown format or mode.
+    """
+    options = ReadOptions(format=format, mode=mode, batch_size=batch_size)
+    stats = ReadStats()
+    batches = []
+    for piece in plan_pieces(paths, options):
+        batches.extend(read_piece(piece, options, stats))
+    table = pa.Table.from_batches(batches, schema=message_schema())
+    return CaptureResult(table, stats)
+
+
+def paths_from_options(options: dict) -> list[str]:
+    """The paths a Spark ``load()`` passed in its options (``path`` or ``paths``)."""
+    if "paths" in options and options["paths"]:
+        return list(json.loads(options["paths"]))
+    if "path" in options and options["path"]:
+        return [options["path"]]
+    raise UsageError("no path given: use load(path) or load([path, ...])")

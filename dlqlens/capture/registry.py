@@ -1,0 +1,70 @@
+"""Capture formats: the registry and format sniffing.
+
+:data:`FORMATS` is the explicit list of readers (a test fails when a module
+in :mod:`dlqlens.capture` that defines a reader is left out). ``format="auto"``
+tries each format's ``sniff`` on the first bytes of a file, in registry order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.decode.frames import Frames
+from dlqlens.errors import CaptureError, UsageError
+
+SNIFF_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class CaptureFormat:
+    """One capture format: its name, sniffer, reader and writer."""
+
+    name: str
+    description: str
+    sniff: Callable[[bytes], bool]
+    read: Callable[..., Iterator[Frames]]
+    write: Callable[..., int]
+
+
+FORMATS: dict[str, CaptureFormat] = {
+    "raw": CaptureFormat("raw", "dlqlens raw capture or one MQMD+data message",
+                         raw.sniff, raw.read_raw, raw.write_raw),
+    "dmpmqmsg": CaptureFormat("dmpmqmsg", "dmpmqmsg / QLOAD message file",
+                              dmpmqmsg.sniff, dmpmqmsg.read_dmpmqmsg, dmpmqmsg.write_dmpmqmsg),
+    "amqsbcg": CaptureFormat("amqsbcg", "amqsbcg browse output",
+                             amqsbcg.sniff, amqsbcg.read_amqsbcg, amqsbcg.write_amqsbcg),
+}
+
+
+def detect_format(path: str) -> str:
+    """The name of the capture format of ``path``.
+
+    Raises
+    ------
+    CaptureError
+        When the file cannot be read, is empty or matches no format.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    if not head:
+        raise CaptureError(f"{path}: empty file: no capture format to detect")
+    for fmt in FORMATS.values():
+        if fmt.sniff(head):
+            return fmt.name
+    raise CaptureError(
+        f"{path}: unknown capture format: expected one of {', '.join(FORMATS)} "
+        f"(raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg banners), "
+        f"found {head[:24]!r}")
+
+
+def get_format(name: str) -> CaptureFormat:
+    try:
+        return FORMATS[name.lower()]
+    except KeyError:
+        raise UsageError(f"unknown capture format {name!r}: expected auto or one of "
+                         f"{', '.join(FORMATS)}") from None

@@ -1,0 +1,56 @@
+"""The ``dlqlens`` command.
+
+Each command group lives in its own module and registers itself through a
+``register(subparsers)`` function listed in :data:`COMMAND_MODULES`; a test
+fails when a module with such a function is left out of the list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from dlqlens.errors import DlqlensError
+
+#: Modules that add sub-commands, in the order they appear in ``--help``.
+COMMAND_MODULES: dict[str, str] = {
+    "decode": "dlqlens.capture.cli",
+    "rules": "dlqlens.rules.cli",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dlqlens",
+        description="Analytics and forensics for IBM MQ dead-letter queue captures.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module_name in COMMAND_MODULES.values():
+        importlib.import_module(module_name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    Exit status 0 on success, 1 when the command found errors it reports
+    (for example ``rules check`` on a table with errors), 2 on bad arguments
+    or unreadable input. Errors are one line on standard error, no traceback.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except DlqlensError as exc:
+        print(f"dlqlens: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `dlqlens decode ... | head`
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""Frames: the messages a capture reader has cut out of a file, before decoding.
+
+Every reader (raw binary, dmpmqmsg, amqsbcg) produces :class:`Frames`: for
+each message, the bytes of its MQMD (always as a binary MQMD, which text
+readers build from the descriptor lines), the message data bytes, and where
+it came from. :func:`dlqlens.decode.records.decode_frames` turns a batch of
+frames into one Arrow record batch; nothing downstream knows which format the
+message came from except by the ``capture_format`` column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dlqlens.decode.issues import Issue
+from dlqlens.mq.structs import MQMD
+
+MD_SIZE = MQMD.length(2)
+
+
+@dataclass
+class Frames:
+    """A batch of ``n`` framed messages from one capture file.
+
+    Attributes
+    ----------
+    source : str
+        The capture file, as the user named it.
+    capture_format : str
+        ``'raw'``, ``'dmpmqmsg'`` or ``'amqsbcg'``.
+    md_origin : str
+        ``'binary'`` (MQMD bytes from the capture) or ``'text'`` (built from
+        descriptor lines).
+    md : numpy.ndarray of uint8, shape (n, 364)
+        MQMD bytes; version-1 descriptors are zero-filled past byte 324.
+    md_big_endian : numpy.ndarray of bool, shape (n,)
+    md_codec : numpy.ndarray of object, shape (n,)
+        Python codec of the MQMD's character fields.
+    md_blank : numpy.ndarray of uint8, shape (n,)
+    md_version : numpy.ndarray of int32, shape (n,)
+        1 or 2; 0 where no MQMD could be read.
+    md_valid : numpy.ndarray of bool, shape (n,)
+    data : numpy.ndarray of uint8
+        The message data of all messages, concatenated.
+    starts, ends : numpy.ndarray of int64, shape (n,)
+        Message ``i`` is ``data[starts[i]:ends[i]]`` (a reader may point into
+        the file's own buffer, gaps included).
+    data_length : numpy.ndarray of int64, shape (n,)
+        The length of the message data the capture states (larger than what
+        is present when the capture truncated the message), in bytes.
+    message_number : numpy.ndarray of int32, shape (n,)
+        1-based number of the message in its file, in file order.
+    source_offset : numpy.ndarray of int64, shape (n,)
+        Byte offset of the message's first byte in the file (-1: unknown).
+    source_line : numpy.ndarray of int32, shape (n,)
+        1-based line of the message's first line (-1 for binary captures).
+    dlh_reconstructed : numpy.ndarray of bool, shape (n,)
+        True where the first 172 data bytes were rebuilt from a formatted
+        MQDLH block (amqsbcg 9.3.4 and later).
+    issues : dict of int to list of Issue
+        Framing issues per row.
+    raw : dict of int to bytes
+        The raw record (bytes or text) of rows that could not be framed or
+        whose descriptor could not be read, kept so nothing is lost.
+    """
+
+    source: str
+    capture_format: str
+    md_origin: str
+    md: np.ndarray
+    md_big_endian: np.ndarray
+    md_codec: np.ndarray
+    md_blank: np.ndarray
+    md_version: np.ndarray
+    md_valid: np.ndarray
+    data: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    data_length: np.ndarray
+    message_number: np.ndarray
+    source_offset: np.ndarray
+    source_line: np.ndarray
+    dlh_reconstructed: np.ndarray
+    issues: dict[int, list[Issue]] = field(default_factory=dict)
+    raw: dict[int, bytes] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.message_number)
+
+
+class FramesBuilder:
+    """Collects messages one at a time (text readers) and builds :class:`Frames`."""
+
+    def __init__(self, source: str, capture_format: str, md_origin: str):
+        self.source = source
+        self.capture_format = capture_format
+        self.md_origin = md_origin
+        self._md: list[bytes] = []
+        self._be: list[bool] = []
+        self._codec: list[str] = []
+        self._blank: list[int] = []
+        self._version: list[int] = []
+        self._valid: list[bool] = []
+        self._data: list[bytes] = []
+        self._length: list[int] = []
+        self._number: list[int] = []
+        self._offset: list[int] = []
+        self._line: list[int] = []
+        self._recon: list[bool] = []
+        self.issues: dict[int, list[Issue]] = {}
+        self.raw: dict[int, bytes] = {}
+
+    def __len__(self) -> int:
+        return len(self._number)
+
+    def add(self, *, md: bytes | None, big_endian: bool = False, codec: str = "latin-1",
+            blank: int = 0x20, version: int = 0, data: bytes = b"",
+            data_length: int | None = None, number: int, offset: int = -1,
+            line: int = -1, reconstructed: bool = False,
+            issues: list[Issue] | None = None, raw: bytes | None = None) -> int:
+        """Append one message; returns its row index."""
+        row = len(self._number)
+        valid = md is not None
+        md = (md or b"").ljust(MD_SIZE, b"\0")[:MD_SIZE]
+        self._md.append(md)
+        self._be.append(big_endian)
+        self._codec.append(codec)
+        self._blank.append(blank)
+        self._version.append(version if valid else 0)
+        self._valid.append(valid)
+        self._data.append(data)
+        self._length.append(len(data) if data_length is None else data_length)
+        self._number.append(number)
+        self._offset.append(offset)
+        self._line.append(line)
+        self._recon.append(reconstructed)
+        if issues:
+            self.issues[row] = list(issues)
+        if raw is not None:
+            self.raw[row] = raw
+        return row
+
+    def build(self) -> Frames:
+        n = len(self._number)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        if n:
+            np.cumsum([len(d) for d in self._data], out=offsets[1:])
+        md = np.frombuffer(b"".join(self._md), dtype=np.uint8).reshape(n, MD_SIZE)
+        return Frames(
+            source=self.source, capture_format=self.capture_format,
+            md_origin=self.md_origin, md=md,
+            md_big_endian=np.array(self._be, dtype=bool),
+            md_codec=np.array(self._codec, dtype=object),
+            md_blank=np.array(self._blank, dtype=np.uint8),
+            md_version=np.array(self._version, dtype=np.int32),
+            md_valid=np.array(self._valid, dtype=bool),
+            data=np.frombuffer(b"".join(self._data), dtype=np.uint8),
+            starts=offsets[:-1], ends=offsets[1:],
+            data_length=np.array(self._length, dtype=np.int64),
+            message_number=np.array(self._number, dtype=np.int32),
+            source_offset=np.array(self._offset, dtype=np.int64),
+            source_line=np.array(self._line, dtype=np.int32),
+            dlh_reconstructed=np.array(self._recon, dtype=bool),
+            issues=self.issues, raw=self.raw,
+        )

@@ -1,0 +1,576 @@
+"""Decode a batch of framed messages into one Arrow record batch.
+
+The MQMD of every row is decoded at once (:func:`dlqlens.decode.fixed.decode_fixed`);
+then the header chain is walked level by level: at each level the rows whose
+current format announces the same header are decoded together, each with the
+integer encoding and CCSID that the structure in front of it names
+(``spec/mqdlh.md`` §3 and §7.3). A header that does not check out (StrucId,
+Version, StrucLength) ends the walk for that row; the rest of its data is kept
+as opaque payload and an issue says why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dlqlens.decode.fixed import Decoded, decode_chars, decode_fixed, gather
+from dlqlens.decode.frames import Frames
+from dlqlens.decode.issues import Issue, make_issue, worst_status
+from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
+from dlqlens.mq.ccsid import ASCII, EBCDIC, HEADER_CODEC, charset, codec_family
+from dlqlens.mq.structs import (MQDLH, MQHEADER_PREFIX, MQMD, MQRFH2, MQTM, MQXQH,
+                                PREFIXED_HEADER_FORMATS, Struct)
+
+#: How many headers a chain may have before the walk gives up.
+MAX_CHAIN = 16
+
+MQCCSI_INHERIT = -2
+
+#: Fixed headers without the common prefix: format -> (structure, next-field prefix).
+_FIXED_HEADERS: dict[str, tuple[Struct, str | None]] = {
+    "MQDEAD  ": (MQDLH, ""),
+    "MQXMIT  ": (MQXQH, "MsgDesc."),
+    "MQTRIG  ": (MQTM, None),  # terminal: nothing is chained after an MQTM
+}
+_VALID_VERSIONS = {"MQDLH": (1,), "MQXQH": (1,), "MQTM": (1,), "MQRFH2": (1, 2),
+                   "MQHEADER": tuple(range(1, 10))}
+
+
+class _Chain:
+    """Per-row state of the header walk and what it found."""
+
+    def __init__(self, n: int):
+        self.rows: list[np.ndarray] = []
+        self.depth: list[np.ndarray] = []
+        self.cols: dict[str, list] = {k: [] for k in
+                                      ("format", "struc_id", "offset", "length",
+                                       "encoding", "ccsid", "status")}
+        self.typed: dict[str, tuple[np.ndarray, Decoded]] = {}
+        self.rfh2_folders: dict[int, list[str]] = {}
+
+    def record(self, rows, depth, fmt, struc_id, offset, length, enc, ccsid, status):
+        k = len(rows)
+        self.rows.append(rows)
+        self.depth.append(np.full(k, depth, dtype=np.int32))
+        c = self.cols
+        c["format"].append(np.full(k, fmt.rstrip(), dtype=object))
+        c["struc_id"].append(np.full(k, struc_id, dtype=object))
+        c["offset"].append(offset.astype(np.int32))
+        c["length"].append(np.broadcast_to(np.asarray(length, dtype=np.int32), (k,)).copy())
+        c["encoding"].append(enc.astype(np.int32))
+        c["ccsid"].append(ccsid.astype(np.int32))
+        c["status"].append(status)
+
+    def lists(self, n: int) -> tuple[pa.Array, pa.Array]:
+        if not self.rows:
+            empty_off = pa.array(np.zeros(n + 1, dtype=np.int32))
+            return (pa.ListArray.from_arrays(empty_off, pa.array([], pa.string())),
+                    pa.ListArray.from_arrays(empty_off, pa.array([], HEADER_CHAIN_ITEM)))
+        rows = np.concatenate(self.rows)
+        depth = np.concatenate(self.depth)
+        order = np.lexsort((depth, rows))
+        counts = np.bincount(rows, minlength=n)
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(counts, out=offsets[1:])
+        cols = {k: np.concatenate(v)[order] for k, v in self.cols.items()}
+        items = pa.StructArray.from_arrays(
+            [pa.array(cols["format"], pa.string()), pa.array(cols["struc_id"], pa.string()),
+             pa.array(cols["offset"]), pa.array(cols["length"]),
+             pa.array(cols["encoding"]), pa.array(cols["ccsid"]),
+             pa.array(cols["status"], pa.string())],
+            fields=list(HEADER_CHAIN_ITEM))
+        off = pa.array(offsets)
+        return (pa.ListArray.from_arrays(off, items.field("format")),
+                pa.ListArray.from_arrays(off, items))
+
+
+def _codecs_for(ccsids: np.ndarray, families: np.ndarray | None = None):
+    """Codec, blank and family per row for the given CCSIDs."""
+    codecs = np.empty(len(ccsids), dtype=object)
+    blanks = np.empty(len(ccsids), dtype=np.uint8)
+    fams = np.empty(len(ccsids), dtype=object)
+    known = np.ones(len(ccsids), dtype=bool)
+    cache: dict = {}
+    for i, c in enumerate(ccsids.tolist()):
+        fam_hint = families[i] if families is not None else ASCII
+        key = (c, fam_hint)
+        if key not in cache:
+            cs = charset(int(c), fam_hint)
+            if cs.family not in (ASCII, EBCDIC):  # UTF-16 headers: read as ASCII
+                cs = charset(819)
+            cache[key] = (cs.codec, cs.blank, cs.family, cs.known)
+        codecs[i], blanks[i], fams[i], known[i] = cache[key]
+    return codecs, blanks, fams, known
+
+
+def _hex(b: bytes) -> str:
+    return b.hex().upper()
+
+
+def decode_frames(fr: Frames) -> pa.RecordBatch:
+    """Decode every framed message of ``fr`` into a record batch.
+
+    Parameters
+    ----------
+    fr : Frames
+        Messages framed by a capture reader.
+
+    Returns
+    -------
+    pyarrow.RecordBatch
+        One row per frame, with :func:`dlqlens.decode.schema.message_schema`.
+        Nothing is dropped here; reader modes are applied by the caller.
+    """
+    n = len(fr)
+    src = fr.source
+    issues: dict[int, list[Issue]] = {k: list(v) for k, v in fr.issues.items()}
+
+    def add_issue(row: int, code: str, field: str, expected: str, found: str,
+                  offset: int | None = None, note: str = ""):
+        line = int(fr.source_line[row]) if fr.source_line[row] >= 0 else None
+        off = None if line is not None else offset
+        issues.setdefault(row, []).append(make_issue(
+            code, source=src, message_number=int(fr.message_number[row]), field=field,
+            expected=expected, found=found, offset=off, line=line, note=note))
+
+    # ---- MQMD -------------------------------------------------------------
+    md = decode_fixed(MQMD, fr.md, big_endian=fr.md_big_endian, codecs=fr.md_codec,
+                      blanks=fr.md_blank, version_of_row=fr.md_version)
+    md_valid = fr.md_valid
+    md_struct = pa.StructArray.from_arrays(
+        [md.columns[f.name] for f in MQMD.fields], names=[f.name for f in MQMD.fields],
+        mask=pa.array(~md_valid))
+
+    starts = fr.starts.astype(np.int64)
+    ends = fr.ends.astype(np.int64)
+    pos = starts.copy()
+    enc = md.ints["Encoding"].copy()
+    ccsid = md.ints["CodedCharSetId"].copy()
+    fmt = np.array(md.columns["Format"].fill_null("").to_pylist(), dtype=object)
+    fmt = np.array([f.ljust(8)[:8] for f in fmt], dtype=object)
+    family = np.array([codec_family(c) for c in fr.md_codec], dtype=object)
+    active = md_valid.copy()
+    chain = _Chain(n)
+
+    for depth in range(MAX_CHAIN + 1):
+        if not active.any():
+            break
+        if depth == MAX_CHAIN:
+            for r in np.flatnonzero(active):
+                add_issue(int(r), "chain_too_deep", "header chain",
+                          f"at most {MAX_CHAIN} headers", f"more than {MAX_CHAIN}",
+                          int(pos[r] - starts[r]))
+            active[:] = False
+            break
+        cur = fmt[active]
+        for f in set(cur.tolist()):
+            if f in _FIXED_HEADERS:
+                st, nxt = _FIXED_HEADERS[f]
+                size = st.length()
+            elif f in PREFIXED_HEADER_FORMATS:
+                st, nxt = (MQRFH2 if f == "MQHRF2  " else MQHEADER_PREFIX), "prefix"
+                size = st.length()
+            else:
+                continue
+            rows = np.flatnonzero(active & (fmt == f))
+            _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid,
+                      fmt, family, active, chain, add_issue)
+        # rows whose format is not a header stop here: the rest is payload
+        active &= np.isin(fmt, list(_FIXED_HEADERS) + list(PREFIXED_HEADER_FORMATS))
+
+    headers, header_chain = chain.lists(n)
+
+    # ---- payload -----------------------------------------------------------
+    pay_len = np.maximum(ends - pos, 0)
+    pay_off = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(pay_len, out=pay_off[1:])
+    total = int(pay_off[-1])
+    if total:
+        idx = np.repeat(pos - pay_off[:-1], pay_len) + np.arange(total)
+        pay_data = fr.data[idx]
+    else:
+        pay_data = np.zeros(0, dtype=np.uint8)
+    payload = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), n, [None, pa.py_buffer(pay_off), pa.py_buffer(pay_data)]
+    ).cast(pa.binary())
+    data_truncated = fr.data_length > (ends - starts)
+    stated_payload = np.maximum(fr.data_length - (pos - starts), 0)
+    for r in np.flatnonzero(data_truncated & md_valid):
+        if not any(i.code in ("data_truncated", "header_truncated") for i in issues.get(r, [])):
+            add_issue(int(r), "data_truncated", "message data",
+                      f"{int(fr.data_length[r])} bytes", f"{int(ends[r] - starts[r])} bytes",
+                      note="the capture kept only part of the message")
+    pay_fmt = np.array([f.rstrip() for f in fmt], dtype=object)
+    payload_text = _payload_text(payload, pay_fmt, ccsid, n, add_issue, family)
+
+    # ---- derived -----------------------------------------------------------
+    dlh_rows, dlh_dec = chain.typed.get("MQDLH", (np.zeros(0, np.int64), None))
+    dlh_struct = _scatter_struct(MQDLH, dlh_rows, dlh_dec, n)
+    xqh_struct = _scatter_struct(MQXQH, *chain.typed.get("MQXQH", (np.zeros(0, np.int64), None)), n)
+    tm_struct = _scatter_struct(MQTM, *chain.typed.get("MQTM", (np.zeros(0, np.int64), None)), n)
+    rfh2_struct = _rfh2_struct(chain, n)
+
+    from dlqlens.mq.constants import code_name
+
+    reason_name = _names(dlh_struct.field("Reason"), "reason", code_name)
+    fb = pa.array(md.ints["Feedback"], mask=~md_valid | (md.ints["Feedback"] == 0))
+    feedback_name = _names(fb, "feedback", code_name)
+    put_ts = put_timestamp(md.columns["PutDate"], md.columns["PutTime"])
+    dlh_put_ts = put_timestamp(dlh_struct.field("PutDate"), dlh_struct.field("PutTime"))
+    for name, ts, d, t in (("md", put_ts, md.columns["PutDate"], md.columns["PutTime"]),
+                           ("dlh", dlh_put_ts, dlh_struct.field("PutDate"),
+                            dlh_struct.field("PutTime"))):
+        bad = pc.and_(pc.is_null(ts), pc.is_valid(d)).to_numpy(zero_copy_only=False)
+        if name == "md":
+            bad &= md_valid
+        for r in np.flatnonzero(bad):
+            add_issue(int(r), "bad_timestamp", f"{name}.PutDate/{name}.PutTime",
+                      "YYYYMMDD HHMMSSTH (UTC)", f"{d[r].as_py()!r} {t[r].as_py()!r}")
+
+    layout = pa.StructArray.from_arrays([
+        pa.array(np.full(n, fr.md_origin, dtype=object), pa.string()),
+        pa.array(np.where(md_valid, np.where(fr.md_big_endian, "big", "little"), None), pa.string()),
+        pa.array(np.where(md_valid, fr.md_codec, None), pa.string()),
+        pa.array(np.where(md_valid, fr.md_version, None), pa.int32()),
+        pa.array(fr.dlh_reconstructed),
+    ], fields=list(LAYOUT))
+
+    for r in np.flatnonzero(fr.dlh_reconstructed):
+        add_issue(int(r), "dlh_reconstructed", "dlh", "MQDLH bytes in the capture",
+                  "a formatted Dead Letter Header block",
+                  note="the 172 bytes were rebuilt from the printed fields; NUL padding "
+                       "and original bytes cannot be recovered")
+
+    status, issue_lists = _issues_columns(issues, n)
+    raw = pa.array([fr.raw.get(i) for i in range(n)], pa.binary())
+    nulls_if_invalid = lambda a: pa.array(np.where(md_valid, a, None))  # noqa: E731
+
+    cols = {
+        "source": pa.array(np.full(n, src, dtype=object), pa.string()),
+        "capture_format": pa.array(np.full(n, fr.capture_format, dtype=object), pa.string()),
+        "message_number": pa.array(fr.message_number, pa.int32()),
+        "source_offset": pa.array(np.where(fr.source_offset >= 0, fr.source_offset, None), pa.int64()),
+        "source_line": pa.array(np.where(fr.source_line >= 0, fr.source_line, None), pa.int32()),
+        "layout": layout,
+        "md": md_struct,
+        "dlh": dlh_struct,
+        "xqh": xqh_struct,
+        "tm": tm_struct,
+        "rfh2": rfh2_struct,
+        "headers": headers,
+        "header_chain": header_chain,
+        "payload": payload,
+        "payload_length": pa.array(stated_payload, pa.int64()),
+        "payload_format": nulls_if_invalid(pay_fmt).cast(pa.string()),
+        "payload_encoding": pa.array(np.where(md_valid, enc, None), pa.int32()),
+        "payload_ccsid": pa.array(np.where(md_valid, ccsid, None), pa.int32()),
+        "payload_text": payload_text,
+        "data_length": pa.array(fr.data_length, pa.int64()),
+        "data_truncated": pa.array(data_truncated),
+        "reason_name": reason_name,
+        "feedback_name": feedback_name,
+        "put_ts": put_ts,
+        "dlh_put_ts": dlh_put_ts,
+        "decode_status": status,
+        "decode_issues": issue_lists,
+        "raw": raw,
+    }
+    schema = message_schema()
+    return pa.RecordBatch.from_arrays([cols[f.name].cast(f.type) if cols[f.name].type != f.type
+                                       else cols[f.name] for f in schema], schema=schema)
+
+
+def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, fmt,
+              family, active, chain, add_issue):
+    """Decode the header announced by format ``f`` in ``rows`` (one level)."""
+    block, avail = gather(fr.data, pos[rows], size, ends[rows])
+    codecs, blanks, fams, known = _codecs_for(ccsid[rows], family[rows])
+    for i in np.flatnonzero(~known):
+        r = rows[i]
+        add_issue(int(r), "unknown_ccsid", f"{st.name} CodedCharSetId", "a known CCSID",
+                  str(int(ccsid[r])), int(pos[r] - starts[r]),
+                  note=f"read as {codecs[i]}")
+    # -- StrucId, in the labelled character set or the other family ----------
+    sid = st.struc_id if st is not MQHEADER_PREFIX else PREFIXED_HEADER_FORMATS[f]
+    want_a = np.frombuffer(sid.encode("latin-1"), np.uint8)
+    want_e = np.frombuffer(sid.encode("cp500"), np.uint8)
+    got = block[:, :4]
+    is_a = (got == want_a).all(1) & (avail >= 4)
+    is_e = (got == want_e).all(1) & (avail >= 4)
+    labelled_e = fams == EBCDIC
+    ok = np.where(labelled_e, is_e, is_a)
+    flipped = ~ok & np.where(labelled_e, is_a, is_e)
+    for i in np.flatnonzero(flipped):
+        r = rows[i]
+        other = ASCII if labelled_e[i] else EBCDIC
+        add_issue(int(r), "charset_mismatch", f"{st.name}.StrucId",
+                  f"{sid!r} in CCSID {int(ccsid[r])} ({fams[i]})",
+                  f"{sid!r} in {other}", int(pos[r] - starts[r]),
+                  note=f"header read as {other}")
+        codecs[i] = HEADER_CODEC[other]
+        blanks[i] = 0x40 if other == EBCDIC else 0x20
+        fams[i] = other
+    good = ok | flipped
+    for i in np.flatnonzero(~good):
+        r = rows[i]
+        off = int(pos[r] - starts[r])
+        if avail[i] < 4:
+            add_issue(int(r), "header_truncated", f"{st.name}.StrucId", f"{sid!r}",
+                      f"{int(avail[i])} bytes left", off,
+                      note=f"format {f.rstrip()!r} announces a {st.name}")
+        else:
+            add_issue(int(r), "bad_struc_id", f"{st.name}.StrucId", repr(sid),
+                      f"X'{_hex(bytes(got[i]))}'", off,
+                      note=f"format {f.rstrip()!r} announces a {st.name}; the rest is kept as payload")
+        active[r] = False
+    rows, block, avail = rows[good], block[good], avail[good]
+    codecs, blanks, fams = codecs[good], blanks[good], fams[good]
+    if not len(rows):
+        return
+    # -- integer byte order: the Encoding in front, checked against Version ---
+    nib = enc[rows] & 0x0F
+    big = nib == 1
+    has_version = st.fields[1].name == "Version" and st.fields[1].type == "MQLONG"
+    if has_version:
+        valid_versions = np.array(_VALID_VERSIONS.get(st.name, (1,)))
+        raw = np.ascontiguousarray(block[:, 4:8])
+        v_be = raw.view(">i4").ravel()
+        v_le = raw.view("<i4").ravel()
+        ok_be = np.isin(v_be, valid_versions)
+        ok_le = np.isin(v_le, valid_versions)
+        undefined = (nib != 1) & (nib != 2)
+        labelled_ok = np.where(big, ok_be, ok_le)
+        other_ok = np.where(big, ok_le, ok_be)
+        switch = (~labelled_ok & other_ok) | (undefined & (ok_be != ok_le))
+        for i in np.flatnonzero(switch):
+            r = rows[i]
+            code = "encoding_undefined" if undefined[i] else "encoding_mismatch"
+            add_issue(int(r), code, f"{st.name}.Version",
+                      f"Version in {'big' if big[i] else 'little'}-endian (Encoding {int(enc[r])})",
+                      f"Version readable only as {'little' if big[i] else 'big'}-endian",
+                      int(pos[r] - starts[r]), note="byte order taken from the header itself")
+        big = np.where(switch, ~big, big)
+        if undefined.any():
+            big = np.where(undefined & ~switch & ok_be, True, big)
+        bad_v = ~(labelled_ok | other_ok) & (avail >= 8)
+        for i in np.flatnonzero(bad_v):
+            r = rows[i]
+            add_issue(int(r), "bad_version", f"{st.name}.Version",
+                      " or ".join(str(v) for v in valid_versions[:3]),
+                      f"X'{_hex(bytes(block[i, 4:8]))}'", int(pos[r] - starts[r]) + 4,
+                      note="the rest is kept as payload")
+            active[r] = False
+        keep = ~bad_v
+        rows, block, avail, big = rows[keep], block[keep], avail[keep], big[keep]
+        codecs, blanks = codecs[keep], blanks[keep]
+        if not len(rows):
+            return
+    dec = decode_fixed(st, block, big_endian=big, codecs=codecs, blanks=blanks, available=avail)
+    hdr_off = pos[rows] - starts[rows]
+    length = np.full(len(rows), size, dtype=np.int64)
+    status = np.full(len(rows), "ok", dtype=object)
+    if nxt == "prefix":
+        sl = dec.ints["StrucLength"]
+        remaining = ends[rows] - pos[rows]
+        bad_len = (sl < size) | (sl > remaining)
+        for i in np.flatnonzero(bad_len & (avail >= 12)):
+            r = rows[i]
+            add_issue(int(r), "bad_struc_length", f"{st.name if st is not MQHEADER_PREFIX else sid.strip()}.StrucLength",
+                      f"{size} to {int(remaining[i])} bytes", str(int(sl[i])),
+                      int(hdr_off[i]) + 8, note="the rest is kept as payload")
+        length = np.where(bad_len, size, sl).astype(np.int64)
+        status[bad_len] = "bad_length"
+    short = avail < size
+    for i in np.flatnonzero(short):
+        r = rows[i]
+        missing = [fld.name for fld in st.fields if st.offsets[fld.name] + fld.length > avail[i]]
+        add_issue(int(r), "header_truncated", f"{st.name}",
+                  f"{size} bytes", f"{int(avail[i])} bytes", int(hdr_off[i]),
+                  note="fields cut off: " + ", ".join(missing[:6]) + ("..." if len(missing) > 6 else ""))
+        status[i] = "truncated"
+    chain.record(rows, depth, f, sid, hdr_off, length, enc[rows], ccsid[rows], status)
+    if st.name not in chain.typed and st is not MQHEADER_PREFIX:
+        chain.typed[st.name] = (rows, dec)
+    elif st.name in chain.typed and st is not MQHEADER_PREFIX:
+        first_rows, _ = chain.typed[st.name]
+        new = ~np.isin(rows, first_rows)
+        if new.any():  # same header type at a new depth for other rows: keep first per row
+            prev_rows, prev_dec = chain.typed[st.name]
+            sub = _take_decoded(dec, np.flatnonzero(new))
+            chain.typed[st.name] = (np.concatenate([prev_rows, rows[new]]),
+                                    _concat_decoded(prev_dec, sub))
+    if st is MQRFH2:
+        for i, r in enumerate(rows):
+            if status[i] == "ok":
+                chain.rfh2_folders.setdefault(int(r), _rfh2_folders(
+                    fr.data, int(pos[r]) + size, int(pos[r]) + int(length[i]),
+                    bool(big[i]), int(dec.ints["NameValueCCSID"][i])))
+    # -- what comes next ------------------------------------------------------
+    stop = short | (status == "bad_length")
+    pos[rows] = np.where(stop, pos[rows], pos[rows] + length)
+    if nxt is None:
+        active[rows] = False
+        fmt[rows] = "        "  # nothing after an MQTM
+        return
+    pre = "" if nxt == "prefix" else nxt
+    n_enc = dec.ints[pre + "Encoding"]
+    n_ccsid = dec.ints[pre + "CodedCharSetId"]
+    n_fmt = np.array([(v or "").ljust(8)[:8] for v in dec.columns[pre + "Format"].to_pylist()],
+                     dtype=object)
+    go = ~stop
+    r_go = rows[go]
+    enc[r_go] = np.where(n_enc[go] & 0x0F, n_enc[go], enc[r_go])
+    ccsid[r_go] = np.where((n_ccsid[go] == MQCCSI_INHERIT) | (n_ccsid[go] == 0),
+                           ccsid[r_go], n_ccsid[go])
+    fmt[r_go] = n_fmt[go]
+    active[rows[stop]] = False
+
+
+def _names(values: pa.Array, kind: str, code_name) -> pa.Array:
+    """Names of reason/feedback codes, looked up once per distinct value."""
+    uniq = pc.unique(values).drop_null()
+    names = pa.array([code_name(v, kind=kind) for v in uniq.to_pylist()], pa.string())
+    return names.take(pc.index_in(values, value_set=uniq))
+
+
+def _take_decoded(dec: Decoded, idx: np.ndarray) -> Decoded:
+    ia = pa.array(idx)
+    return Decoded({k: v.take(ia) for k, v in dec.columns.items()},
+                   {k: v[idx] for k, v in dec.partial.items()},
+                   {k: v[idx] for k, v in dec.ints.items()})
+
+
+def _concat_decoded(a: Decoded, b: Decoded) -> Decoded:
+    return Decoded({k: pa.concat_arrays([a.columns[k], b.columns[k]]) for k in a.columns},
+                   {}, {k: np.concatenate([a.ints[k], b.ints[k]]) for k in a.ints})
+
+
+def _scatter_struct(st: Struct, rows: np.ndarray, dec: Decoded | None, n: int) -> pa.StructArray:
+    """Place decoded rows at their positions in an ``n``-row struct array (nulls elsewhere)."""
+    from dlqlens.decode.schema import struct_type
+
+    t = struct_type(st)
+    if dec is None or not len(rows):
+        return pa.nulls(n, t)
+    index = np.full(n, -1, dtype=np.int64)
+    index[rows] = np.arange(len(rows))
+    take = pa.array(np.where(index >= 0, index, 0))
+    mask = pa.array(index < 0)
+    children, names = [], []
+    for fld in t:
+        if pa.types.is_struct(fld.type):
+            sub = [dec.columns[f"{fld.name}.{c.name}"].take(take) for c in fld.type]
+            children.append(pa.StructArray.from_arrays(sub, fields=list(fld.type)))
+        else:
+            children.append(dec.columns[fld.name].take(take))
+        names.append(fld.name)
+    return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
+
+
+def _rfh2_struct(chain: _Chain, n: int) -> pa.StructArray:
+    t = message_schema().field("rfh2").type
+    rows, dec = chain.typed.get("MQRFH2", (np.zeros(0, np.int64), None))
+    base = _scatter_struct(MQRFH2, rows, dec, n)
+    folders = pa.array([chain.rfh2_folders.get(i) for i in range(n)], pa.list_(pa.string()))
+    children = [base.field(i) for i in range(base.type.num_fields)] + [folders]
+    return pa.StructArray.from_arrays(children, fields=list(t), mask=pc.is_null(base))
+
+
+def _rfh2_folders(data: np.ndarray, start: int, end: int, big: bool, ccsid: int) -> list[str]:
+    """The NameValueData folders of an MQRFH2 (length-prefixed strings)."""
+    out = []
+    buf = data[start:end].tobytes()
+    codec = charset(ccsid if ccsid > 0 else 1208).codec
+    p = 0
+    while p + 4 <= len(buf):
+        ln = int.from_bytes(buf[p:p + 4], "big" if big else "little", signed=True)
+        p += 4
+        if ln < 0 or p + ln > len(buf):
+            break
+        out.append(buf[p:p + ln].decode(codec, errors="replace").rstrip(" \0"))
+        p += ln
+    return out
+
+
+def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family) -> pa.Array:
+    """Decode MQSTR payloads with their CCSID (vectorised per character set)."""
+    is_str = pay_fmt == "MQSTR"
+    out = np.full(n, None, dtype=object)
+    if not is_str.any():
+        return pa.array(out, pa.string())
+    rows = np.flatnonzero(is_str)
+    by_codec: dict[str, list[int]] = {}
+    for r in rows:
+        cs = charset(int(ccsid[r]), family[r])
+        by_codec.setdefault(cs.codec, []).append(int(r))
+    for codec, rs in by_codec.items():
+        sub = payload.take(pa.array(rs))
+        decoded = None
+        if codec in ("utf-8", "ascii", "latin-1", "cp1252", "cp850", "cp437"):
+            try:
+                if codec == "utf-8":
+                    decoded = sub.cast(pa.string()).to_pylist()
+                else:
+                    data = sub.buffers()[2]
+                    arr = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+                    if arr.size == 0 or arr.max() < 0x80:
+                        decoded = sub.cast(pa.string()).to_pylist()
+            except pa.ArrowInvalid:
+                decoded = None
+        if decoded is None:
+            decoded = []
+            for r, b in zip(rs, sub.to_pylist()):
+                try:
+                    decoded.append(b.decode(codec))
+                except UnicodeDecodeError as exc:
+                    add_issue(r, "text_not_decodable", "payload_text", f"text in {codec}",
+                              f"X'{b[exc.start:exc.start + 8].hex().upper()}' at payload byte {exc.start}",
+                              note="undecodable bytes replaced")
+                    decoded.append(b.decode(codec, errors="replace"))
+        for r, t in zip(rs, decoded):
+            out[r] = t
+    return pa.array(out, pa.string())
+
+
+def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
+    """UTC timestamps from MQ ``PutDate`` (``YYYYMMDD``) and ``PutTime`` (``HHMMSSTH``).
+
+    Follows ``spec/mqmd.md`` §5.8: both are UTC; ``HHMMSS`` without the
+    hundredths is accepted; anything else (blanks, non-digits, impossible
+    dates) gives null. Leap seconds (60, 61) are clamped to 59.99.
+    """
+    n = len(date)
+    if n == 0:
+        return pa.array([], TS)
+    d = pc.fill_null(date, "")
+    t = pc.fill_null(time, "")
+    ok_d = pc.match_substring_regex(d, r"^[0-9]{8}$")
+    ok_t = pc.match_substring_regex(t, r"^[0-9]{6}([0-9]{2})?$")
+    hms = pc.utf8_slice_codeunits(t, 0, 6)
+    leap = pc.match_substring_regex(hms, r"^[0-9]{4}6[01]$")
+    hms = pc.if_else(leap, pc.binary_join_element_wise(pc.utf8_slice_codeunits(hms, 0, 4), "59", ""), hms)
+    stamp = pc.strptime(pc.binary_join_element_wise(d, hms, ""), format="%Y%m%d%H%M%S",
+                        unit="us", error_is_null=True)
+    hs = pc.utf8_slice_codeunits(t, 6, 8)
+    hs = pc.if_else(pc.match_substring_regex(hs, r"^[0-9]{2}$"), hs, "00")
+    hs = pc.if_else(leap, "99", hs)
+    micros = pc.multiply(pc.cast(hs, pa.int64()), 10_000)
+    stamp = pc.cast(pc.add(pc.cast(stamp, pa.int64()), micros), pa.timestamp("us"))
+    valid = pc.and_(ok_d, ok_t)
+    stamp = pc.if_else(valid, stamp, pa.scalar(None, pa.timestamp("us")))
+    return stamp.cast(TS)
+
+
+def _issues_columns(issues: dict[int, list[Issue]], n: int):
+    status = np.full(n, "ok", dtype=object)
+    lists = []
+    for i in range(n):
+        its = issues.get(i)
+        if its:
+            status[i] = worst_status(x.code for x in its)
+            lists.append([x.as_dict() for x in its])
+        else:
+            lists.append([])
+    return pa.array(status, pa.string()), pa.array(lists, pa.list_(ISSUE_ITEM))

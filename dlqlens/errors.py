@@ -1,0 +1,43 @@
+"""Exceptions raised by dlqlens.
+
+Every error that reaches a user names where the problem is (file, byte offset
+or line, field) and what was expected and found, so the CLI can print it as one
+line without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class DlqlensError(Exception):
+    """Base class of every error dlqlens raises on purpose."""
+
+
+class UsageError(DlqlensError):
+    """Bad arguments or options (a command line, a reader option)."""
+
+
+class CaptureError(DlqlensError):
+    """A capture file cannot be read at all (missing, unreadable, unknown format).
+
+    Problems inside one message never raise this in ``PERMISSIVE`` mode: they
+    become ``decode_issues`` on that message's row.
+    """
+
+
+class MalformedMessageError(DlqlensError):
+    """Raised in ``FAILFAST`` mode for the first message that does not decode.
+
+    Attributes
+    ----------
+    issue : dict
+        The first issue found, with keys ``source``, ``message_number``,
+        ``offset``, ``line``, ``field``, ``expected``, ``found`` and ``message``.
+    """
+
+    def __init__(self, issue: dict):
+        self.issue = issue
+        super().__init__(issue.get("message", str(issue)))
+
+
+class RulesError(DlqlensError):
+    """A runmqdlq rules table cannot be used (for example it cannot be read)."""
