@@ -102,22 +102,28 @@ def expand_paths(paths) -> list[str]:
     CaptureError
         When a path does not exist or a pattern matches nothing.
     """
+    return [p for p, _ in _expand(paths)]
+
+
+def _expand(paths) -> list[tuple[str, bool]]:
+    """``(file, named)`` pairs: ``named`` is False for files found in a directory."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                out.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith("."))
+                out.extend((os.path.join(root, f), False) for f in sorted(files)
+                           if not f.startswith("."))
         elif os.path.exists(p):
-            out.append(p)
+            out.append((p, True))
         elif glob.has_magic(p):
             hits = sorted(glob.glob(p))
             if not hits:
                 raise CaptureError(f"{p}: no file matches this pattern")
-            out.extend(h for h in hits if os.path.isfile(h))
+            out.extend((h, True) for h in hits if os.path.isfile(h))
         else:
             raise CaptureError(f"{p}: no such file or directory")
     return out
@@ -138,13 +144,30 @@ def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
     """The pieces to read: one per file, large raw captures split.
 
     Empty files become a piece of format ``empty`` (they yield no rows).
+    With ``format="auto"``, a file found inside a named directory whose
+    format is unknown (a README, a golden file) becomes a ``skipped`` piece;
+    a file named explicitly must be a capture.
+
+    Raises
+    ------
+    CaptureError
+        A named path is missing or a named file is in no known format.
     """
     pieces = []
-    for path in expand_paths(paths):
+    for path, named in _expand(paths):
         if os.path.getsize(path) == 0:
             pieces.append(Piece(path, "empty"))
             continue
-        fmt = detect_format(path) if options.format == "auto" else get_format(options.format).name
+        if options.format == "auto":
+            try:
+                fmt = detect_format(path)
+            except CaptureError:
+                if named:
+                    raise
+                pieces.append(Piece(path, "skipped"))
+                continue
+        else:
+            fmt = get_format(options.format).name
         if fmt == "raw":
             for s in raw_format.plan(path, options.split_bytes):
                 pieces.append(Piece(path, fmt, s.start, s.stop, s.first_number))
@@ -166,6 +189,7 @@ class ReadStats:
     dropped_by_status: Counter = field(default_factory=Counter)
     files: int = 0
     empty_files: list[str] = field(default_factory=list)
+    skipped_files: list[str] = field(default_factory=list)
 
     def add(self, other: "ReadStats") -> None:
         self.framed += other.framed
@@ -174,6 +198,7 @@ class ReadStats:
         self.dropped_by_status.update(other.dropped_by_status)
         self.files += other.files
         self.empty_files.extend(other.empty_files)
+        self.skipped_files.extend(other.skipped_files)
 
 
 def read_piece(piece: Piece, options: ReadOptions,
@@ -188,6 +213,9 @@ def read_piece(piece: Piece, options: ReadOptions,
         When the file cannot be read at all.
     """
     stats = stats if stats is not None else ReadStats()
+    if piece.format == "skipped":
+        stats.skipped_files.append(piece.path)
+        return
     stats.files += 1
     if piece.format == "empty":
         stats.empty_files.append(piece.path)

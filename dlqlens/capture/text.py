@@ -52,7 +52,7 @@ def pack_text_md(fields: dict) -> tuple[bytes, int]:
     md.update(fields)
     version = md["Version"] if md["Version"] in (1, 2) else 2
     for f in MQMD.fields:
-        if f.type == "MQCHAR":
+        if f.type == "MQCHAR" and f.name in md:  # absent StrucId: pack writes 'MD  '
             raw = str(md.get(f.name) or "").encode(TEXT_CODEC)
             if len(raw) > f.length:
                 raw = raw[:f.length]

@@ -1,0 +1,74 @@
+"""``dlqlens decode`` and ``dlqlens summary``.
+
+``decode`` runs in this process (no JVM): it is what an administrator pipes
+into ``jq`` during an incident. ``summary`` runs on Spark, like every
+analysis, so the same command works on ten million messages.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from dlqlens.capture.reader import MODES
+
+
+def register(sub) -> None:
+    p = sub.add_parser("decode", help="decode captures to JSON lines, one object per message",
+                       description="Decode capture files (raw, dmpmqmsg, amqsbcg) and print "
+                                   "one JSON object per message.")
+    p.add_argument("captures", nargs="+", metavar="CAPTURE",
+                   help="capture files, directories or glob patterns")
+    p.add_argument("--jsonl", action="store_true",
+                   help="one JSON object per line (the default and only output form)")
+    p.add_argument("--format", default="auto", help="auto (default), raw, dmpmqmsg or amqsbcg")
+    p.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES,
+                   help="what to do with malformed messages (default PERMISSIVE)")
+    p.set_defaults(func=run_decode)
+
+    s = sub.add_parser("summary", help="readable summary of captures (runs on Spark)",
+                       description="Summarise what is on a dead-letter queue: messages by "
+                                   "reason, destination and application, oldest and newest, "
+                                   "decode problems. Needs Java 17+ (Spark).")
+    s.add_argument("captures", nargs="+", metavar="CAPTURE")
+    s.add_argument("--format", default="auto")
+    s.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES)
+    s.add_argument("--top", type=int, default=20, help="rows per table (default 20)")
+    s.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    s.set_defaults(func=run_summary)
+
+
+def run_decode(args) -> int:
+    from dlqlens.capture.jsonl import dumps, records
+    from dlqlens.capture.reader import ReadOptions, ReadStats, plan_pieces, read_piece
+
+    options = ReadOptions(format=args.format, mode=args.mode)
+    stats = ReadStats()
+    out = sys.stdout
+    for piece in plan_pieces(args.captures, options):
+        for batch in read_piece(piece, options, stats):
+            for obj in records(batch):
+                out.write(dumps(obj) + "\n")
+    out.flush()
+    note = f"dlqlens: {stats.framed} message(s) framed in {stats.files} file(s), {stats.rows} written"
+    if stats.dropped:
+        why = ", ".join(f"{n} {s}" for s, n in sorted(stats.dropped_by_status.items()))
+        note += f", {stats.dropped} dropped as malformed ({why})"
+    if stats.empty_files:
+        note += f"; empty file(s): {', '.join(stats.empty_files)}"
+    if stats.skipped_files:
+        note += f"; skipped {len(stats.skipped_files)} file(s) of unknown format in directories"
+    print(note, file=sys.stderr)
+    return 0
+
+
+def run_summary(args) -> int:
+    from dlqlens.capture.reader import ReadOptions, plan_pieces
+    from dlqlens.report.summary import summarize
+    from dlqlens.spark.session import get_spark, load_capture
+
+    ReadOptions(format=args.format, mode=args.mode)
+    plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early, before the JVM
+    spark = get_spark(args.master)
+    df = load_capture(spark, args.captures, format=args.format, mode="PERMISSIVE")
+    print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
+    return 0

@@ -1,0 +1,51 @@
+"""Decoded messages as JSON objects: the ``dlqlens decode --jsonl`` contract.
+
+One object per message, with the columns of
+:func:`dlqlens.decode.schema.message_schema` and these conventions:
+
+* ``md``, ``dlh``, ``xqh``, ``tm``, ``rfh2`` are nested objects keyed by MQ's
+  field names (``null`` when the structure is absent);
+* byte fields (``MsgId``, ``CorrelId``, ``AccountingToken``, ``GroupId``) are
+  upper-case hex strings; character fields are trimmed of MQ's blank/NUL padding;
+* ``payload`` is given as ``payload_hex`` (upper-case hex) and ``raw`` as
+  ``raw_hex``;
+* timestamps are ISO 8601 in UTC with a ``Z`` suffix;
+* ``headers`` is the list of header formats in chain order.
+
+Other tools and the tests read this output: keys are only ever added.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+_RENAMED = {"payload": "payload_hex", "raw": "raw_hex"}
+
+
+def _plain(v):
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex().upper()
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return v.isoformat(timespec="microseconds") + "Z"
+    return v
+
+
+def records(batch: pa.RecordBatch | pa.Table) -> Iterator[dict]:
+    """The JSON-ready objects of a batch of decoded messages."""
+    for row in batch.to_pylist():
+        yield {_RENAMED.get(k, k): _plain(v) for k, v in row.items()}
+
+
+def dumps(obj: dict) -> str:
+    """One JSON line (UTF-8 characters kept, no spaces after separators)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,205 @@
+"""What is on a dead-letter queue: the capture summary.
+
+:func:`summarize` computes every figure as a Spark aggregation over the
+decoded-messages DataFrame (nothing but the small aggregates reaches the
+driver), so it runs unchanged on ten million messages or on a cluster.
+:class:`CaptureSummary` is plain data with :meth:`~CaptureSummary.to_text`
+for terminals and :meth:`~CaptureSummary._repr_html_` for notebooks; every
+value that came from a message is escaped in HTML.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from dlqlens.decode.issues import WELL_FORMED
+
+
+@dataclass
+class CaptureSummary:
+    """Figures of a capture.
+
+    Attributes
+    ----------
+    framed : int
+        Messages framed in the capture files.
+    messages : int
+        Messages summarised (framed minus dropped).
+    dropped : pandas.DataFrame
+        ``decode_status``, ``messages``: malformed messages left out
+        (``DROPMALFORMED``); empty in ``PERMISSIVE`` mode.
+    by_status : pandas.DataFrame
+        ``decode_status``, ``messages``.
+    by_reason : pandas.DataFrame
+        ``Reason`` (int), ``reason_name``, ``messages``, ``first_dlq_put``,
+        ``last_dlq_put`` (UTC timestamps of the put onto the DLQ).
+    by_destination : pandas.DataFrame
+        ``DestQMgrName``, ``DestQName``, ``messages``.
+    by_application : pandas.DataFrame
+        ``PutApplName``, ``PutApplType`` of the original put (MQMD), ``messages``.
+    by_dlq_putter : pandas.DataFrame
+        ``PutApplName``, ``PutApplType`` of whoever put the message on the DLQ
+        (MQDLH), ``messages``.
+    times : dict
+        ``oldest_put``, ``newest_put`` (MQMD put, UTC), ``oldest_dlq_put``,
+        ``newest_dlq_put`` (MQDLH put, UTC), each a ``pandas.Timestamp`` or None.
+    without_dlh : int
+        Messages that do not start with an MQDLH (runmqdlq leaves them alone).
+    problems : pandas.DataFrame
+        Up to ``limit`` messages with decode issues: ``source``,
+        ``message_number``, ``source_line``, ``source_offset``,
+        ``decode_status``, ``issue`` (the first issue's statement).
+    problem_count : int
+        Messages with at least one decode issue.
+    """
+
+    framed: int
+    messages: int
+    dropped: pd.DataFrame
+    by_status: pd.DataFrame
+    by_reason: pd.DataFrame
+    by_destination: pd.DataFrame
+    by_application: pd.DataFrame
+    by_dlq_putter: pd.DataFrame
+    times: dict
+    without_dlh: int
+    problems: pd.DataFrame
+    problem_count: int
+    sources: list = field(default_factory=list)
+
+    def to_text(self) -> str:
+        """The summary as plain text (a terminal, a ticket, an e-mail)."""
+        out = []
+        n_drop = int(self.dropped["messages"].sum()) if len(self.dropped) else 0
+        out.append(f"Messages: {self.messages} summarised of {self.framed} framed"
+                   + (f", {n_drop} dropped as malformed" if n_drop else "")
+                   + f" in {len(self.sources)} file(s)")
+        if n_drop:
+            for _, r in self.dropped.iterrows():
+                out.append(f"  dropped {r['messages']} with decode_status {r['decode_status']}")
+        out.append(f"Without an MQDLH (not processed by runmqdlq): {self.without_dlh}")
+        t = self.times
+        out.append(f"Original put (MQMD, UTC):  oldest {_ts(t['oldest_put'])}   newest {_ts(t['newest_put'])}")
+        out.append(f"Put on the DLQ (MQDLH, UTC): oldest {_ts(t['oldest_dlq_put'])}   newest {_ts(t['newest_dlq_put'])}")
+        sections = [
+            ("Messages by reason", self.by_reason),
+            ("Messages by destination (DestQMgrName, DestQName)", self.by_destination),
+            ("Messages by putting application (MQMD PutApplName)", self.by_application),
+            ("Put on the DLQ by (MQDLH PutApplName)", self.by_dlq_putter),
+            ("Decode status", self.by_status),
+        ]
+        for title, frame in sections:
+            out.append("")
+            out.append(title)
+            out.append("-" * len(title))
+            out.append(_table(frame))
+        out.append("")
+        title = f"Decode problems ({self.problem_count} message(s))"
+        out.append(title)
+        out.append("-" * len(title))
+        if self.problem_count:
+            for _, r in self.problems.iterrows():
+                out.append(f"  [{r['decode_status']}] {r['issue']}")
+            if self.problem_count > len(self.problems):
+                out.append(f"  ... and {self.problem_count - len(self.problems)} more")
+        else:
+            out.append("  none")
+        return "\n".join(out) + "\n"
+
+    def _repr_html_(self) -> str:
+        parts = [f"<h3>DLQ capture summary</h3><p>{self.messages} messages summarised of "
+                 f"{self.framed} framed; {self.without_dlh} without an MQDLH.</p>"]
+        for title, frame in (("By reason", self.by_reason), ("By destination", self.by_destination),
+                             ("By putting application", self.by_application),
+                             ("Put on the DLQ by", self.by_dlq_putter),
+                             ("Decode status", self.by_status),
+                             ("Decode problems", self.problems)):
+            parts.append(f"<h4>{html.escape(title)}</h4>")
+            parts.append(frame.to_html(index=False, escape=True, na_rep=""))
+        return "\n".join(parts)
+
+
+def _ts(v) -> str:
+    return "-" if v is None or pd.isna(v) else pd.Timestamp(v).strftime("%Y-%m-%d %H:%M:%S.%f")[:-4]
+
+
+def _table(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "  none"
+    return "\n".join("  " + line for line in frame.to_string(index=False, na_rep="-").splitlines())
+
+
+def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -> CaptureSummary:
+    """Summarise a decoded-messages DataFrame.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Read in ``PERMISSIVE`` mode (``spark.read.format("mqcapture")``), so
+        that malformed messages can be counted.
+    mode : str
+        ``DROPMALFORMED`` leaves malformed messages out of the figures and
+        reports how many were dropped and why; ``PERMISSIVE`` keeps them.
+    top : int
+        Rows kept in each ``by_*`` table (most messages first).
+    limit : int
+        Problem messages listed.
+
+    Returns
+    -------
+    CaptureSummary
+    """
+    from pyspark.sql import functions as F
+
+    df = df.cache()
+    framed = df.count()
+    well = F.col("decode_status").isin(sorted(WELL_FORMED))
+    dropped = pd.DataFrame(columns=["decode_status", "messages"])
+    if mode.upper() == "DROPMALFORMED":
+        dropped = (df.filter(~well).groupBy("decode_status").agg(F.count("*").alias("messages"))
+                   .orderBy(F.desc("messages")).toPandas())
+        df = df.filter(well)
+    messages = framed - (int(dropped["messages"].sum()) if len(dropped) else 0)
+
+    def top_counts(cols, extra=()):
+        return (df.groupBy(*cols).agg(F.count("*").alias("messages"), *extra)
+                .orderBy(F.desc("messages"), *cols).limit(top).toPandas())
+
+    with_dlh = df.filter(F.col("dlh").isNotNull())
+    by_reason = (with_dlh.groupBy(F.col("dlh.Reason").alias("Reason"), "reason_name")
+                 .agg(F.count("*").alias("messages"),
+                      F.min("dlh_put_ts").alias("first_dlq_put"),
+                      F.max("dlh_put_ts").alias("last_dlq_put"))
+                 .orderBy(F.desc("messages"), "Reason").limit(top).toPandas())
+    by_dest = (with_dlh.groupBy(F.col("dlh.DestQMgrName").alias("DestQMgrName"),
+                                F.col("dlh.DestQName").alias("DestQName"))
+               .agg(F.count("*").alias("messages"))
+               .orderBy(F.desc("messages"), "DestQMgrName", "DestQName").limit(top).toPandas())
+    by_app = top_counts([F.col("md.PutApplName").alias("PutApplName"),
+                         F.col("md.PutApplType").alias("PutApplType")])
+    by_putter = (with_dlh.groupBy(F.col("dlh.PutApplName").alias("PutApplName"),
+                                  F.col("dlh.PutApplType").alias("PutApplType"))
+                 .agg(F.count("*").alias("messages"))
+                 .orderBy(F.desc("messages")).limit(top).toPandas())
+    by_status = top_counts(["decode_status"])
+    agg = df.agg(F.min("put_ts").alias("oldest_put"), F.max("put_ts").alias("newest_put"),
+                 F.min("dlh_put_ts").alias("oldest_dlq_put"),
+                 F.max("dlh_put_ts").alias("newest_dlq_put"),
+                 F.sum(F.when(F.col("dlh").isNull(), 1).otherwise(0)).alias("without_dlh"),
+                 F.sum(F.when(F.size("decode_issues") > 0, 1).otherwise(0)).alias("problems"),
+                 ).collect()[0].asDict()
+    problems = (df.filter(F.size("decode_issues") > 0)
+                .select("source", "message_number", "source_line", "source_offset",
+                        "decode_status", F.col("decode_issues")[0]["message"].alias("issue"))
+                .orderBy("source", "message_number").limit(limit).toPandas())
+    sources = [r[0] for r in df.select("source").distinct().orderBy("source").collect()]
+    df.unpersist()
+    times = {k: agg[k] for k in ("oldest_put", "newest_put", "oldest_dlq_put", "newest_dlq_put")}
+    return CaptureSummary(
+        framed=framed, messages=messages, dropped=dropped, by_status=by_status,
+        by_reason=by_reason, by_destination=by_dest, by_application=by_app,
+        by_dlq_putter=by_putter, times=times, without_dlh=int(agg["without_dlh"] or 0),
+        problems=problems, problem_count=int(agg["problems"] or 0), sources=sources)

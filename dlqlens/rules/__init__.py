@@ -1,0 +1,59 @@
+"""runmqdlq / CSQUDLQH rules tables: parse, validate, lint and match.
+
+Public API
+----------
+parse(text, source=None) -> RulesTable
+    Parse and validate the text of a rules table (never raises for problems
+    in the table; see ``RulesTable.diagnostics``).
+parse_file(path) -> RulesTable
+    Same for a file; raises :class:`dlqlens.errors.RulesError` when the file
+    cannot be read.
+lint(table, dlq_name=None) -> list[LintFinding]
+    Auditor findings on a table (catch-all, IGNORE, shadowed rules, loops,
+    FWDQ(&REPLYQ), RETRY on incurable reasons, HEADER(NO)).
+match_string(pattern, value, length=None) -> bool, match_integer(pattern, value) -> bool
+    The handler's matching of one pattern against one field.
+pattern_covers(outer, inner, length) -> bool | None
+    Whether every field matched by ``inner`` is matched by ``outer``.
+
+Model: :class:`RulesTable`, :class:`ControlData`, :class:`Rule`,
+:class:`Pattern`, :class:`Diagnostic`, :class:`LintFinding`; the keyword
+catalogue :data:`KEYWORDS`; diagnostic and lint codes in
+:data:`DIAGNOSTIC_CODES` and :data:`LINT_CODES`.
+
+Behaviour follows IBM's DLQ handler documentation and IBM's sample handler
+as summarised in ``spec/runmqdlq-rules.md``.
+"""
+
+from dlqlens.rules.lint import CODES as LINT_CODES
+from dlqlens.rules.lint import lint
+from dlqlens.rules.match import match_integer, match_string, pattern_covers
+from dlqlens.rules.model import (
+    KEYWORDS,
+    ControlData,
+    Diagnostic,
+    LintFinding,
+    Pattern,
+    Rule,
+    RulesTable,
+)
+from dlqlens.rules.parser import parse, parse_file
+from dlqlens.rules.validate import CODES as DIAGNOSTIC_CODES
+
+__all__ = [
+    "parse",
+    "parse_file",
+    "lint",
+    "match_string",
+    "match_integer",
+    "pattern_covers",
+    "RulesTable",
+    "ControlData",
+    "Rule",
+    "Pattern",
+    "Diagnostic",
+    "LintFinding",
+    "KEYWORDS",
+    "DIAGNOSTIC_CODES",
+    "LINT_CODES",
+]

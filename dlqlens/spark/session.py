@@ -1,0 +1,96 @@
+"""A local Spark session set up for dlqlens, and loading captures into it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from dlqlens.errors import DlqlensError
+
+
+class JavaMissingError(DlqlensError):
+    """Spark needs Java 17 or newer and none was found."""
+
+
+def check_java() -> str:
+    """Return the ``java -version`` line, or raise :class:`JavaMissingError`.
+
+    Spark 4 runs on Java 17 or newer (``spec/pyspark-datasource.md``).
+    """
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") \
+        else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise JavaMissingError(
+            "Java not found: Spark 4 needs Java 17 or newer on PATH or in JAVA_HOME "
+            "(for example: apt-get install openjdk-17-jre-headless)")
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    first = out.splitlines()[0] if out else ""
+    import re
+
+    m = re.search(r'version "(\d+)', first)
+    if m and int(m.group(1)) < 17:
+        raise JavaMissingError(f"Spark 4 needs Java 17 or newer, found: {first}")
+    return first
+
+
+def get_spark(master: str = "local[*]", app_name: str = "dlqlens", **conf):
+    """A SparkSession for dlqlens, with the ``mqcapture`` source registered.
+
+    Sets ``PYSPARK_PYTHON`` to this interpreter (executors must import
+    dlqlens and pyarrow), turns the UI off, keeps shuffles small and binds to
+    the loopback address. Extra ``conf`` items are passed to the builder
+    (underscores in keys stand for dots: ``spark_sql_shuffle_partitions=4``).
+
+    Raises
+    ------
+    JavaMissingError
+        When no Java 17+ is installed.
+    """
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "127.0.0.1",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.python.worker.reuse": "true",
+    }
+    settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def register(spark) -> None:
+    """Register the ``mqcapture`` data source (safe to call again)."""
+    from dlqlens.spark.source import MQCaptureDataSource
+
+    spark.dataSource.register(MQCaptureDataSource)
+
+
+def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", **options):
+    """``spark.read.format("mqcapture")`` over ``paths`` with ``options``.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The columns of :func:`dlqlens.decode.schema.message_schema`.
+    """
+    register(spark)
+    reader = spark.read.format("mqcapture").option("format", format).option("mode", mode)
+    for k, v in options.items():
+        reader = reader.option(k, str(v))
+    if isinstance(paths, (str, os.PathLike)):
+        return reader.load(os.fspath(paths))
+    return reader.load([os.fspath(p) for p in paths])

@@ -1,0 +1,86 @@
+"""The mqcapture Spark data source: schema, partitions, modes, files and directories."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import functions as F
+
+from dlqlens.capture.message import dead_letter
+from dlqlens.capture.raw import write_raw
+from dlqlens.decode.schema import message_schema
+from dlqlens.errors import UsageError
+from dlqlens.spark.schema import spark_schema
+from dlqlens.spark.session import load_capture
+from tests.conftest import DATASETS
+
+pytestmark = pytest.mark.spark
+
+
+def _messages(n, reason=2053):
+    return [dead_letter({"Format": "MQSTR", "PutApplName": "app", "PutDate": "20240315",
+                         "PutTime": f"1015{i % 60:02d}00"},
+                        {"Reason": reason, "DestQName": f"Q{i % 3}", "DestQMgrName": "QM1",
+                         "PutApplName": "amqrmppa", "PutApplType": 6,
+                         "PutDate": "20240315", "PutTime": "10160000"},
+                        f"m{i}".encode()) for i in range(n)]
+
+
+def test_schema_is_the_decoder_schema_with_mq_field_names(spark):
+    df = load_capture(spark, DATASETS / "dlq_linux_x86.raw")
+    assert df.schema == spark_schema()
+    assert [f.name for f in df.schema] == message_schema().names
+    assert "BackoutCount" in df.schema["md"].dataType.fieldNames()
+    assert {"Reason", "DestQName", "DestQMgrName"} <= set(df.schema["dlh"].dataType.fieldNames())
+
+
+def test_one_partition_per_file_and_directories(spark):
+    df = load_capture(spark, DATASETS)
+    assert df.rdd.getNumPartitions() == 7
+    counts = {r["capture_format"]: r["count"] for r in df.groupBy("capture_format").count().collect()}
+    assert counts == {"raw": 240, "dmpmqmsg": 360, "amqsbcg": 240}
+
+
+def test_large_raw_capture_is_split_at_record_boundaries(spark, tmp_path):
+    path = tmp_path / "big.raw"
+    write_raw(path, _messages(3000))
+    df = load_capture(spark, path, splitBytes=200_000)
+    assert df.rdd.getNumPartitions() > 3
+    rows = df.select("message_number", "payload_text").orderBy("message_number").collect()
+    assert [r["message_number"] for r in rows] == list(range(1, 3001))
+    assert [r["payload_text"] for r in rows[:3]] == ["m0", "m1", "m2"]
+
+
+def test_known_values_and_groupby(spark):
+    df = load_capture(spark, [DATASETS / "dlq_zos.raw", DATASETS / "dlq_aix.dmp"])
+    by = {(r["Reason"], r["reason_name"]) for r in
+          df.groupBy("dlh.Reason", "reason_name").count().collect()}
+    assert (2053, "MQRC_Q_FULL") in by and (2085, "MQRC_UNKNOWN_OBJECT_NAME") in by
+    z = df.filter(F.col("source").endswith("dlq_zos.raw")).select("layout.*").distinct().collect()
+    assert [(r["md_byte_order"], r["md_charset"]) for r in z] == [("big", "cp500")]
+
+
+def test_modes(spark, tmp_path):
+    path = tmp_path / "mixed.raw"
+    msgs = _messages(5)
+    msgs[2].data = b"XXXX" + msgs[2].data[4:]  # StrucId of the MQDLH destroyed
+    write_raw(path, msgs)
+    permissive = load_capture(spark, path)
+    assert permissive.count() == 5
+    assert permissive.filter("decode_status = 'bad_header'").select("message_number").first()[0] == 3
+    assert load_capture(spark, path, mode="DROPMALFORMED").count() == 4
+    with pytest.raises(Exception, match="message 3"):
+        load_capture(spark, path, mode="FAILFAST").count()
+
+
+def test_unknown_option_is_refused(spark):
+    with pytest.raises(Exception, match="unknown option"):
+        load_capture(spark, DATASETS / "dlq_zos.raw", colour="red").count()
+
+
+def test_read_options_parse_spark_style_options():
+    from dlqlens.capture.reader import ReadOptions
+
+    o = ReadOptions.from_options({"MODE": "dropmalformed", "batchsize": "10", "path": "x"})
+    assert (o.mode, o.batch_size) == ("DROPMALFORMED", 10)
+    with pytest.raises(UsageError):
+        ReadOptions.from_options({"batchSize": "ten"})

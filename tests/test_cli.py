@@ -1,0 +1,92 @@
+"""The dlqlens command line: the decode --jsonl contract, summary, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dlqlens.cli import COMMAND_MODULES, main
+from tests.conftest import DATASETS
+
+
+def test_every_module_with_commands_is_registered():
+    import importlib
+    import pkgutil
+
+    import dlqlens
+
+    found = set()
+    for info in pkgutil.walk_packages(dlqlens.__path__, "dlqlens."):
+        if info.name.endswith(".cli") and info.name != "dlqlens.cli":
+            if hasattr(importlib.import_module(info.name), "register"):
+                found.add(info.name)
+    assert found == set(COMMAND_MODULES.values())
+
+
+def test_decode_jsonl_contract_on_a_real_capture(real_captures, capsys):
+    path = real_captures / "amqsbcg" / "yukun_amqsbcg_DLQ_MQDEAD_linux_LE_reason2051.txt"
+    assert main(["decode", str(path), "--jsonl"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert len(lines) == 1
+    obj = json.loads(lines[0])
+    assert obj["source"] == str(path) and obj["message_number"] == 1
+    assert obj["dlh"]["Reason"] == 2051 and obj["reason_name"] == "MQRC_PUT_INHIBITED"
+    assert obj["dlh"]["DestQName"] == "QL.A" and obj["dlh"]["DestQMgrName"] == "QMW"
+    assert obj["dlh"]["PutApplName"] == "amqrmppa"
+    assert obj["md"]["MsgId"] == "414D5120514D432020202020202020209093F25002510020"
+    assert obj["md"]["ReplyToQMgr"] == "QMC"  # blank padding trimmed
+    assert obj["headers"] == ["MQDEAD"]
+    assert obj["payload_length"] == 26
+    assert obj["payload_text"] == "I send a message from QMC."
+    assert obj["payload_hex"] == "I send a message from QMC.".encode().hex().upper()
+    assert obj["decode_status"] == "ok" and obj["decode_issues"] == []
+    assert obj["dlh_put_ts"] == "2013-01-14T11:24:26.770000Z"
+    assert "1 message(s) framed" in err
+
+
+def test_decode_reports_drops(tmp_path, capsys):
+    from dlqlens.capture.message import dead_letter
+    from dlqlens.capture.raw import write_raw
+
+    msgs = [dead_letter({"Format": "MQSTR"}, {"Reason": 2053, "DestQName": "Q"}, b"x")
+            for _ in range(3)]
+    msgs[1].data = b"JUNK" + msgs[1].data[4:]
+    write_raw(tmp_path / "c.raw", msgs)
+    assert main(["decode", str(tmp_path / "c.raw"), "--mode", "DROPMALFORMED"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(x)["message_number"] for x in out.splitlines()] == [1, 3]
+    assert "3 message(s) framed" in err and "1 dropped as malformed (1 bad_header)" in err
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["decode", "/nonexistent/capture.raw"], "no such file or directory"),
+    (["decode", "--format", "pcap", str(DATASETS / "dlq_zos.raw")], "unknown capture format"),
+])
+def test_errors_are_one_line_without_traceback(argv, text):
+    proc = subprocess.run([sys.executable, "-m", "dlqlens.cli", *argv],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and text in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.spark
+def test_summary_main_job(spark):
+    """The README's main job: a readable summary of the bundled captures."""
+    from dlqlens.report.summary import summarize
+    from dlqlens.spark.session import load_capture
+
+    s = summarize(load_capture(spark, DATASETS))
+    text = s.to_text()
+    assert s.framed == s.messages == 840 and s.without_dlh == 0
+    top = s.by_reason.iloc[0]
+    assert (top["Reason"], top["reason_name"]) == (2053, "MQRC_Q_FULL")
+    assert s.by_reason["messages"].sum() == 840
+    assert "PAYMENTS.IN" in set(s.by_destination["DestQName"])
+    assert "Messages by reason" in text and "MQRC_Q_FULL" in text
+    assert s.times["oldest_dlq_put"] < s.times["newest_dlq_put"]
+    assert "<script>" not in s._repr_html_()

@@ -1,0 +1,108 @@
+"""Shared helpers of the pure-Python decoder tests (no Spark).
+
+Builders make dead-letter messages with :func:`dlqlens.capture.message.dead_letter`
+and the structure field tables; ``write_capture`` writes them in any of the three
+capture formats; ``read_rows`` reads a capture back with
+:func:`dlqlens.capture.reader.read_capture` and returns the rows as dicts.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.capture.message import CaptureMessage, dead_letter
+from dlqlens.capture.reader import read_capture
+
+REAL = Path(os.environ.get("DLQLENS_REAL_CAPTURES", "/work/shared/real-captures"))
+
+#: Hypothesis settings of these tests (applied per test, not as a global profile,
+#: so other test modules keep their own).
+FAST = settings(deadline=None, max_examples=int(__import__("os").environ.get("DLQ_EX", 60)),
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+
+#: Characters that mean the same in ASCII and every EBCDIC Latin code page
+#: (spec/mqmd.md §4.2), minus the quote amqsbcg uses as a delimiter.
+INVARIANT = string.ascii_letters + string.digits + " ._/%-+=?(),:"
+
+WRITERS = ("raw", "dmpmqmsg", "amqsbcg")
+
+
+def real(*parts: str) -> Path:
+    """A file of the shared real-capture collection, or skip the test."""
+    p = REAL.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"real capture {p} is not available (set DLQLENS_REAL_CAPTURES "
+                    f"to the real-captures folder)")
+    return p
+
+
+def md_fields(**kw) -> dict:
+    """MQMD values of an ordinary original message."""
+    md = {"Version": 2, "MsgType": 8, "Expiry": -1, "Priority": 4, "Persistence": 1,
+          "MsgId": b"AMQ QM1         \x01\x02\x03\x04\x05\x06\x07\x08",
+          "ReplyToQMgr": "QM1", "UserIdentifier": "app", "PutApplType": 6,
+          "PutApplName": "orders", "PutDate": "20240315", "PutTime": "10153012",
+          "Format": "MQSTR", "Encoding": 546, "CodedCharSetId": 1208}
+    md.update(kw)
+    return md
+
+
+def dlh_fields(**kw) -> dict:
+    d = {"Reason": 2053, "DestQName": "APP.IN", "DestQMgrName": "QM1", "PutApplType": 6,
+         "PutApplName": "amqrmppa", "PutDate": "20240315", "PutTime": "10153157"}
+    d.update(kw)
+    return d
+
+
+def dlq_message(payload: bytes = b"ORDER 42", *, md: dict | None = None,
+                dlh: dict | None = None, **kw) -> CaptureMessage:
+    """A dead letter (MQDLH + payload) with ordinary values."""
+    return dead_letter(md_fields(**(md or {})), dlh_fields(**(dlh or {})), payload, **kw)
+
+
+def plain_message(payload: bytes, **md) -> CaptureMessage:
+    """A message without MQDLH (MQMD Format from ``md``, default MQSTR)."""
+    return CaptureMessage(md=md_fields(**md), data=payload)
+
+
+def write_capture(path, fmt: str, messages, **kw) -> Path:
+    """Write ``messages`` to ``path`` in capture format ``fmt``."""
+    messages = list(messages)
+    if fmt == "raw":
+        raw.write_raw(path, messages, **kw)
+    elif fmt == "dmpmqmsg":
+        dmpmqmsg.write_dmpmqmsg(path, messages, **kw)
+    elif fmt == "amqsbcg":
+        amqsbcg.write_amqsbcg(path, messages, **kw)
+    else:  # pragma: no cover
+        raise ValueError(fmt)
+    return Path(path)
+
+
+def read_rows(paths, **kw) -> list[dict]:
+    """Rows of ``read_capture(paths, **kw)`` as dicts, checking the stats identity."""
+    res = read_capture(paths, **kw)
+    s = res.stats
+    assert s.framed == s.rows + s.dropped
+    assert s.rows == res.table.num_rows
+    return res.table.to_pylist()
+
+
+def codes(row: dict) -> list[str]:
+    """Issue codes of a row, in order."""
+    return [i["code"] for i in row["decode_issues"]]
+
+
+def issue(row: dict, code: str) -> dict:
+    """The first issue of ``row`` with ``code`` (fails when there is none)."""
+    for i in row["decode_issues"]:
+        if i["code"] == code:
+            return i
+    raise AssertionError(f"no {code!r} issue in {codes(row)}: {row['decode_issues']}")
