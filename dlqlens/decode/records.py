@@ -87,21 +87,23 @@ class _Chain:
 
 
 def _codecs_for(ccsids: np.ndarray, families: np.ndarray | None = None):
-    """Codec, blank and family per row for the given CCSIDs."""
-    codecs = np.empty(len(ccsids), dtype=object)
-    blanks = np.empty(len(ccsids), dtype=np.uint8)
-    fams = np.empty(len(ccsids), dtype=object)
-    known = np.ones(len(ccsids), dtype=bool)
-    cache: dict = {}
-    for i, c in enumerate(ccsids.tolist()):
-        fam_hint = families[i] if families is not None else ASCII
-        key = (c, fam_hint)
-        if key not in cache:
-            cs = charset(int(c), fam_hint)
-            if cs.family not in (ASCII, EBCDIC):  # UTF-16 headers: read as ASCII
-                cs = charset(819)
-            cache[key] = (cs.codec, cs.blank, cs.family, cs.known)
-        codecs[i], blanks[i], fams[i], known[i] = cache[key]
+    """Codec, blank, family and known-flag per row, looked up once per distinct pair."""
+    n = len(ccsids)
+    fam_in = families if families is not None else np.full(n, ASCII, dtype=object)
+    keys = np.char.add(ccsids.astype(str), np.char.add(":", fam_in.astype(str))) if n else \
+        np.zeros(0, dtype=str)
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    table = []
+    for key in uniq.tolist():
+        c, fam = key.split(":", 1)
+        cs = charset(int(c), fam)
+        if cs.family not in (ASCII, EBCDIC):  # UTF-16 headers: read as ASCII
+            cs = charset(819)
+        table.append((cs.codec, cs.blank, cs.family, cs.known))
+    codecs = np.array([t[0] for t in table] or [""], dtype=object)[inverse] if n else np.empty(0, object)
+    blanks = np.array([t[1] for t in table] or [0], dtype=np.uint8)[inverse] if n else np.empty(0, np.uint8)
+    fams = np.array([t[2] for t in table] or [""], dtype=object)[inverse] if n else np.empty(0, object)
+    known = np.array([t[3] for t in table] or [True], dtype=bool)[inverse] if n else np.empty(0, bool)
     return codecs, blanks, fams, known
 
 
@@ -148,9 +150,10 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     pos = starts.copy()
     enc = md.ints["Encoding"].copy()
     ccsid = md.ints["CodedCharSetId"].copy()
-    fmt = np.array(md.columns["Format"].fill_null("").to_pylist(), dtype=object)
-    fmt = np.array([f.ljust(8)[:8] for f in fmt], dtype=object)
-    family = np.array([codec_family(c) for c in fr.md_codec], dtype=object)
+    fmt = pc.utf8_rpad(md.columns["Format"].fill_null(""), 8).to_numpy(zero_copy_only=False)
+    fmt = fmt.astype(object)
+    fam_of = {c: codec_family(c) for c in set(fr.md_codec.tolist())}
+    family = np.array([fam_of[c] for c in fr.md_codec], dtype=object)
     active = md_valid.copy()
     chain = _Chain(n)
 
@@ -244,7 +247,9 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
                        "and original bytes cannot be recovered")
 
     status, issue_lists = _issues_columns(issues, n)
-    raw = pa.array([fr.raw.get(i) for i in range(n)], pa.binary())
+    raw = pa.nulls(n, pa.binary())
+    if fr.raw:
+        raw = pa.array([fr.raw.get(i) for i in range(n)], pa.binary())
     nulls_if_invalid = lambda a: pa.array(np.where(md_valid, a, None))  # noqa: E731
 
     cols = {
@@ -565,12 +570,15 @@ def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
 
 def _issues_columns(issues: dict[int, list[Issue]], n: int):
     status = np.full(n, "ok", dtype=object)
-    lists = []
-    for i in range(n):
-        its = issues.get(i)
+    counts = np.zeros(n, dtype=np.int32)
+    items = []
+    for i in sorted(issues):
+        its = issues[i]
         if its:
             status[i] = worst_status(x.code for x in its)
-            lists.append([x.as_dict() for x in its])
-        else:
-            lists.append([])
-    return pa.array(status, pa.string()), pa.array(lists, pa.list_(ISSUE_ITEM))
+            counts[i] = len(its)
+            items.extend(x.as_dict() for x in its)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return (pa.array(status, pa.string()),
+            pa.ListArray.from_arrays(pa.array(offsets), pa.array(items, ISSUE_ITEM)))

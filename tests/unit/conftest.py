@@ -22,8 +22,8 @@ from dlqlens.capture.reader import read_capture
 REAL = Path(os.environ.get("DLQLENS_REAL_CAPTURES", "/work/shared/real-captures"))
 
 #: Hypothesis settings of these tests (applied per test, not as a global profile,
-#: so other test modules keep their own).
-FAST = settings(deadline=None, max_examples=int(__import__("os").environ.get("DLQ_EX", 60)),
+#: so other test modules keep their own). DLQLENS_EXAMPLES=1000 for a longer run.
+FAST = settings(deadline=None, max_examples=int(os.environ.get("DLQLENS_EXAMPLES", 60)),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
 
