@@ -11,7 +11,10 @@ several messages and several browse runs per file, ``No more messages``,
 CRLF line ends and the blank line amqsbcg inserts every 60 lines.
 
 The MQMD is built from the descriptor lines; the message bytes come from the
-hex columns of the dump lines (never from the character column).
+hex columns of the dump lines (never from the character column). A damaged
+dump line keeps its byte positions (bad pairs read as zero, ``bad_hex``), and
+missing lines within the stated length are zero-filled (``length_mismatch``),
+so the bytes after them are still decoded at their place.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dlqlens.capture.message import MD_DEFAULTS, CaptureMessage, byteorder_of
 from dlqlens.capture.text import clean_hex, pack_text_md, read_lines
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
-from dlqlens.mq.ccsid import charset
+from dlqlens.mq.ccsid import UTF16, charset
 from dlqlens.mq.structs import MQBYTE, MQCHAR, MQDLH, MQLONG, MQMD
 
 _MQGET = re.compile(r"MQGET of message number\s+(\d+)")
@@ -119,6 +122,9 @@ def read_amqsbcg(path: str, *, source: str | None = None,
         _emit(builder, m, source, count)
 
     for number, offset, text in read_lines(path):
+        if len(builder) >= batch_size:
+            yield builder.build()
+            builder = FramesBuilder(source, "amqsbcg", "text")
         stripped = text.strip()
         mget = _MQGET.search(text)
         if mget or stripped == _MD_BANNER:
@@ -140,9 +146,6 @@ def read_amqsbcg(path: str, *, source: str | None = None,
         if _END.search(text):
             finish(cur)
             cur = None
-            if len(builder) >= batch_size:
-                yield builder.build()
-                builder = FramesBuilder(source, "amqsbcg", "text")
             continue
         if cur.section in ("md", "dlh", "props"):
             if stripped == _DLH_BANNER:
@@ -186,14 +189,19 @@ def read_amqsbcg(path: str, *, source: str | None = None,
             if off != cur.collected:
                 cur.issues.append(("length_mismatch", "dump offset", f"{cur.collected:08X}",
                                    f"{off:08X}", number))
-            try:
-                chunk = bytes.fromhex(digits)
-            except ValueError:
+                # missing dump lines (a gap within the stated length): zero-fill
+                # them so later bytes keep their place, and report the gap once.
+                # Any other offset is itself damaged: the line follows on.
+                if cur.collected < off <= (cur.shown or 0):
+                    cur.hex.append("00" * (off - cur.collected))
+                    cur.collected = off
+            if re.fullmatch(r"(?:[0-9A-Fa-f]{2})*", digits) is None:
+                # keep the line's byte positions: each pair is a byte, bad pairs 0
                 cur.issues.append(("bad_hex", "hex dump", "pairs of hex digits",
                                    repr(hex_area.strip()[:40]), number))
-                continue
+                digits = re.sub(r"[^0-9A-Fa-f]", "0", digits[: len(digits) // 2 * 2])
             cur.hex.append(digits)
-            cur.collected += len(chunk)
+            cur.collected += len(digits) // 2
     if cur is not None:
         finish(cur)
     if len(builder):
@@ -204,9 +212,10 @@ def _int(v: str | None, default: int | None = None) -> int | None:
     if v is None:
         return default
     try:
-        return int(v.strip().strip("'"))
+        n = int(v.strip().strip("'"))
     except ValueError:
         return None
+    return n if -2**31 <= n < 2**31 else None  # an MQLONG
 
 
 def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None:
@@ -222,14 +231,20 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
     for name, (value, line) in m.md.items():
         if name in _MD_BYTES:
             hx = value[2:-1] if value.startswith("X'") else value
+            size = MQMD.field(name).length
             try:
-                fields[name] = bytes.fromhex(hx)
+                raw = bytes.fromhex(hx)
             except ValueError:
                 issue("bad_md_field", f"md.{name}", "hex digits", repr(value), line)
+                continue
+            if len(raw) > size:
+                issue("bad_md_field", f"md.{name}", f"at most {2 * size} hex digits",
+                      f"{len(hx)} digits", line)
+            fields[name] = raw[:size]
         elif name in _MD_INT:
             v = _int(value)
             if v is None:
-                issue("bad_md_field", f"md.{name}", "a decimal number", repr(value), line)
+                issue("bad_md_field", f"md.{name}", "a decimal number (MQLONG)", repr(value), line)
             else:
                 fields[name] = v
         elif name in _MD_CHAR:
@@ -256,11 +271,14 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
     if m.dlh:
         dlh, problems = _dlh_fields(m.dlh)
         for name, value, line in problems:
-            issue("bad_md_field", f"dlh.{name}", "a decimal number", repr(value), line)
+            issue("bad_md_field", f"dlh.{name}", "a decimal number (MQLONG)", repr(value), line)
         enc = fields.get("Encoding", MD_DEFAULTS["Encoding"])
         cs = charset(fields.get("CodedCharSetId", 819))
         try:
-            header = MQDLH.pack(dlh, byteorder_of(enc), cs.codec if cs.single_byte else "latin-1")
+            # the printed fields are text: pack them in the CCSID the DLH is decoded
+            # with (UTF-8 included), so that decoding gives the same text back
+            header = MQDLH.pack(dlh, byteorder_of(enc),
+                                cs.codec if cs.family != UTF16 else "latin-1")
         except (ValueError, UnicodeEncodeError) as exc:
             header = None
             issue("bad_md_field", "dlh", "fields that fit an MQDLH", str(exc), m.line)
@@ -289,7 +307,7 @@ def _dlh_fields(block: dict) -> tuple[dict, list]:
             else:
                 out[f.name] = v
         else:
-            out[f.name] = value
+            out[f.name] = value.rstrip(" ")  # blank padding: pack pads again
     return out, problems
 
 

@@ -18,6 +18,7 @@ from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.text import pack_text_md, read_lines
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
+from dlqlens.mq.structs import MQMD
 
 #: Three-letter code -> (MQMD field, kind) where kind is int, char or hex.
 CODES: dict[str, tuple[str, str]] = {
@@ -67,6 +68,7 @@ class _Msg:
         self.issues: list[tuple] = []
         self.lossy = False
         self.in_data = False
+        self.n_line = False
         self.raw: list[str] = []
 
 
@@ -114,9 +116,15 @@ def read_dmpmqmsg(path: str, *, source: str | None = None,
         stray.clear()
 
     for number, offset, text in read_lines(path):
+        if len(builder) >= batch_size:
+            yield builder.build()
+            builder = FramesBuilder(source, "dmpmqmsg", "text")
         tag = text[:1]
         if tag in ("A", "N") and (len(text) == 1 or text[1] == " "):
-            if cur is None or cur.in_data:
+            # a new message starts after data lines, and also at an N line or a
+            # repeated attribute code (a message whose data lines are missing)
+            if cur is None or cur.in_data or tag == "N" or cur.n_line or \
+                    any(code == text[2:5] for code, _, _ in cur.attrs):
                 if cur is not None:
                     count += 1
                     _emit(builder, cur, source, count)
@@ -125,6 +133,8 @@ def read_dmpmqmsg(path: str, *, source: str | None = None,
             cur.raw.append(text)
             if tag == "A":
                 cur.attrs.append((text[2:5], text[6:], number))
+            else:
+                cur.n_line = True
             continue
         if tag in ("X", "S", "T") and (len(text) == 1 or text[1] == " ") and cur is not None:
             cur.in_data = True
@@ -133,6 +143,14 @@ def read_dmpmqmsg(path: str, *, source: str | None = None,
             if tag == "X":
                 stripped = body.lstrip(" ")
                 digits = _HEX_PREFIX.match(stripped).group(0)
+                rest = stripped[len(digits):]
+                if rest.strip() and not (rest[:1] == " " and rest.lstrip().startswith("<")):
+                    # not the -da character column: a damaged line. Keep the byte
+                    # positions: every pair of the hex token is one byte, bad pairs 0.
+                    token = stripped.split(" ", 1)[0]
+                    cur.issues.append(("bad_hex", "X line", "hex digits (and a '<...>' column)",
+                                       repr(token[len(digits):len(digits) + 16]), number))
+                    digits = re.sub(r"[^0-9A-Fa-f]", "0", token)
                 if len(digits) % 2:
                     cur.issues.append(("bad_hex", "X line", "an even number of hex digits",
                                        f"{len(digits)} digits", number))
@@ -147,10 +165,6 @@ def read_dmpmqmsg(path: str, *, source: str | None = None,
         if not text.strip() or text.startswith("*"):
             continue
         stray.append((number, offset, text))
-        if len(builder) >= batch_size:
-            yield builder.build()
-            builder = FramesBuilder(source, "dmpmqmsg", "text")
-        continue
     if cur is not None:
         count += 1
         _emit(builder, cur, source, count)
@@ -176,8 +190,9 @@ def _emit(builder: FramesBuilder, m: _Msg, source: str, number: int) -> None:
             continue
         name, kind = CODES[code]
         if kind == "int":
-            if not _INT.match(value):
-                issue("bad_md_field", f"md.{name} (A {code})", "a decimal number", repr(value), line)
+            if not _INT.match(value) or not -2**31 <= int(value) < 2**31:
+                issue("bad_md_field", f"md.{name} (A {code})", "a decimal number (MQLONG)",
+                      repr(value), line)
                 continue
             fields[name] = int(value)
         elif kind == "char":
@@ -188,6 +203,11 @@ def _emit(builder: FramesBuilder, m: _Msg, source: str, number: int) -> None:
                 issue("bad_md_field", f"md.{name} (A {code})", "hex digits", repr(value[:70]), line)
                 digits = digits[: len(digits) // 2 * 2]
             raw = bytes.fromhex(digits)
+            size = MQMD.field(name).length
+            if len(raw) > size:
+                issue("bad_md_field", f"md.{name} (A {code})", f"at most {2 * size} hex digits",
+                      f"{len(digits)} digits", line)
+                raw = raw[:size]
             fields[name] = raw.decode("latin-1") if kind == "hexchar" else raw
     if not m.data:
         issue("data_truncated", "data lines", "X, S or T lines", "none", m.line)

@@ -17,6 +17,9 @@ Two layouts are read:
 The index lets a reader frame all records with one vectorised check and
 lets Spark split a large file into byte ranges at record boundaries; a file
 without it (or with a damaged one) is framed by walking the length prefixes.
+Bytes between records become ``bad_framing`` rows (raw bytes kept); a last
+record cut short by the end of the file is decoded as far as it goes
+(``truncated``, ``data_length`` as its length prefix states).
 
 **Single message**: a file that starts with an MQMD (``MD  `` in ASCII or
 EBCDIC) holds one message: the MQMD then the data to the end of the file.
@@ -155,6 +158,14 @@ def _index_from_file(fh, size: int) -> np.ndarray | None:
     return offs
 
 
+def _has_trailer(fh, size: int) -> bool:
+    """Does the file end with the index trailer (whatever the index holds)?"""
+    if size < HEADER_SIZE + TRAILER_SIZE:
+        return False
+    fh.seek(size - TRAILER_SIZE)
+    return fh.read(TRAILER_SIZE)[8:] == INDEX_MAGIC
+
+
 def _check_index(buf: np.ndarray, base: int, offs: np.ndarray, end: int) -> bool:
     """Do the length prefixes in ``buf`` (file bytes from ``base``) agree with ``offs``?"""
     if not len(offs):
@@ -248,6 +259,10 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
             raise CaptureError(f"{source}: offset 12: raw capture format version: expected "
                                f"{FORMAT_VERSION}, found {version}")
         offs = _index_from_file(fh, size)
+        # an index that does not check out: scan the whole file; the index and
+        # trailer are then the last stretch (8 bytes a record + trailer), dropped
+        # below (a payload that merely ends like a trailer frames cleanly)
+        damaged_index = offs is None and _has_trailer(fh, size)
         end = size if offs is None else size - TRAILER_SIZE - 8 * len(offs)
         start, stop, first = HEADER_SIZE, end, 1
         if piece is not None and piece.start is not None:
@@ -263,17 +278,23 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
                                 batch_size, prefix=4)
             return
     recs, bad = _scan(buf, 0, stop - start)
+    if damaged_index and bad and bad[-1][1] == stop - start and \
+            bad[-1][1] - bad[-1][0] == 8 * len(recs[0]) + TRAILER_SIZE and \
+            bad[-1][0] == (int(recs[1][-1]) if len(recs[1]) else 0):
+        bad.pop()  # the index and its trailer, not message data
     yield from _batches(buf, start, source, recs, bad, first, batch_size, prefix=4)
 
 
 def _scan(buf: np.ndarray, start: int, stop: int):
     """Walk the length prefixes from ``start``; resynchronise after damage.
 
-    Returns the record body ranges and a list of unframed stretches
-    ``(start, end, Issue-arguments)``.
+    Returns the record body ranges ``(starts, ends, stated_ends)`` and a list
+    of unframed stretches ``(start, end, Issue-arguments)``. A last record
+    whose length runs past the end of the file but whose MQMD is readable is
+    a record cut short (``stated_ends`` past ``ends``), not an unframed stretch.
     """
     data = memoryview(buf)
-    starts, ends, bad = [], [], []
+    starts, ends, stated, bad = [], [], [], []
     p = start
     while p < stop:
         if p + 4 > stop:
@@ -286,8 +307,16 @@ def _scan(buf: np.ndarray, start: int, stop: int):
                 bytes(data[body:body + 4]) in (MD_ASCII, MD_EBCDIC):
             starts.append(body)
             ends.append(body + ln)
+            stated.append(body + ln)
             p = body + ln
             continue
+        if MD_V1 <= ln <= MAX_RECORD and ln > stop - body and \
+                _md_layout(bytes(data[body:body + 8])) is not None and \
+                _resync(buf, p + 1, stop) == stop:
+            starts.append(body)
+            ends.append(stop)
+            stated.append(body + ln)
+            break
         if ln > stop - body or ln < MD_V1:
             why = ("bad_length", "record length",
                    f"{MD_V1} to {min(MAX_RECORD, stop - body)} bytes", f"{ln} bytes")
@@ -297,7 +326,8 @@ def _scan(buf: np.ndarray, start: int, stop: int):
         q = _resync(buf, p + 1, stop)
         bad.append((p, q, why))
         p = q
-    return (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)), bad
+    return (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+            np.array(stated, dtype=np.int64)), bad
 
 
 def _resync(buf: np.ndarray, p: int, stop: int, window: int = 1 << 20) -> int:
@@ -327,24 +357,28 @@ def _resync(buf: np.ndarray, p: int, stop: int, window: int = 1 << 20) -> int:
 
 def _batches(buf, base, source, recs, bad, first_number, batch_size, prefix):
     """Merge records and unframed stretches in file order and yield Frames."""
-    rs, re_ = recs
+    rs, re_ = recs[0], recs[1]
+    stated = recs[2] if len(recs) > 2 else re_
     kinds = np.concatenate([np.zeros(len(rs), np.int8), np.ones(len(bad), np.int8)])
     pos = np.concatenate([rs - prefix, np.array([b[0] for b in bad], dtype=np.int64)])
     order = np.argsort(pos, kind="stable")
     rec_index = np.concatenate([np.arange(len(rs)), np.arange(len(bad))])
     for b0 in range(0, len(order), batch_size):
         sel = order[b0:b0 + batch_size]
-        yield _frames(buf, base, source, rs, re_, bad, kinds[sel], rec_index[sel],
+        yield _frames(buf, base, source, rs, re_, stated, bad, kinds[sel], rec_index[sel],
                       first_number + b0, prefix)
 
 
-def _frames(buf, base, source, rs, re_, bad, kinds, which, first_number, prefix) -> Frames:
+def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
+            prefix) -> Frames:
     n = len(kinds)
     is_rec = kinds == 0
     body_start = np.zeros(n, dtype=np.int64)
     body_end = np.zeros(n, dtype=np.int64)
+    stated_end = np.zeros(n, dtype=np.int64)
     body_start[is_rec] = rs[which[is_rec]]
     body_end[is_rec] = re_[which[is_rec]]
+    stated_end[is_rec] = stated[which[is_rec]]
     for i in np.flatnonzero(~is_rec):
         b = bad[which[i]]
         body_start[i], body_end[i] = b[0], b[1]
@@ -384,6 +418,13 @@ def _frames(buf, base, source, rs, re_, bad, kinds, which, first_number, prefix)
         lo = int(body_start[i] - (prefix if is_rec[i] else 0))
         hi = min(int(body_end[i]), lo + MAX_RAW_KEPT)
         raw[i] = buf[lo:hi].tobytes()
+    for i in np.flatnonzero(valid & (stated_end > body_end)):
+        issues[i] = [make_issue(
+            "data_truncated", source=source, message_number=int(numbers[i]),
+            field="record length", expected=f"{int(stated_end[i] - body_start[i])} bytes",
+            found=f"{int(body_end[i] - body_start[i])} bytes before the end of the file",
+            offset=base + int(body_start[i]) - prefix,
+            note="the capture was cut inside this record")]
     ebcdic = sid_e & valid
     data_start = np.where(valid, body_start + md_len, body_end)
     return Frames(
@@ -393,8 +434,9 @@ def _frames(buf, base, source, rs, re_, bad, kinds, which, first_number, prefix)
         md_blank=np.where(ebcdic, 0x40, 0x20).astype(np.uint8),
         md_version=np.where(valid, version, 0).astype(np.int32),
         md_valid=valid, data=buf, starts=data_start, ends=body_end,
-        data_length=body_end - data_start,
+        data_length=np.where(valid, stated_end, body_end) - data_start,
         message_number=numbers,
         source_offset=base + body_start - np.where(is_rec, prefix, 0),
         source_line=np.full(n, -1, dtype=np.int32),
-        dlh_reconstructed=np.zeros(n, dtype=bool), issues=issues, raw=raw)
+        dlh_reconstructed=np.zeros(n, dtype=bool), issues=issues, raw=raw,
+        data_offset=np.where(valid, base + data_start, -1))

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from dlqlens.capture import raw as raw_format
 from dlqlens.capture.registry import FORMATS, detect_format, get_format
-from dlqlens.decode.issues import WELL_FORMED
+from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 from dlqlens.decode.records import decode_frames
 from dlqlens.decode.schema import message_schema
 from dlqlens.errors import CaptureError, MalformedMessageError, UsageError
@@ -236,12 +236,14 @@ def read_piece(piece: Piece, options: ReadOptions,
             continue
         good = pc.is_in(batch.column("decode_status"), value_set=pa.array(sorted(WELL_FORMED)))
         if options.mode == "FAILFAST" and not pc.all(good).as_py():
-            bad = batch.filter(pc.invert(good))
-            issues = bad.column("decode_issues")[0].as_py()
-            first = next((i for i in issues if i["message"]), None) or {
-                "message": f"{piece.path}: message {bad.column('message_number')[0]}: "
-                           f"{bad.column('decode_status')[0]}"}
-            raise MalformedMessageError(first)
+            bad = batch.filter(pc.invert(good)).slice(0, 1).to_pylist()[0]
+            # the issue that made the message malformed, not a warning before it
+            first = next((i for i in bad["decode_issues"]
+                          if ISSUE_STATUS.get(i["code"]) == bad["decode_status"]), None) or {
+                "message": f"{bad['source']}: message {bad['message_number']}: "
+                           f"{bad['decode_status']}"}
+            raise MalformedMessageError(
+                {"source": bad["source"], "message_number": bad["message_number"], **first})
         kept = batch.filter(good)
         dropped = batch.filter(pc.invert(good))
         stats.rows += kept.num_rows

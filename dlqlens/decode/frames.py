@@ -64,6 +64,9 @@ class Frames:
     raw : dict of int to bytes
         The raw record (bytes or text) of rows that could not be framed or
         whose descriptor could not be read, kept so nothing is lost.
+    data_offset : numpy.ndarray of int64, shape (n,), optional
+        File offset of each message's first data byte (binary captures; -1
+        or None when unknown), so decode issues can name a file offset.
     """
 
     source: str
@@ -85,6 +88,7 @@ class Frames:
     dlh_reconstructed: np.ndarray
     issues: dict[int, list[Issue]] = field(default_factory=dict)
     raw: dict[int, bytes] = field(default_factory=dict)
+    data_offset: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.message_number)

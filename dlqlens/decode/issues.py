@@ -69,7 +69,8 @@ class Issue:
     expected, found : str
         What the decoder expected and what it found (hex for bytes).
     offset : int or None
-        Byte offset in the file (binary captures) or in the message data.
+        Byte offset in the file (binary captures; decode issues inside the
+        message data also give the byte of the data in ``message``).
     line : int or None
         1-based line number in the file (text captures).
     message : str

@@ -129,10 +129,20 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     src = fr.source
     issues: dict[int, list[Issue]] = {k: list(v) for k, v in fr.issues.items()}
 
+    data_offset = fr.data_offset if fr.data_offset is not None else np.full(n, -1, np.int64)
+
     def add_issue(row: int, code: str, field: str, expected: str, found: str,
                   offset: int | None = None, note: str = ""):
+        """``offset`` is counted from the start of the message data; the issue
+        names the file offset (binary captures) or the line (text captures)."""
         line = int(fr.source_line[row]) if fr.source_line[row] >= 0 else None
-        off = None if line is not None else offset
+        off = None
+        if offset is not None:
+            note = f"byte {offset} of the message data" + (f"; {note}" if note else "")
+            if line is None and data_offset[row] >= 0:
+                off = int(data_offset[row]) + offset
+        if line is None and off is None and fr.source_offset[row] >= 0:
+            off = int(fr.source_offset[row])  # at least where the message is
         issues.setdefault(row, []).append(make_issue(
             code, source=src, message_number=int(fr.message_number[row]), field=field,
             expected=expected, found=found, offset=off, line=line, note=note))
@@ -206,7 +216,7 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
                       f"{int(fr.data_length[r])} bytes", f"{int(ends[r] - starts[r])} bytes",
                       note="the capture kept only part of the message")
     pay_fmt = np.array([f.rstrip() for f in fmt], dtype=object)
-    payload_text = _payload_text(payload, pay_fmt, ccsid, n, add_issue, family)
+    payload_text = _payload_text(payload, pay_fmt, ccsid, n, add_issue, family, enc)
 
     # ---- derived -----------------------------------------------------------
     dlh_rows, dlh_dec = chain.typed.get("MQDLH", (np.zeros(0, np.int64), None))
@@ -461,7 +471,9 @@ def _scatter_struct(st: Struct, rows: np.ndarray, dec: Decoded | None, n: int) -
         return pa.nulls(n, t)
     index = np.full(n, -1, dtype=np.int64)
     index[rows] = np.arange(len(rows))
-    take = pa.array(np.where(index >= 0, index, 0))
+    # null indices give null children too: code that reads a child array
+    # (reason_name, dlh_put_ts) must not see another row's values
+    take = pa.array(np.where(index >= 0, index, 0), mask=index < 0)
     mask = pa.array(index < 0)
     children, names = [], []
     for fld in t:
@@ -487,7 +499,7 @@ def _rfh2_folders(data: np.ndarray, start: int, end: int, big: bool, ccsid: int)
     """The NameValueData folders of an MQRFH2 (length-prefixed strings)."""
     out = []
     buf = data[start:end].tobytes()
-    codec = charset(ccsid if ccsid > 0 else 1208).codec
+    codec = _utf16_codec(charset(ccsid if ccsid > 0 else 1208).codec, big)
     p = 0
     while p + 4 <= len(buf):
         ln = int.from_bytes(buf[p:p + 4], "big" if big else "little", signed=True)
@@ -499,7 +511,15 @@ def _rfh2_folders(data: np.ndarray, start: int, end: int, big: bool, ccsid: int)
     return out
 
 
-def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family) -> pa.Array:
+def _utf16_codec(codec: str, big_endian: bool | None) -> str:
+    """UTF-16 data is in the byte order of its integer encoding (IBM: the
+    encoding of UTF-16 character data is that of the integers; spec/mqmd.md §4.2)."""
+    if codec != "utf-16" or big_endian is None:
+        return codec
+    return "utf-16-be" if big_endian else "utf-16-le"
+
+
+def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family, enc) -> pa.Array:
     """Decode MQSTR payloads with their CCSID (vectorised per character set)."""
     is_str = pay_fmt == "MQSTR"
     out = np.full(n, None, dtype=object)
@@ -509,7 +529,9 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family) -> pa
     by_codec: dict[str, list[int]] = {}
     for r in rows:
         cs = charset(int(ccsid[r]), family[r])
-        by_codec.setdefault(cs.codec, []).append(int(r))
+        nib = int(enc[r]) & 0x0F
+        codec = _utf16_codec(cs.codec, True if nib == 1 else False if nib == 2 else None)
+        by_codec.setdefault(codec, []).append(int(r))
     for codec, rs in by_codec.items():
         sub = payload.take(pa.array(rs))
         decoded = None
@@ -558,12 +580,14 @@ def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
     hms = pc.if_else(leap, pc.binary_join_element_wise(pc.utf8_slice_codeunits(hms, 0, 4), "59", ""), hms)
     stamp = pc.strptime(pc.binary_join_element_wise(d, hms, ""), format="%Y%m%d%H%M%S",
                         unit="us", error_is_null=True)
+    # strptime rolls an impossible day over (20230229 -> March 1): reject those
+    real_day = pc.fill_null(pc.equal(pc.strftime(stamp, format="%Y%m%d"), d), False)
     hs = pc.utf8_slice_codeunits(t, 6, 8)
     hs = pc.if_else(pc.match_substring_regex(hs, r"^[0-9]{2}$"), hs, "00")
     hs = pc.if_else(leap, "99", hs)
     micros = pc.multiply(pc.cast(hs, pa.int64()), 10_000)
     stamp = pc.cast(pc.add(pc.cast(stamp, pa.int64()), micros), pa.timestamp("us"))
-    valid = pc.and_(ok_d, ok_t)
+    valid = pc.and_(pc.and_(ok_d, ok_t), real_day)
     stamp = pc.if_else(valid, stamp, pa.scalar(None, pa.timestamp("us")))
     return stamp.cast(TS)
 
