@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from dlqlens.mq.ccsid import to_ascii_table
 from dlqlens.mq.structs import MQBYTE, MQCHAR, MQLONG, Struct
@@ -62,9 +63,12 @@ def decode_chars(block: np.ndarray, codec: str, blank: int,
         Bytes present per row (0..L); rows with 0 are null.
     """
     n, width = block.shape
-    col = np.arange(width)
-    if avail is None:
+    if avail is None or (avail >= width).all():
+        fast = _chars_fast(block, codec)
+        if fast is not None:
+            return fast
         avail = np.full(n, width, dtype=np.int64)
+    col = np.arange(width)
     inrange = col < avail[:, None]
     nul = (block == 0) & inrange
     lim = np.where(nul.any(1), nul.argmax(1), avail)
@@ -95,6 +99,34 @@ def decode_chars(block: np.ndarray, codec: str, blank: int,
         else:
             values.append(flat[offsets[i]:offsets[i + 1]].decode(codec, errors="replace"))
     return pa.array(values, type=pa.string())
+
+
+def _chars_fast(block: np.ndarray, codec: str) -> pa.Array | None:
+    """Whole, NUL-free, ASCII-mappable fields: translate, then trim in Arrow (C++).
+
+    Returns None when the block needs the general path.
+    """
+    n, width = block.shape
+    if n == 0:
+        return None
+    if codec in ("utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437", "cp819"):
+        if block.max() >= 0x80:
+            return None
+        data = block
+    elif codec in ("utf-16", "utf-16-be", "utf-16-le"):
+        return None
+    else:
+        table, ok = to_ascii_table(codec)
+        data = table[block]
+        if not ok[block].all():
+            return None
+    if not data.all():  # a NUL (or an unmapped byte) somewhere: general path
+        return None
+    # fixed-width rows are already a valid string array (ASCII, offsets i*width)
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(width)
+    strings = pa.StringArray.from_buffers(n, pa.py_buffer(offsets),
+                                          pa.py_buffer(np.ascontiguousarray(data)))
+    return pc.ascii_rtrim(strings, characters=" ")
 
 
 def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
@@ -135,11 +167,14 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
     columns: dict[str, pa.Array] = {}
     partial: dict[str, np.ndarray] = {}
     ints: dict[str, np.ndarray] = {}
-    uniq = {}
+    uniq: dict[tuple[str, int], np.ndarray] = {}
     if n:
-        keys = [(c, int(b)) for c, b in zip(codecs, blanks)]
-        for i, k in enumerate(keys):
-            uniq.setdefault(k, []).append(i)
+        codes, inv = np.unique(np.asarray(codecs, dtype=str), return_inverse=True)
+        inv = inv.ravel()
+        for ci, codec in enumerate(codes.tolist()):
+            rows_c = np.flatnonzero(inv == ci)
+            for b in np.unique(blanks[rows_c]).tolist():
+                uniq[(codec, int(b))] = rows_c[blanks[rows_c] == b]
     for f in struct.fields_for(version):
         off = struct.offsets[f.name]
         end = off + f.length
@@ -192,11 +227,23 @@ def gather(data: np.ndarray, starts: np.ndarray, width: int,
     and the number of bytes really present per row.
     """
     n = len(starts)
-    avail = np.clip(limit - starts, 0, width)
-    idx = starts[:, None] + np.arange(width)
-    mask = np.arange(width) < avail[:, None]
-    if data.size == 0:
+    starts = np.asarray(starts, dtype=np.int64)
+    avail = np.clip(np.asarray(limit, dtype=np.int64) - starts, 0, width)
+    if n == 0 or data.size == 0:
         return np.zeros((n, width), dtype=np.uint8), avail
-    np.clip(idx, 0, data.size - 1, out=idx)
-    block = np.where(mask, data[idx], 0).astype(np.uint8)
+    mv = memoryview(np.ascontiguousarray(data)).cast("B")
+    full = avail == width
+    if full.all():
+        # slicing a memoryview and joining is one C copy per row: far cheaper
+        # than numpy fancy indexing over n * width positions
+        joined = b"".join([mv[s:s + width] for s in starts.tolist()])
+    else:
+        pieces = []
+        for s, a in zip(starts.tolist(), avail.tolist()):
+            if a == width:
+                pieces.append(mv[s:s + width])
+            else:
+                pieces.append(bytes(mv[s:s + a]) + b"\0" * (width - a))
+        joined = b"".join(pieces)
+    block = np.frombuffer(joined, dtype=np.uint8).reshape(n, width)
     return block, avail

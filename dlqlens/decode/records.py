@@ -160,8 +160,7 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     pos = starts.copy()
     enc = md.ints["Encoding"].copy()
     ccsid = md.ints["CodedCharSetId"].copy()
-    fmt = pc.utf8_rpad(md.columns["Format"].fill_null(""), 8).to_numpy(zero_copy_only=False)
-    fmt = fmt.astype(object)
+    fmt = _format8(md.columns["Format"])
     fam_of = {c: codec_family(c) for c in set(fr.md_codec.tolist())}
     family = np.array([fam_of[c] for c in fr.md_codec], dtype=object)
     active = md_valid.copy()
@@ -215,7 +214,7 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
             add_issue(int(r), "data_truncated", "message data",
                       f"{int(fr.data_length[r])} bytes", f"{int(ends[r] - starts[r])} bytes",
                       note="the capture kept only part of the message")
-    pay_fmt = np.array([f.rstrip() for f in fmt], dtype=object)
+    pay_fmt = np.char.rstrip(fmt.astype("U8")).astype(object)
     payload_text = _payload_text(payload, pay_fmt, ccsid, n, add_issue, family, enc)
 
     # ---- derived -----------------------------------------------------------
@@ -432,8 +431,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
     pre = "" if nxt == "prefix" else nxt
     n_enc = dec.ints[pre + "Encoding"]
     n_ccsid = dec.ints[pre + "CodedCharSetId"]
-    n_fmt = np.array([(v or "").ljust(8)[:8] for v in dec.columns[pre + "Format"].to_pylist()],
-                     dtype=object)
+    n_fmt = _format8(dec.columns[pre + "Format"])
     go = ~stop
     r_go = rows[go]
     enc[r_go] = np.where(n_enc[go] & 0x0F, n_enc[go], enc[r_go])
@@ -441,6 +439,12 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                            ccsid[r_go], n_ccsid[go])
     fmt[r_go] = n_fmt[go]
     active[rows[stop]] = False
+
+
+def _format8(col: pa.Array) -> np.ndarray:
+    """Format names as 8-character (blank padded) Python strings."""
+    padded = pc.utf8_slice_codeunits(pc.utf8_rpad(col.fill_null(""), 8), 0, 8)
+    return padded.to_numpy(zero_copy_only=False).astype(object)
 
 
 def _names(values: pa.Array, kind: str, code_name) -> pa.Array:
@@ -490,7 +494,10 @@ def _rfh2_struct(chain: _Chain, n: int) -> pa.StructArray:
     t = message_schema().field("rfh2").type
     rows, dec = chain.typed.get("MQRFH2", (np.zeros(0, np.int64), None))
     base = _scatter_struct(MQRFH2, rows, dec, n)
-    folders = pa.array([chain.rfh2_folders.get(i) for i in range(n)], pa.list_(pa.string()))
+    if chain.rfh2_folders:
+        folders = pa.array([chain.rfh2_folders.get(i) for i in range(n)], pa.list_(pa.string()))
+    else:
+        folders = pa.nulls(n, pa.list_(pa.string()))
     children = [base.field(i) for i in range(base.type.num_fields)] + [folders]
     return pa.StructArray.from_arrays(children, fields=list(t), mask=pc.is_null(base))
 
@@ -520,45 +527,70 @@ def _utf16_codec(codec: str, big_endian: bool | None) -> str:
 
 
 def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family, enc) -> pa.Array:
-    """Decode MQSTR payloads with their CCSID (vectorised per character set)."""
+    """Decode MQSTR payloads with their CCSID, one character set at a time.
+
+    Rows are grouped by (CCSID, family, integer byte order); a group whose
+    bytes are valid UTF-8 (or ASCII under an ASCII-compatible single-byte
+    code page) is converted in Arrow without a per-row Python step.
+    """
     is_str = pay_fmt == "MQSTR"
-    out = np.full(n, None, dtype=object)
     if not is_str.any():
-        return pa.array(out, pa.string())
+        return pa.nulls(n, pa.string())
     rows = np.flatnonzero(is_str)
-    by_codec: dict[str, list[int]] = {}
-    for r in rows:
-        cs = charset(int(ccsid[r]), family[r])
-        nib = int(enc[r]) & 0x0F
-        codec = _utf16_codec(cs.codec, True if nib == 1 else False if nib == 2 else None)
-        by_codec.setdefault(codec, []).append(int(r))
-    for codec, rs in by_codec.items():
+    nib = (enc[rows] & 0x0F).astype(np.int64)
+    keys = np.char.add(np.char.add(ccsid[rows].astype(str), ":"),
+                       np.char.add(family[rows].astype(str), np.char.add(":", nib.astype(str))))
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    inverse = inverse.ravel()
+    parts: list[pa.Array] = []
+    order: list[np.ndarray] = []
+    for gi, key in enumerate(uniq.tolist()):
+        c, fam, nb = key.split(":")
+        cs = charset(int(c), fam)
+        codec = _utf16_codec(cs.codec, True if nb == "1" else False if nb == "2" else None)
+        rs = rows[inverse == gi]
         sub = payload.take(pa.array(rs))
         decoded = None
-        if codec in ("utf-8", "ascii", "latin-1", "cp1252", "cp850", "cp437"):
-            try:
-                if codec == "utf-8":
-                    decoded = sub.cast(pa.string()).to_pylist()
-                else:
-                    data = sub.buffers()[2]
-                    arr = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
-                    if arr.size == 0 or arr.max() < 0x80:
-                        decoded = sub.cast(pa.string()).to_pylist()
-            except pa.ArrowInvalid:
-                decoded = None
-        if decoded is None:
-            decoded = []
-            for r, b in zip(rs, sub.to_pylist()):
+        if codec in ("utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437"):
+            data = sub.buffers()[2]
+            arr = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+            if codec == "utf-8" or arr.size == 0 or arr.max() < 0x80:
                 try:
-                    decoded.append(b.decode(codec))
+                    decoded = sub.cast(pa.string())
+                except pa.ArrowInvalid:
+                    decoded = None
+        if decoded is None:
+            values = []
+            for r, b in zip(rs.tolist(), sub.to_pylist()):
+                try:
+                    values.append(b.decode(codec))
                 except UnicodeDecodeError as exc:
                     add_issue(r, "text_not_decodable", "payload_text", f"text in {codec}",
                               f"X'{b[exc.start:exc.start + 8].hex().upper()}' at payload byte {exc.start}",
                               note="undecodable bytes replaced")
-                    decoded.append(b.decode(codec, errors="replace"))
-        for r, t in zip(rs, decoded):
-            out[r] = t
-    return pa.array(out, pa.string())
+                    values.append(b.decode(codec, errors="replace"))
+            decoded = pa.array(values, pa.string())
+        parts.append(decoded)
+        order.append(rs)
+    merged = pa.concat_arrays(parts + [pa.nulls(1, pa.string())])
+    index = np.full(n, len(merged) - 1, dtype=np.int64)
+    index[np.concatenate(order)] = np.arange(len(merged) - 1)
+    return merged.take(pa.array(index))
+
+
+def _char_block(arr: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """An Arrow string array as an ``(n, width)`` byte block (zero-padded) and lengths."""
+    arr = arr.fill_null("")
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
+    data_buf = arr.buffers()[2]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    starts = offsets[:-1].astype(np.int64)
+    lengths = (offsets[1:] - offsets[:-1]).astype(np.int64)
+    block, _ = gather(data, starts, width, starts + np.minimum(lengths, width))
+    return block, lengths
 
 
 def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
@@ -566,30 +598,39 @@ def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
 
     Follows ``spec/mqmd.md`` §5.8: both are UTC; ``HHMMSS`` without the
     hundredths is accepted; anything else (blanks, non-digits, impossible
-    dates) gives null. Leap seconds (60, 61) are clamped to 59.99.
+    dates such as 20230229) gives null. Leap seconds (60, 61) are clamped to
+    59.99. Vectorised over the characters' bytes.
     """
     n = len(date)
     if n == 0:
         return pa.array([], TS)
-    d = pc.fill_null(date, "")
-    t = pc.fill_null(time, "")
-    ok_d = pc.match_substring_regex(d, r"^[0-9]{8}$")
-    ok_t = pc.match_substring_regex(t, r"^[0-9]{6}([0-9]{2})?$")
-    hms = pc.utf8_slice_codeunits(t, 0, 6)
-    leap = pc.match_substring_regex(hms, r"^[0-9]{4}6[01]$")
-    hms = pc.if_else(leap, pc.binary_join_element_wise(pc.utf8_slice_codeunits(hms, 0, 4), "59", ""), hms)
-    stamp = pc.strptime(pc.binary_join_element_wise(d, hms, ""), format="%Y%m%d%H%M%S",
-                        unit="us", error_is_null=True)
-    # strptime rolls an impossible day over (20230229 -> March 1): reject those
-    real_day = pc.fill_null(pc.equal(pc.strftime(stamp, format="%Y%m%d"), d), False)
-    hs = pc.utf8_slice_codeunits(t, 6, 8)
-    hs = pc.if_else(pc.match_substring_regex(hs, r"^[0-9]{2}$"), hs, "00")
-    hs = pc.if_else(leap, "99", hs)
-    micros = pc.multiply(pc.cast(hs, pa.int64()), 10_000)
-    stamp = pc.cast(pc.add(pc.cast(stamp, pa.int64()), micros), pa.timestamp("us"))
-    valid = pc.and_(pc.and_(ok_d, ok_t), real_day)
-    stamp = pc.if_else(valid, stamp, pa.scalar(None, pa.timestamp("us")))
-    return stamp.cast(TS)
+    db, dlen = _char_block(date, 8)
+    tb, tlen = _char_block(time, 8)
+    dd = db.astype(np.int64) - 48
+    td = tb.astype(np.int64) - 48
+    ok_d = (dlen == 8) & ((dd >= 0) & (dd <= 9)).all(1)
+    has_h = tlen == 8
+    ok_t = ((tlen == 6) | has_h) & ((td[:, :6] >= 0) & (td[:, :6] <= 9)).all(1) & \
+        (~has_h | ((td[:, 6:] >= 0) & (td[:, 6:] <= 9)).all(1))
+    year = dd[:, 0] * 1000 + dd[:, 1] * 100 + dd[:, 2] * 10 + dd[:, 3]
+    month = dd[:, 4] * 10 + dd[:, 5]
+    day = dd[:, 6] * 10 + dd[:, 7]
+    hh = td[:, 0] * 10 + td[:, 1]
+    mi = td[:, 2] * 10 + td[:, 3]
+    ss = td[:, 4] * 10 + td[:, 5]
+    hs = np.where(has_h, td[:, 6] * 10 + td[:, 7], 0)
+    leap = ss >= 60
+    ss = np.where(leap, 59, ss)
+    hs = np.where(leap, 99, hs)
+    ok = ok_d & ok_t & (month >= 1) & (month <= 12) & (day >= 1) & (hh < 24) & (mi < 60) & (ss < 62)
+    ym = np.where(ok, (year - 1970) * 12 + month - 1, 0)
+    first = ym.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    nxt = (ym + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    ok &= day <= (nxt - first)
+    micros = ((first + day - 1) * 86400 + hh * 3600 + mi * 60 + ss) * 1_000_000 + hs * 10_000
+    micros = np.where(ok, micros, 0)
+    return pa.Array.from_buffers(TS, n, [pa.py_buffer(np.packbits(ok, bitorder="little")),
+                                         pa.py_buffer(micros.astype(np.int64))])
 
 
 def _issues_columns(issues: dict[int, list[Issue]], n: int):
