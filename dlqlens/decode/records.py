@@ -262,8 +262,8 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     nulls_if_invalid = lambda a: pa.array(np.where(md_valid, a, None))  # noqa: E731
 
     cols = {
-        "source": pa.array(np.full(n, src, dtype=object), pa.string()),
-        "capture_format": pa.array(np.full(n, fr.capture_format, dtype=object), pa.string()),
+        "source": pa.repeat(pa.scalar(src, pa.string()), n),
+        "capture_format": pa.repeat(pa.scalar(fr.capture_format, pa.string()), n),
         "message_number": pa.array(fr.message_number, pa.int32()),
         "source_offset": pa.array(np.where(fr.source_offset >= 0, fr.source_offset, None), pa.int64()),
         "source_line": pa.array(np.where(fr.source_line >= 0, fr.source_line, None), pa.int32()),
