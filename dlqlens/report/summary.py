@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from dlqlens.decode.issues import WELL_FORMED
+from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 
 
 @dataclass
@@ -48,12 +48,15 @@ class CaptureSummary:
         ``newest_dlq_put`` (MQDLH put, UTC), each a ``pandas.Timestamp`` or None.
     without_dlh : int
         Messages that do not start with an MQDLH (runmqdlq leaves them alone).
+    issue_codes : pandas.DataFrame
+        ``code``, ``messages``: every decode issue code met, warnings and
+        notes included (``dlh_reconstructed``, ``bad_timestamp``...).
     problems : pandas.DataFrame
-        Up to ``limit`` messages with decode issues: ``source``,
-        ``message_number``, ``source_line``, ``source_offset``,
-        ``decode_status``, ``issue`` (the first issue's statement).
+        Up to ``limit`` messages whose ``decode_status`` is not ``ok``:
+        ``source``, ``message_number``, ``source_line``, ``source_offset``,
+        ``decode_status``, ``issue`` (the statement of its most serious issue).
     problem_count : int
-        Messages with at least one decode issue.
+        Messages whose ``decode_status`` is not ``ok``.
     """
 
     framed: int
@@ -68,6 +71,7 @@ class CaptureSummary:
     without_dlh: int
     problems: pd.DataFrame
     problem_count: int
+    issue_codes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["code", "messages"]))
     sources: list = field(default_factory=list)
 
     def to_text(self) -> str:
@@ -90,6 +94,7 @@ class CaptureSummary:
             ("Messages by putting application (MQMD PutApplName)", self.by_application),
             ("Put on the DLQ by (MQDLH PutApplName)", self.by_dlq_putter),
             ("Decode status", self.by_status),
+            ("Decode issues by code (warnings and notes included)", self.issue_codes),
         ]
         for title, frame in sections:
             out.append("")
@@ -116,6 +121,7 @@ class CaptureSummary:
                              ("By putting application", self.by_application),
                              ("Put on the DLQ by", self.by_dlq_putter),
                              ("Decode status", self.by_status),
+                             ("Decode issues by code", self.issue_codes),
                              ("Decode problems", self.problems)):
             parts.append(f"<h4>{html.escape(title)}</h4>")
             parts.append(frame.to_html(index=False, escape=True, na_rep=""))
@@ -189,12 +195,21 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
                  F.min("dlh_put_ts").alias("oldest_dlq_put"),
                  F.max("dlh_put_ts").alias("newest_dlq_put"),
                  F.sum(F.when(F.col("dlh").isNull(), 1).otherwise(0)).alias("without_dlh"),
-                 F.sum(F.when(F.size("decode_issues") > 0, 1).otherwise(0)).alias("problems"),
+                 F.sum(F.when(F.col("decode_status") != "ok", 1).otherwise(0)).alias("problems"),
                  ).collect()[0].asDict()
-    problems = (df.filter(F.size("decode_issues") > 0)
+    # the statement of the issue that set the status (the first one implying it)
+    status_of = F.create_map(*[x for code, st in ISSUE_STATUS.items() if st
+                               for x in (F.lit(code), F.lit(st))])
+    worst = F.filter("decode_issues", lambda i: status_of[i["code"]] == F.col("decode_status"))
+    problems = (df.filter(F.col("decode_status") != "ok")
                 .select("source", "message_number", "source_line", "source_offset",
-                        "decode_status", F.col("decode_issues")[0]["message"].alias("issue"))
+                        "decode_status",
+                        F.coalesce(worst[0]["message"], F.col("decode_issues")[0]["message"])
+                        .alias("issue"))
                 .orderBy("source", "message_number").limit(limit).toPandas())
+    issue_codes = (df.select(F.explode("decode_issues").alias("i"))
+                   .groupBy(F.col("i.code").alias("code")).agg(F.count("*").alias("messages"))
+                   .orderBy(F.desc("messages"), "code").toPandas())
     sources = [r[0] for r in df.select("source").distinct().orderBy("source").collect()]
     df.unpersist()
     times = {k: agg[k] for k in ("oldest_put", "newest_put", "oldest_dlq_put", "newest_dlq_put")}
@@ -202,4 +217,5 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
         framed=framed, messages=messages, dropped=dropped, by_status=by_status,
         by_reason=by_reason, by_destination=by_dest, by_application=by_app,
         by_dlq_putter=by_putter, times=times, without_dlh=int(agg["without_dlh"] or 0),
-        problems=problems, problem_count=int(agg["problems"] or 0), sources=sources)
+        problems=problems, problem_count=int(agg["problems"] or 0), issue_codes=issue_codes,
+        sources=sources)

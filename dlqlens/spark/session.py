@@ -55,6 +55,7 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", **conf):
 
     settings = {
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",
