@@ -17,6 +17,7 @@ from dlqlens.errors import DlqlensError
 COMMAND_MODULES: dict[str, str] = {
     "decode": "dlqlens.capture.cli",
     "rules": "dlqlens.rules.cli",
+    "simulate": "dlqlens.sim.cli",
 }
 
 

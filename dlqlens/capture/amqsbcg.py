@@ -21,9 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+import numpy as np
 
 from dlqlens.capture.message import MD_DEFAULTS, CaptureMessage, byteorder_of
-from dlqlens.capture.text import clean_hex, pack_text_md, read_lines
+from dlqlens.capture.text import (IS_HEX, PAD, TEXT_CODEC, TextBlock, clean_hex, decimals,
+                                  decode_line, hex_values, pack_text_md, read_blocks,
+                                  read_lines, rebatch, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.ccsid import UTF16, charset
@@ -86,8 +91,16 @@ class _Message:
         self.raw_lines: list[str] = []
 
 
+#: Bytes read from the file at a time by the fast reader (whole messages: a
+#: block is cut before an ``MQGET of message number`` line).
+CHUNK_BYTES = 32 << 20
+#: Blocks with fewer messages than this are read line by line (the fast
+#: reader's fixed cost is that of a few dozen messages).
+MIN_FAST_UNITS = 0
+
+
 def read_amqsbcg(path: str, *, source: str | None = None,
-                 batch_size: int = 65536) -> Iterator[Frames]:
+                 batch_size: int = 65536, fast: bool = True) -> Iterator[Frames]:
     """Frame the messages of an amqsbcg output file.
 
     Parameters
@@ -96,7 +109,13 @@ def read_amqsbcg(path: str, *, source: str | None = None,
     source : str, optional
         Name recorded in the ``source`` column (default ``path``).
     batch_size : int
-        Messages per yielded :class:`~dlqlens.decode.frames.Frames`.
+        Messages per yielded :class:`~dlqlens.decode.frames.Frames` (the last
+        one may hold fewer).
+    fast : bool
+        Frame messages printed exactly as amqsbcg prints them with the
+        vectorised reader (default). ``False`` reads every line with the
+        line-by-line reader; both give the same frames (the fast reader hands
+        every message it cannot prove well-formed to the line reader).
 
     Yields
     ------
@@ -111,8 +130,26 @@ def read_amqsbcg(path: str, *, source: str | None = None,
         When the file cannot be opened.
     """
     source = source or path
+    if fast:
+        pieces = read_blocks(path, _Block, source, CHUNK_BYTES, MIN_FAST_UNITS)
+    else:
+        pieces = iter([_frame_lines(read_lines(path), source, 0)[0]])
+    yield from rebatch(pieces, batch_size)
+
+
+# ---------------------------------------------------------------------------
+# the line-by-line reader: every layout, every oddity
+# ---------------------------------------------------------------------------
+
+def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
+                 count: int) -> tuple[Frames, int]:
+    """Frame the messages of ``lines`` (``(number, offset, text)``), numbered
+    from ``count + 1``; returns the frames and the last message number.
+
+    ``lines`` must start at an ``MQGET of message number`` line (or at the
+    start of the file).
+    """
     builder = FramesBuilder(source, "amqsbcg", "text")
-    count = 0
     cur: _Message | None = None
     pending_get: tuple[int, int] | None = None
 
@@ -121,10 +158,7 @@ def read_amqsbcg(path: str, *, source: str | None = None,
         count += 1
         _emit(builder, m, source, count)
 
-    for number, offset, text in read_lines(path):
-        if len(builder) >= batch_size:
-            yield builder.build()
-            builder = FramesBuilder(source, "amqsbcg", "text")
+    for number, offset, text in lines:
         stripped = text.strip()
         mget = _MQGET.search(text)
         if mget or stripped == _MD_BANNER:
@@ -204,8 +238,7 @@ def read_amqsbcg(path: str, *, source: str | None = None,
             cur.collected += len(digits) // 2
     if cur is not None:
         finish(cur)
-    if len(builder):
-        yield builder.build()
+    return builder.build(), count
 
 
 def _int(v: str | None, default: int | None = None) -> int | None:
@@ -312,6 +345,486 @@ def _dlh_fields(block: dict) -> tuple[dict, list]:
 
 
 # ---------------------------------------------------------------------------
+# the fast reader: messages printed exactly as amqsbcg prints them
+# ---------------------------------------------------------------------------
+#
+# A unit starts at an 'MQGET of message number N' line: there the line reader
+# finishes whatever message it had, whatever came before. Blank lines mean
+# nothing inside a message, so a unit's other lines ("content lines") are
+# matched against amqsbcg's layout by position, for all units at once: the
+# descriptor banner, the MQMD lines (the five version-2 lines optional), the
+# 9.3.4 DLH block (optional), the data banner, the length line, then exactly
+# the dump lines the length calls for (fixed columns: offset, eight 4-digit
+# groups, blanks, the quoted character column), and nothing after them but
+# the end of the output ('No more messages' and what follows it). Anything
+# else sends the unit to the line reader.
+
+def _lit(text: str):
+    return ("lit", np.frombuffer(text.encode("ascii"), dtype=np.uint8))
+
+
+def _pair(a: str, fa: str, b: str, fb: str):
+    return [_lit(a), ("int", fa), _lit(b), ("int", fb)]
+
+
+def _quoted(label: str, name: str, size: int):
+    return [_lit(label + "'"), ("q", name, size), _lit("'")]
+
+
+def _hexline(label: str, name: str, size: int):
+    return [_lit(label + "X'"), ("hex", name, size), _lit("'")]
+
+
+def _qint(label: str, name: str):
+    return [_lit(label + "'"), ("int", name), _lit("'")]
+
+
+_MD_LINES = [
+    [_lit("****Message descriptor****")],
+    [_lit("  StrucId  : '"), ("q", "StrucId", 4), _lit("'  Version : "), ("int", "Version")],
+    _pair("  Report   : ", "Report", "  MsgType : ", "MsgType"),
+    _pair("  Expiry   : ", "Expiry", "  Feedback : ", "Feedback"),
+    _pair("  Encoding : ", "Encoding", "  CodedCharSetId : ", "CodedCharSetId"),
+    _quoted("  Format : ", "Format", 8),
+    _pair("  Priority : ", "Priority", "  Persistence : ", "Persistence"),
+    _hexline("  MsgId : ", "MsgId", 24),
+    _hexline("  CorrelId : ", "CorrelId", 24),
+    [_lit("  BackoutCount : "), ("int", "BackoutCount")],
+    _quoted("  ReplyToQ       : ", "ReplyToQ", 48),
+    _quoted("  ReplyToQMgr    : ", "ReplyToQMgr", 48),
+    [_lit("  ** Identity Context")],
+    _quoted("  UserIdentifier : ", "UserIdentifier", 12),
+    [_lit("  AccountingToken :")],
+    _hexline("   ", "AccountingToken", 32),
+    _quoted("  ApplIdentityData : ", "ApplIdentityData", 32),
+    [_lit("  ** Origin Context")],
+    _qint("  PutApplType    : ", "PutApplType"),
+    _quoted("  PutApplName    : ", "PutApplName", 28),
+    [_lit("  PutDate  : '"), ("q", "PutDate", 8), _lit("'    PutTime  : '"), ("q", "PutTime", 8),
+     _lit("'")],
+    _quoted("  ApplOriginData : ", "ApplOriginData", 4),
+]
+_MD_V2_LINES = [
+    _hexline("  GroupId : ", "GroupId", 24),
+    _qint("  MsgSeqNumber   : ", "MsgSeqNumber"),
+    _qint("  Offset         : ", "Offset"),
+    _qint("  MsgFlags       : ", "MsgFlags"),
+    _qint("  OriginalLength : ", "OriginalLength"),
+]
+_DLH_LINES = [
+    [_lit("****Dead Letter Header****")],
+    [_lit("  StrucId  : '"), ("q", "d.StrucId", 4), _lit("'  Version : "), ("int", "d.Version")],
+    [_lit("  Reason   : "), ("int", "d.Reason"), _lit(" ["), ("bracket",)],
+    _quoted("  DestQName      : ", "d.DestQName", 48),
+    _quoted("  DestQMgrName   : ", "d.DestQMgrName", 48),
+    _pair("  Encoding : ", "d.Encoding", "  CodedCharSetId : ", "d.CodedCharSetId"),
+    _quoted("  Format : ", "d.Format", 8),
+    _qint("  PutApplType    : ", "d.PutApplType"),
+    _quoted("  PutApplName    : ", "d.PutApplName", 28),
+    [_lit("  PutDate  : '"), ("q", "d.PutDate", 8), _lit("'    PutTime  : '"),
+     ("q", "d.PutTime", 8), _lit("'")],
+]
+_DATA_LINES = [[_lit("****   Message      ****")]]
+_LENGTH_OF = [_lit(" length - "), ("uint", "shown"), _lit(" of "), ("uint", "total"),
+              _lit(" bytes")]
+_LENGTH_ONLY = [_lit(" length - "), ("uint", "shown"), _lit(" bytes")]
+
+_MQGET_OF = np.frombuffer(b"MQGET of message number", dtype=np.uint8)
+_MD_TEMPLATE = np.frombuffer(pack_text_md({})[0], dtype=np.uint8)
+_MD_AT = {f.name: (MQMD.offsets[f.name], f.length, f.type) for f in MQMD.fields}
+_DLH_AT = {f.name: (MQDLH.offsets[f.name], f.length, f.type) for f in MQDLH.fields}
+_DLH_SIZE = MQDLH.length()
+_DUMP_W = 64
+#: The 39 columns of a dump line's hex area: which hold digits, and the
+#: digit's index (0-31) in the line.
+_DIGIT_COL = np.array([(c % 5) != 4 for c in range(39)])
+_DIGIT_NO = np.array([c - c // 5 for c in range(39)])
+
+
+class _Block(TextBlock):
+    """A block of amqsbcg output, cut before 'MQGET of message number' lines."""
+
+    def find_unit_starts(self) -> np.ndarray:
+        # lines holding 'MQGET' (all special to the line reader); those with
+        # 'MQGET of message number' + blanks + a digit start units
+        pos = _find_all(self.buf, b"MQGET", self.n)
+        line = np.searchsorted(self.starts, pos, side="right") - 1
+        inside = (line >= 0) & (pos + 5 <= self.cend[np.maximum(line, 0)])
+        pos, line = pos[inside], line[inside]
+        self.special = np.zeros(self.nlines, dtype=bool)
+        self.special[line] = True
+        w = windows(self.view, pos, 48)
+        is_get = (w[:, :23] == _MQGET_OF).all(axis=1)
+        blanks = (w[:, 23:] == 32) | (w[:, 23:] == 9)
+        first = np.argmax(~blanks, axis=1)
+        r = np.arange(len(pos))
+        digit = (w[r, 23 + first] - np.uint8(48)) < 10
+        start = is_get & (first > 0) & digit & (pos + 24 + first <= self.cend[line])
+        self.mqget = np.zeros(self.nlines, dtype=bool)
+        self.mqget[line[start]] = True
+        return np.unique(np.concatenate([[0], line[start]])).astype(np.int64)
+
+    def _trimmed_ends(self, cut: int) -> np.ndarray:
+        """End of each line's text without trailing blanks."""
+        p, starts = self.p, self.starts[:cut]
+        rend = self.cend[:cut].copy()
+        idx = np.flatnonzero((rend > starts) & (p[rend - 1] == 32))
+        while len(idx):
+            rend[idx] -= 1
+            idx = idx[(rend[idx] > starts[idx]) & (p[rend[idx] - 1] == 32)]
+        return rend
+
+    def fast_units(self, us, ue, cut, source, base_off, base_line):
+        p, starts = self.p, self.starts
+        nu = len(us)
+        rend = self._trimmed_ends(cut)
+        blank = (rend == starts[:cut]) & ~self.weird[:cut]
+        content = np.flatnonzero(~blank)
+        special = self.special[:cut].copy()
+        at = _find_all(self.buf, b"No more messages", self.line_offset(cut))
+        special[np.searchsorted(starts[:cut], at, side="right") - 1] = True
+        clean = self.ascii_lines(cut) & ~self.weird[:cut]
+        cfirst = np.searchsorted(content, us)
+        ncont = np.searchsorted(content, ue) - cfirst
+        ok = (ncont >= 2) & self.mqget[us]
+        ok[ok] &= content[cfirst[ok]] == us[ok]  # the MQGET line itself
+        m = _Matcher(self, rend, content, cfirst, ncont, clean, ok)
+        m.ci[:] = 1
+        for tokens in _MD_LINES:
+            m.line(tokens)
+        v2 = m.probe(_MD_V2_LINES[0][0][1])
+        for tokens in _MD_V2_LINES:
+            m.line(tokens, v2)
+        dlh = m.probe(_DLH_LINES[0][0][1])
+        for tokens in _DLH_LINES:
+            m.line(tokens, dlh)
+        for tokens in _DATA_LINES:
+            m.line(tokens)
+        of = m.probe(_LENGTH_OF[0][1]) & m.probe(np.frombuffer(b" of ", np.uint8), after=True)
+        m.line(_LENGTH_OF, of)
+        m.line(_LENGTH_ONLY, ~of)
+        ok = m.ok
+        if not ok.any():
+            return ok, FramesBuilder(source, "amqsbcg", "text").build()
+        shown = m.values["shown"]
+        total = np.where(of, m.values["total"], shown) if "total" in m.values else shown
+        # nothing special (an end, another message) inside the descriptor
+        csp = np.concatenate([[0], np.cumsum(special[content])])
+        nc = len(content)
+        ok &= csp[np.minimum(cfirst + m.ci, nc)] - csp[np.minimum(cfirst + 2, nc)] == 0
+        # the dump lines
+        nd = np.where(ok, (shown + 15) // 16, 0)
+        ok &= m.ci + nd <= ncont
+        nd = np.where(ok, nd, 0)
+        rows = np.flatnonzero(ok)
+        first = cfirst + m.ci
+        dl = content[np.repeat(first[rows], nd[rows]) + _ranks(nd[rows])]
+        k = _ranks(nd[rows])
+        last = np.repeat(shown[rows], nd[rows]) - 16 * k
+        nbytes = np.minimum(last, 16)
+        good, hexarea = _dump_lines(self.view, starts[dl], self.length[dl], nbytes, k)
+        good &= ~special[dl]
+        bad_rows = rows[np.repeat(np.arange(len(rows)), nd[rows])[~good]]
+        ok[bad_rows] = False
+        # what follows the dump: nothing, or the end of the output
+        for r in np.flatnonzero(ok & (m.ci + nd < ncont)).tolist():
+            tail = content[first[r] + nd[r]:cfirst[r] + ncont[r]].tolist()
+            ok[r] = self._tail_ok(tail)
+        # the data: every dump line's hex area in one bytes.fromhex call
+        keep = ok[np.repeat(rows, nd[rows])]
+        text = hexarea[keep].tobytes().decode("latin-1")
+        dump = np.frombuffer(bytes.fromhex(text), dtype=np.uint8)
+        rows = np.flatnonzero(ok)
+        n = len(rows)
+        dlen = shown[rows]
+        assert len(dump) == int(dlen.sum())
+        values = {k: v[rows] for k, v in m.values.items()}
+        md, version = _md_block(values, m.seen, rows)
+        has_dlh = dlh[rows]
+        headers, hok = _dlh_block(values, m.seen, rows, has_dlh)
+        if not hok.all():  # an unsupported code page: those messages go to the line reader
+            ok[rows[~hok]] = False
+            sel = hok
+            keep_bytes = np.repeat(sel, dlen)
+            dump, dlen, rows = dump[keep_bytes], dlen[sel], rows[sel]
+            md, version, has_dlh, headers = md[sel], version[sel], has_dlh[sel], headers[sel]
+            total_r = total[rows]
+            n = len(rows)
+        else:
+            total_r = total[rows]
+        data, msg_len = _with_headers(dump, dlen, headers, has_dlh)
+        total_r = total_r + np.where(has_dlh, _DLH_SIZE, 0)
+        d_end = np.cumsum(msg_len)
+        fr = Frames(
+            source=source, capture_format="amqsbcg", md_origin="text",
+            md=md, md_big_endian=np.zeros(n, bool),
+            md_codec=np.full(n, TEXT_CODEC, dtype=object),
+            md_blank=np.full(n, 0x20, np.uint8), md_version=version,
+            md_valid=np.ones(n, bool), data=data, starts=d_end - msg_len, ends=d_end,
+            data_length=np.maximum(total_r, msg_len), message_number=np.zeros(n, np.int32),
+            source_offset=base_off + starts[us[rows]],
+            source_line=(base_line + us[rows] + 1).astype(np.int32),
+            dlh_reconstructed=has_dlh.copy())
+        return ok, fr
+
+    def _tail_ok(self, lines: list[int]) -> bool:
+        """Lines after the dump: the line reader must end the message at the
+        first and ignore the rest."""
+        texts = [decode_line(self.buf[self.starts[i]:self.cend[i]]) for i in lines]
+        if not _END.search(texts[0]) or _MQGET.search(texts[0]):
+            return False
+        return all(not _MQGET.search(t) and t.strip() != _MD_BANNER for t in texts[1:])
+
+
+def _find_all(buf: bytes, needle: bytes, end: int) -> np.ndarray:
+    """Offsets of ``needle`` in ``buf[:end]``."""
+    out = []
+    find = buf.find
+    i = find(needle, 0, end)
+    while i >= 0:
+        out.append(i)
+        i = find(needle, i + 1, end)
+    return np.array(out, dtype=np.int64)
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """``0..counts[i]-1`` for every ``i``, concatenated."""
+    total = int(counts.sum())
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total) - starts
+
+
+class _Matcher:
+    """Matches the content lines of many units against line templates, the
+    units advancing each at its own pace (optional lines)."""
+
+    def __init__(self, block, rend, content, cfirst, ncont, clean, ok):
+        self.p, self.starts, self.rend = block.p, block.starts, rend
+        self.view = block.view
+        self.content, self.cfirst, self.ncont, self.clean = content, cfirst, ncont, clean
+        self.ok = ok
+        self.ci = np.zeros(len(ok), dtype=np.int64)
+        self.values: dict[str, np.ndarray] = {}
+        self.seen: dict[str, np.ndarray] = {}
+
+    def _lines(self, rows):
+        ci = self.ci[rows]
+        valid = ci < self.ncont[rows]
+        at = np.minimum(self.cfirst[rows] + ci, max(len(self.content) - 1, 0))
+        return (self.content[at] if len(self.content) else np.zeros(len(rows), np.int64)), valid
+
+    def probe(self, lit: np.ndarray, after: bool = False) -> np.ndarray:
+        """Units whose current line starts with ``lit`` (``after``: whose
+        next-but-one token... here: whose line holds ``lit`` after a number
+        following the line's first literal)."""
+        rows = np.flatnonzero(self.ok)
+        out = np.zeros(len(self.ok), dtype=bool)
+        ln, valid = self._lines(rows)
+        pos = self.starts[ln]
+        if after:  # ' length - N of M bytes': ' of ' after the number
+            pos = pos + 10
+            w = windows(self.view, pos, 12)
+            digit = (w - np.uint8(48)) < 10
+            nd = np.argmax(~digit, axis=1)
+            pos = pos + nd
+        w = windows(self.view, pos, len(lit))
+        out[rows] = valid & (w == lit).all(axis=1)
+        return out
+
+    def line(self, tokens, active=None):
+        """Match the current line of the ``active`` units (default: all)
+        against ``tokens``; units that do not match are no longer ok."""
+        sel = self.ok if active is None else self.ok & active
+        rows = np.flatnonzero(sel)
+        if not len(rows):
+            return
+        ln, valid = self._lines(rows)
+        start = self.starts[ln]
+        length = self.rend[ln] - start
+        # lines with the same text as the first one are matched once
+        same = np.zeros(len(rows), dtype=bool)
+        first = np.flatnonzero(valid)
+        r0 = int(first[0]) if len(first) else 0
+        if len(first) and 0 < length[r0] <= PAD:
+            w = windows(self.view, start, int(length[r0]))
+            same = valid & (length == length[r0]) & (w == w[r0]).all(axis=1)
+            same[r0] = False
+        todo = np.flatnonzero(~same)
+        good_t, values = self._match(tokens, ln[todo], valid[todo])
+        good = np.empty(len(rows), dtype=bool)
+        good[todo] = good_t
+        i0 = int(np.searchsorted(todo, r0))
+        good[same] = good_t[i0]
+        for name, v in values.items():
+            full = np.empty((len(rows),) + v.shape[1:], dtype=v.dtype)
+            full[todo] = v
+            full[same] = v[i0]
+            self._store(name, rows, full)
+        self.ok[rows] &= good
+        self.ci[rows] += 1
+
+    def _match(self, tokens, ln, valid):
+        p = self.p
+        good = valid & self.clean[ln]
+        pos = self.starts[ln].copy()
+        end = self.rend[ln]
+        r = np.arange(len(ln))
+        values = {}
+        for tok in tokens:
+            kind = tok[0]
+            if kind == "lit":
+                lit = tok[1]
+                good &= (windows(self.view, pos, len(lit)) == lit).all(axis=1)
+                pos += len(lit)
+            elif kind in ("int", "uint"):
+                w = windows(self.view, pos, 12)
+                digit = (w - np.uint8(48)) < 10
+                if kind == "int":
+                    digit[:, 0] |= w[:, 0] == 45
+                nd = np.argmax(~digit, axis=1)
+                nd = np.where(digit[r, nd], 12, nd)
+                val, g = decimals(w, nd)
+                good &= g
+                pos += nd
+                values[tok[1]] = val
+            elif kind == "q":
+                size = tok[2]
+                w = windows(self.view, pos, size + 1)
+                quote = w == 39
+                n = np.argmax(quote, axis=1)
+                good &= quote[r, n]
+                values[tok[1]] = np.where(np.arange(size) < n[:, None], w[:, :size],
+                                          0x20).astype(np.uint8)
+                pos += n
+            elif kind == "hex":
+                size = tok[2]
+                raw, g = hex_values(windows(self.view, pos, 2 * size))
+                good &= g
+                pos += 2 * size
+                values[tok[1]] = raw
+            else:  # bracket: anything up to a ']' ending the line
+                good &= (pos < end) & (p[np.maximum(end - 1, 0)] == 93)
+                pos = end.copy()
+            good &= pos <= end
+            pos = np.minimum(pos, end)
+        good &= pos == end
+        return good, values
+
+    def _store(self, name, rows, val):
+        if name not in self.values:
+            self.values[name] = np.zeros((len(self.ok),) + val.shape[1:], dtype=val.dtype)
+            self.seen[name] = np.zeros(len(self.ok), dtype=bool)
+        self.values[name][rows] = val
+        self.seen[name][rows] = True
+
+
+def _dump_lines(view, at, length, nbytes, k):
+    """Check dump lines ``'OOOOOOOO:  XXXX XXXX ... 'chars'`` of ``nbytes``
+    bytes at offset ``16 * k``; returns ``(good, hex areas (n, 39))``."""
+    n = len(at)
+    w = windows(view, at, _DUMP_W)
+    r = np.arange(n)
+    off, good = hex_values(np.ascontiguousarray(w[:, :8]))
+    good &= (off.astype(np.int64) @ np.array([1 << 24, 1 << 16, 1 << 8, 1])) == 16 * k
+    good &= (w[:, 8] == 58) & (w[:, 9] == 32) & (w[:, 10] == 32)
+    area = np.ascontiguousarray(w[:, 11:50])
+    want = _DIGIT_COL & (_DIGIT_NO < 2 * nbytes[:, None])
+    good &= ((area != 32) == want).all(axis=1)
+    # after the hex area: blanks, then the quote of the character column
+    tail = w[:, 50:] != 32
+    q = np.argmax(tail, axis=1)
+    good &= tail[r, q] & (w[r, 50 + q] == 39) & (50 + q < length)
+    # every digit column a hex digit (fromhex would skip other blanks)
+    good &= (IS_HEX[area] | ~want).all(axis=1)
+    return good, area
+
+
+def _md_block(values, seen, rows):
+    """The MQMD (n, 364) and version of the units ``rows``."""
+    n = len(rows)
+    md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
+    md[:] = _MD_TEMPLATE
+    version = np.ones(n, dtype=np.int32)
+    for name, (at, size, kind) in _MD_AT.items():
+        if name not in values:
+            continue
+        val, here = values[name], seen[name][rows]
+        if not here.any():
+            continue
+        if name == "Version":
+            val = np.where((val == 1) | (val == 2), val, 2)
+            version = np.where(here, val, version).astype(np.int32)
+        if kind == MQLONG:
+            val = val.astype("<i4").view(np.uint8).reshape(-1, 4)
+        if here.all():
+            md[:, at:at + size] = val
+        else:
+            md[here, at:at + size] = val[here]
+    return md, version
+
+
+@lru_cache(maxsize=None)
+def _ascii_table(ccsid: int) -> np.ndarray | None:
+    """How the MQDLH of a message with MQMD CCSID ``ccsid`` is packed: ASCII
+    byte -> byte in that code page, or None when not one byte each."""
+    cs = charset(ccsid)
+    codec = cs.codec if cs.family != UTF16 else "latin-1"
+    chars = "".join(chr(c) for c in range(128))
+    try:
+        whole = chars.encode(codec)
+        each = [c.encode(codec) for c in chars]
+    except (UnicodeEncodeError, LookupError):
+        return None
+    if len(whole) != 128 or any(len(b) != 1 for b in each) or b"".join(each) != whole:
+        return None
+    return np.frombuffer(whole, dtype=np.uint8)
+
+
+def _dlh_block(values, seen, rows, has_dlh):
+    """The 172 MQDLH bytes rebuilt from the printed fields (as the line reader
+    packs them) for the units ``rows`` with a DLH block; ``ok`` is False for
+    a code page the fast reader does not pack."""
+    n = len(rows)
+    out = np.zeros((n, _DLH_SIZE), dtype=np.uint8)
+    ok = np.ones(n, dtype=bool)
+    if not has_dlh.any():
+        return out, ok
+    enc = values["Encoding"].astype(np.int64)
+    ccsid = values["CodedCharSetId"].astype(np.int64)
+    big = (enc & 0x0F) == 1
+    tables = np.zeros((n, 128), dtype=np.uint8)
+    for c in np.unique(ccsid[has_dlh]).tolist():
+        t = _ascii_table(int(c))
+        sel = has_dlh & (ccsid == c)
+        if t is None:
+            ok[sel] = False
+        else:
+            tables[sel] = t
+    for name, (at, size, kind) in _DLH_AT.items():
+        val = values["d." + name]
+        if kind == MQLONG:
+            le = val.astype("<i4").view(np.uint8).reshape(-1, 4)
+            out[:, at:at + 4] = np.where(big[:, None], le[:, ::-1], le)
+        else:
+            out[:, at:at + size] = np.take_along_axis(tables, val.astype(np.intp) & 127, axis=1)
+    return out, ok
+
+
+def _with_headers(dump, dlen, headers, has_dlh):
+    """Message data: each message's rebuilt MQDLH (if any), then its dump bytes."""
+    hlen = np.where(has_dlh, _DLH_SIZE, 0)
+    msg_len = dlen + hlen
+    if not has_dlh.any():
+        return dump, msg_len
+    data = np.empty(int(msg_len.sum()), dtype=np.uint8)
+    is_head = np.repeat(np.tile(np.array([True, False]), len(dlen)),
+                        np.stack([hlen, dlen], axis=1).ravel())
+    data[is_head] = headers[has_dlh].ravel()
+    data[~is_head] = dump
+    return data, msg_len
+
+
+# ---------------------------------------------------------------------------
 # writer
 # ---------------------------------------------------------------------------
 
@@ -413,3 +926,6 @@ def write_amqsbcg(path, messages: Iterable[CaptureMessage], *, queue: str = "SYS
                          f" Average message {sum(sizes) // len(sizes)} bytes.\n")
         fh.write("\n MQCLOSE\n MQDISC\n")
     return n
+
+
+_Block.frame_lines = staticmethod(_frame_lines)

@@ -108,24 +108,20 @@ for _i, _c in enumerate(b"abcdef"):
 #: True for the bytes of hex digits.
 IS_HEX = HEX_VALUE < 16
 
-#: Bytes a padded buffer has after its data (windows may read that far).
+#: Zero bytes after the data of a block's buffer (windows may read that far).
 PAD = 256
-
-
-def padded(buf: bytes) -> np.ndarray:
-    """``buf`` as uint8 followed by :data:`PAD` zero bytes."""
-    p = np.zeros(len(buf) + PAD, dtype=np.uint8)
-    p[:len(buf)] = np.frombuffer(buf, dtype=np.uint8)
-    return p
+_PAD = bytes(PAD)
 
 
 def windows(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """``(len(at), width)`` array of ``p[at[i]:at[i] + width]`` (a copy).
 
-    ``p`` comes from :func:`padded`; ``width`` is at most :data:`PAD`.
+    ``p`` is the array of a :class:`TextBlock` or, faster, its ``view``
+    (``width`` at most :data:`PAD`).
     """
-    view = as_strided(p, shape=(len(p) - width + 1, width), strides=(1, 1), writeable=False)
-    return view[at]
+    if p.ndim == 1:
+        p = as_strided(p, shape=(len(p) - PAD + 1, PAD), strides=(1, 1), writeable=False)
+    return p[at, :width]
 
 
 def hex_bytes(win: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -135,27 +131,40 @@ def hex_bytes(win: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (v[:, 0::2] << 4) | (v[:, 1::2] & 15), ok
 
 
-def decimals(win: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse ``-?[0-9]+`` values of ``length`` bytes at the start of each row.
+_POW10 = 10.0 ** np.arange(13)
 
-    Returns ``(values int64, ok)``; ``ok`` is False for anything else and for
-    values outside the MQLONG range.
-    """
-    n, w = win.shape
-    pos = np.arange(w)
+
+def decimals(win: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values ``-?[0-9]{1,10}`` of ``length`` characters at the start of the
+    rows of ``win`` (n, w <= 12; ``w`` at least the longest value that can be
+    valid): ``(int64 values, ok)``; ``ok`` is False for anything else and
+    outside the MQLONG range."""
+    w = win.shape[1]
+    col = np.arange(w)
     neg = win[:, 0] == 45
-    first = neg.astype(np.int64)
-    inval = pos < length[:, None]
-    isdig = pos >= first[:, None]
-    digit = win.astype(np.int64) - 48
-    dig = inval & isdig
-    ok = ((~dig) | ((digit >= 0) & (digit <= 9))).all(axis=1)
-    ok &= (length - first >= 1) & (length - first <= 10)
-    expo = np.clip(length[:, None] - 1 - pos, 0, 18)
-    val = np.where(dig, digit * (10 ** expo), 0).sum(axis=1)
+    digit = win - np.uint8(48)
+    active = (col >= neg[:, None]) & (col < length[:, None])
+    ok = ((digit < 10) | ~active).all(axis=1)
+    nd = length - neg
+    ok &= (nd >= 1) & (nd <= 10) & (length <= w)
+    x = np.where(active, digit, 0).astype(np.float64) @ _POW10[w - 1::-1]
+    val = np.rint(x / _POW10[np.clip(w - length, 0, w)]).astype(np.int64)
     val = np.where(neg, -val, val)
     ok &= (val >= -2**31) & (val < 2**31)
     return val, ok
+
+
+def hex_values(win: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of hex digits -> ``(bytes (n, w//2), ok)`` (one ``bytes.fromhex``
+    call when every row is clean)."""
+    n, w = win.shape
+    try:
+        raw = bytes.fromhex(win.tobytes().decode("latin-1"))
+    except ValueError:
+        raw = b""
+    if len(raw) * 2 == n * w:
+        return np.frombuffer(raw, dtype=np.uint8).reshape(n, w // 2), np.ones(n, bool)
+    return hex_bytes(win)
 
 
 def slice_frames(fr: Frames, a: int, b: int) -> Frames:
@@ -233,3 +242,153 @@ def rebatch(pieces: Iterable[Frames | None], batch_size: int) -> Iterator[Frames
             yield concat_frames(take)
     if count:
         yield concat_frames(held)
+
+
+# ---------------------------------------------------------------------------
+# block-at-a-time reading: the frame of the fast text readers
+# ---------------------------------------------------------------------------
+
+class TextBlock:
+    """Whole lines of a text capture, read a block at a time.
+
+    A format's reader subclasses this: :meth:`find_unit_starts` marks the
+    lines where its line-by-line reader always starts afresh ("units": framing
+    one never depends on the lines before it), :meth:`fast_units` frames the
+    units it can prove well-formed, and :attr:`frame_lines` (the line-by-line
+    reader, ``(lines, source, count) -> (Frames, count)``) frames the others.
+
+    Attributes
+    ----------
+    buf : bytes
+        The block followed by :data:`PAD` zero bytes; ``p`` is its uint8 view
+        and ``n`` the block's length.
+    starts, cend : numpy.ndarray of int64
+        Per line: first byte, and end of its text (the LF and one CR before it
+        removed).
+    length : numpy.ndarray of int64
+        ``cend - starts``.
+    weird : numpy.ndarray of bool
+        Lines ending in more than one CR (the line readers remove them all).
+    """
+
+    frame_lines = None  # set by subclasses
+
+    def __init__(self, carry: bytes, more: bytes, eof: bool):
+        self.buf = buf = b"".join((carry, more, _PAD))
+        self.n = n = len(buf) - PAD
+        self.p = p = np.frombuffer(buf, dtype=np.uint8)
+        #: ``view[i, :w]`` is ``p[i:i + w]`` (see :func:`windows`)
+        self.view = as_strided(p, shape=(n + 1, PAD), strides=(1, 1), writeable=False)
+        nl = np.flatnonzero(p[:n] == 10)
+        ends = nl
+        if eof and n and buf[n - 1] != 10:
+            ends = np.append(nl, n)
+        self.nlines = nlines = len(ends)
+        starts = np.empty(nlines, dtype=np.int64)
+        if nlines:
+            starts[0] = 0
+            starts[1:] = nl[:nlines - 1] + 1
+        self.starts = starts
+        ends = ends.astype(np.int64)
+        cend = ends - ((ends > starts) & (p[ends - 1] == 13))
+        self.cend = cend
+        self.length = cend - starts
+        self.weird = (self.length > 0) & (p[cend - 1] == 13)
+        self.unit_starts = self.find_unit_starts()
+
+    def find_unit_starts(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fast_units(self, us, ue, cut, source, base_off, base_line):  # pragma: no cover
+        """``(fast, frames)``: which units (``[us[i], ue[i])`` lines) are framed
+        here, and the :class:`Frames` of those units in order (message
+        numbers are filled in by :meth:`frame`)."""
+        raise NotImplementedError
+
+    def line_offset(self, line: int) -> int:
+        return int(self.starts[line]) if line < self.nlines else self.n
+
+    def ascii_lines(self, cut: int) -> np.ndarray:
+        """Per line of ``[0, cut)``: True when it holds only ASCII bytes."""
+        end = self.line_offset(cut)
+        out = np.ones(cut, dtype=bool)
+        if not self.buf.isascii() and not self.buf[:end].isascii():
+            hi = np.flatnonzero(self.p[:end] >= 0x80)
+            out[np.searchsorted(self.starts[:cut], hi, side="right") - 1] = False
+        return out
+
+    def frame(self, cut: int, source: str, base_off: int, base_line: int,
+              count: int, min_units: int = 0) -> Iterator[Frames]:
+        """Frames of lines ``[0, cut)`` (``cut`` is a unit start or the end),
+        numbered from ``count + 1``. Blocks of fewer than ``min_units`` units
+        go to the line reader whole (the fast reader has a fixed cost)."""
+        us = self.unit_starts[self.unit_starts < cut]
+        ue = np.append(us[1:], cut)
+        if len(us) >= max(min_units, 1):
+            fast, fr_fast = self.fast_units(us, ue, cut, source, base_off, base_line)
+        else:
+            fast, fr_fast = np.zeros(len(us), dtype=bool), None
+        flips = np.flatnonzero(np.diff(fast.astype(np.int8))) + 1
+        bounds = np.concatenate([[0], flips, [len(us)]]).tolist()
+        row = 0  # next row of fr_fast
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if a == b:
+                continue
+            if fast[a]:
+                fr = slice_frames(fr_fast, row, row + b - a)
+                fr.message_number = np.arange(count + 1, count + 1 + b - a, dtype=np.int32)
+                row += b - a
+                count += b - a
+            else:
+                lo, hi = self.line_offset(int(us[a])), self.line_offset(int(ue[b - 1]))
+                fr, count = type(self).frame_lines(
+                    iter_lines(self.buf[lo:hi], base_line + int(us[a]) + 1, base_off + lo),
+                    source, count)
+            yield fr
+
+
+def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
+                min_units: int = 0) -> Iterator[Frames]:
+    """Frame a text capture a block of about ``chunk_bytes`` at a time.
+
+    Each block is cut before its last unit start; the rest is read again
+    with the next block. A block without a unit start after its first line
+    grows until it has one (or the file ends). Blocks of fewer than
+    ``min_units`` units are read line by line.
+
+    Raises
+    ------
+    CaptureError
+        When the file cannot be opened.
+    """
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    with fh:
+        carry = b""
+        base_off, base_line, count = 0, 0, 0
+        want = chunk_bytes
+        while True:
+            more = fh.read(want)
+            eof = len(more) < want
+            if eof:  # a short read: make sure it is the end
+                more += fh.read()
+            if not carry and not more:
+                return
+            block = block_type(carry, more, eof)
+            cut = block.nlines if eof else int(block.unit_starts[-1])
+            if cut == 0:  # no unit boundary yet: read on (twice as much)
+                carry = carry + more
+                want = max(want, len(carry))
+                continue
+            want = chunk_bytes
+            for fr in block.frame(cut, source, base_off, base_line, count, min_units):
+                count += len(fr)
+                yield fr
+            cut_at = block.line_offset(cut)
+            carry = block.buf[cut_at:block.n]
+            base_off += cut_at
+            base_line += cut
+            if eof:
+                return

@@ -15,6 +15,16 @@ match_string(pattern, value, length=None) -> bool, match_integer(pattern, value)
     The handler's matching of one pattern against one field.
 pattern_covers(outer, inner, length) -> bool | None
     Whether every field matched by ``inner`` is matched by ``outer``.
+dlqlens.rules.replay.replay(table, capture_df, world="optimistic") -> DataFrame
+    What the handler would do with every captured message (Spark), with
+    ``rule_stats`` and ``summarize`` in the same module.
+dlqlens.rules.diff.diff(old, new, capture_df, world="optimistic") -> DataFrame
+    Both tables replayed side by side.
+World
+    The assumed outcome of the handler's puts (:mod:`dlqlens.rules.world`).
+
+(``replay`` and ``diff`` are not re-exported here: the names are those of
+their modules.)
 
 Model: :class:`RulesTable`, :class:`ControlData`, :class:`Rule`,
 :class:`Pattern`, :class:`Diagnostic`, :class:`LintFinding`; the keyword
@@ -39,6 +49,7 @@ from dlqlens.rules.model import (
 )
 from dlqlens.rules.parser import parse, parse_file
 from dlqlens.rules.validate import CODES as DIAGNOSTIC_CODES
+from dlqlens.rules.world import World
 
 __all__ = [
     "parse",
@@ -47,6 +58,7 @@ __all__ = [
     "match_string",
     "match_integer",
     "pattern_covers",
+    "World",
     "RulesTable",
     "ControlData",
     "Rule",

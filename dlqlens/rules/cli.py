@@ -1,8 +1,14 @@
-"""``dlqlens rules`` command: check a runmqdlq rules table.
+"""``dlqlens rules`` command: check, replay and diff runmqdlq rules tables.
 
 Usage::
 
-    dlqlens rules check TABLE [--json] [--dlq NAME]
+    dlqlens rules check TABLE [--json] [--dlq NAME] [--capture CAPTURE...]
+    dlqlens rules replay TABLE CAPTURE... [--world optimistic|pessimistic|FILE] [--jsonl]
+    dlqlens rules diff OLD NEW CAPTURE... [--world ...] [--jsonl]
+
+``replay``, ``diff`` and ``check --capture`` run on Spark (Java 17+); all
+take ``--format`` (capture format, default ``auto``) and ``--master`` (Spark
+master, default ``local[*]``).
 
 Parses TABLE the way runmqdlq reads its rules from stdin, reports what the
 handler's start-up validation would reject (diagnostics) and what an auditor
@@ -51,7 +57,39 @@ a stable contract read by other tools; fields are only ever added:
     ``code`` (str, see :data:`dlqlens.rules.lint.CODES`), ``rule_index``
     (int or null), ``message`` (str), ``severity`` (``"warning"``/``"info"``),
     ``line``, ``column`` (int or null), ``related`` (array of rule indexes),
-    ``reasoning`` (str or null).
+    ``reasoning`` (str or null). With ``--capture``, ``unreached-rule``
+    findings for rules no message of the capture matches first.
+
+``rules replay``
+----------------
+Replays TABLE over the captures (:func:`dlqlens.rules.replay.replay`) in the
+world given by ``--world``: ``optimistic`` (default, every put succeeds),
+``pessimistic`` (puts to a message's original destination fail with its
+original reason) or a world JSON file (:mod:`dlqlens.rules.world`). A table
+with errors is not replayed (the handler would not start): its diagnostics go
+to standard error and the exit status is 1.
+
+Human output: the per-rule table (``rule``, ``line``, ``action``, then
+message counts ``matched``, ``first`` (first matching rule), ``tried``,
+``disposed``, ``ignored``), then the messages by disposition and
+``left_reason``. ``--jsonl``: one JSON object per message, ordered by
+``source`` then ``message_number``, with exactly the keys ``source``,
+``message_number``, ``tried`` (list of ``{rule_index, attempts, outcome,
+reason}``), ``rule_index``, ``action``, ``target_queue``, ``target_qmgr``,
+``header_kept``, ``disposition``, ``left_reason``,
+``seconds_to_disposition`` (see :mod:`dlqlens.rules.replay`). Stable
+contract; fields are only ever added.
+
+``rules diff``
+--------------
+Replays OLD and NEW over the same captures and world
+(:mod:`dlqlens.rules.diff`). Human output: how many messages change fate,
+the counts per fate transition (``forwarded -> left/no_match``), then per
+transition with the old and new rule index. ``--jsonl``: one object per
+message whose fate or disposing rule changed, ordered by ``source`` then
+``message_number``: ``source``, ``message_number``, ``old`` and ``new``
+(each with the replay keys after ``message_number``), ``fate_changed``,
+``rule_changed``.
 """
 
 from __future__ import annotations
@@ -63,7 +101,7 @@ import sys
 from dlqlens.rules.lint import lint
 from dlqlens.rules.parser import parse_file
 
-__all__ = ["register", "run_check"]
+__all__ = ["register", "run_check", "run_replay", "run_diff"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -91,13 +129,109 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="dead-letter queue the table processes (overrides INPUTQ), for loop checks",
     )
+    check.add_argument(
+        "--capture",
+        nargs="+",
+        metavar="CAPTURE",
+        default=None,
+        help="also report rules no message of these captures matches first (runs on Spark)",
+    )
+    _spark_options(check)
     check.set_defaults(func=run_check)
+
+    replay = sub.add_parser(
+        "replay",
+        help="replay a rules table over captured DLQ messages (runs on Spark)",
+        description=(
+            "What runmqdlq would do with every captured message: rules tried, attempts, "
+            "action, target, and why messages stay on the DLQ. Needs Java 17+ (Spark)."
+        ),
+    )
+    replay.add_argument("table", metavar="TABLE", help="rules table file")
+    replay.add_argument("captures", nargs="+", metavar="CAPTURE",
+                        help="capture files, directories or glob patterns")
+    _world_option(replay)
+    replay.add_argument("--jsonl", action="store_true",
+                        help="one JSON object per message instead of the summary")
+    _spark_options(replay)
+    replay.set_defaults(func=run_replay)
+
+    diff = sub.add_parser(
+        "diff",
+        help="compare two rules tables replayed over the same captures (runs on Spark)",
+        description=(
+            "Replay OLD and NEW over the same captures and count the messages whose fate "
+            "changes, per transition. Needs Java 17+ (Spark)."
+        ),
+    )
+    diff.add_argument("old", metavar="OLD", help="the current rules table")
+    diff.add_argument("new", metavar="NEW", help="the proposed rules table")
+    diff.add_argument("captures", nargs="+", metavar="CAPTURE",
+                      help="capture files, directories or glob patterns")
+    _world_option(diff)
+    diff.add_argument("--jsonl", action="store_true",
+                      help="one JSON object per changed message instead of the counts")
+    _spark_options(diff)
+    diff.set_defaults(func=run_diff)
+
+
+def _world_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--world",
+        default="optimistic",
+        metavar="optimistic|pessimistic|FILE",
+        help="outcome of the handler's puts: optimistic (default: all succeed), pessimistic "
+             "(puts to the original destination fail with the original reason) or a world "
+             "JSON file",
+    )
+
+
+def _spark_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", default="auto",
+                        help="capture format: auto (default), raw, dmpmqmsg or amqsbcg")
+    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+
+
+def _load(args: argparse.Namespace, paths: list):
+    """Check the capture paths (before the JVM starts), then load them on Spark
+    in PERMISSIVE mode (a message whose MQDLH cannot be read is kept: it is
+    one the handler leaves, ``no_dlh``)."""
+    from dlqlens.capture.reader import ReadOptions, plan_pieces
+    from dlqlens.spark.session import get_spark, load_capture
+
+    plan_pieces(paths, ReadOptions(format=args.format))
+    spark = get_spark(args.master)
+    return load_capture(spark, paths, format=args.format, mode="PERMISSIVE")
+
+
+def _refuse_errors(table, name: str) -> bool:
+    """Print a table's errors to stderr; True when it has any."""
+    if not table.errors:
+        return False
+    for diag in table.errors:
+        print(diag.format(name), file=sys.stderr)
+    print(f"{name}: {len(table.errors)} error(s): the DLQ handler would not start with this "
+          "table; fix them first (dlqlens rules check)", file=sys.stderr)
+    return True
+
+
+def _write_lines(df, column) -> None:
+    """Write one text column of ``df`` to stdout, ordered, streamed partition by partition."""
+    out = sys.stdout
+    for row in df.orderBy("source", "message_number").select(column.alias("j")).toLocalIterator():
+        out.write(row["j"] + "\n")
+    out.flush()
 
 
 def run_check(args: argparse.Namespace) -> int:
     """Run ``rules check``; return the exit status (1 if errors, else 0)."""
     table = parse_file(args.table)
     findings = lint(table, dlq_name=args.dlq)
+    if getattr(args, "capture", None):
+        from dlqlens.rules.lint import unreached
+
+        findings = sorted(findings + unreached(table, _load(args, args.capture)),
+                          key=lambda f: (f.line or 0, f.column or 0))
     if args.json:
         report = table.to_dict()
         report["lint"] = [f.to_dict() for f in findings]
@@ -114,3 +248,44 @@ def run_check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if table.errors else 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """Run ``rules replay``; exit status 1 when the table has errors, else 0."""
+    from dlqlens.rules.replay import jsonl_column, replay, summarize
+    from dlqlens.rules.world import World
+
+    table = parse_file(args.table)
+    if _refuse_errors(table, args.table):
+        return 1
+    world = World.load(args.world)
+    replayed = replay(table, _load(args, args.captures), world)
+    if args.jsonl:
+        _write_lines(replayed, jsonl_column(replayed))
+        return 0
+    summary = summarize(replayed, table)
+    print(f"{args.table}: {len(table.rules)} rule(s), RETRYINT {table.control.retryint} s, "
+          f"world {world.name}")
+    print(summary.to_text(), end="")
+    return 0
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """Run ``rules diff``; exit status 1 when a table has errors, else 0."""
+    from dlqlens.rules.diff import changed, diff, jsonl_column, summarize_diff
+    from dlqlens.rules.world import World
+
+    old = parse_file(args.old)
+    new = parse_file(args.new)
+    bad_old = _refuse_errors(old, args.old)
+    bad_new = _refuse_errors(new, args.new)
+    if bad_old or bad_new:
+        return 1
+    world = World.load(args.world)
+    diffed = diff(old, new, _load(args, args.captures), world)
+    if args.jsonl:
+        _write_lines(changed(diffed), jsonl_column(diffed))
+        return 0
+    print(f"{args.old} -> {args.new}, world {world.name}")
+    print(summarize_diff(diffed).to_text(), end="")
+    return 0

@@ -27,6 +27,11 @@ Choices made:
   loop when FWDQ is that queue and FWDQM is blank or equals INPUTQM. With no
   DLQ name at all, FWDQ(SYSTEM.DEAD.LETTER.QUEUE), the conventional DLQ name,
   is reported as a possible loop (severity ``info``).
+* ``unreached-rule`` (:func:`unreached`, needs a capture) reports a rule
+  that is the first match of no message in the capture, severity ``info``:
+  a capture is a sample, not a specification. A rule matched only after an
+  earlier rule is reported too, with the number of messages it matches (it
+  is reached only when the earlier rule's attempts fail).
 * Retry advice comes from :data:`dlqlens.mq.constants.NON_RETRYABLE_REASONS`,
   :data:`~dlqlens.mq.constants.RETRYABLE_REASONS` and
   :data:`~dlqlens.mq.constants.RETRY_REASONING` only; a reason in neither set
@@ -41,7 +46,8 @@ from dlqlens.mq import constants
 from dlqlens.rules.match import matches_blank_field, pattern_covers
 from dlqlens.rules.model import KEYWORDS, PATTERN_KEYWORDS, LintFinding, Rule, RulesTable
 
-__all__ = ["LintCode", "CODES", "lint", "rule_covers", "CONVENTIONAL_DLQ"]
+__all__ = ["LintCode", "CODES", "CAPTURE_CODES", "lint", "rule_covers", "unreached",
+           "unreached_from_counts", "CONVENTIONAL_DLQ"]
 
 #: The DLQ name most queue managers use (crtmqm -u SYSTEM.DEAD.LETTER.QUEUE).
 CONVENTIONAL_DLQ = "SYSTEM.DEAD.LETTER.QUEUE"
@@ -97,7 +103,15 @@ CODES: dict[str, LintCode] = {
         "ACTION(FWD) HEADER(NO) strips the MQDLH, losing why the message was "
         "dead-lettered and where it was going.",
     ),
+    "unreached-rule": LintCode(
+        "info",
+        "No message of the given capture has this rule as its first match (needs a "
+        "capture: rules check --capture).",
+    ),
 }
+
+#: Codes that need a capture (:func:`unreached`), not produced by :func:`lint`.
+CAPTURE_CODES = frozenset({"unreached-rule"})
 
 
 def _finding(code: str, message: str, rule: Rule | None, keyword: str | None = None,
@@ -326,3 +340,62 @@ def lint(table: RulesTable, dlq_name: str | None = None) -> list[LintFinding]:
         ))
     findings.sort(key=lambda f: (f.line or 0, f.column or 0))
     return findings
+
+
+def unreached_from_counts(table: RulesTable, counts: dict) -> list[LintFinding]:
+    """``unreached-rule`` findings from per-rule match counts.
+
+    Parameters
+    ----------
+    table : RulesTable
+    counts : dict of int to (int, int)
+        ``rule_index -> (matched, first_match)``: messages of a capture the
+        rule's patterns match, and messages for which it is the first
+        matching rule (:func:`dlqlens.rules.replay.match_counts`). Rules not
+        in ``counts`` (rules with errors) are not reported.
+
+    Returns
+    -------
+    list of LintFinding
+        One per rule with ``first_match == 0``, in table order.
+    """
+    findings = []
+    for rule in table.rules:
+        if rule.index not in counts:
+            continue
+        matched, first = counts[rule.index]
+        if first:
+            continue
+        if matched == 0:
+            message = (f"rule {rule.index} matches no message of the capture: nothing there "
+                       "reaches it")
+        else:
+            message = (f"rule {rule.index} matches {matched} message(s) of the capture, but an "
+                       "earlier rule matches each of them first: it is reached only after "
+                       "the earlier rules' attempts fail")
+        findings.append(_finding("unreached-rule", message, rule,
+                                 reasoning=f"matched {matched}, first match {first}"))
+    return findings
+
+
+def unreached(table: RulesTable, capture) -> list[LintFinding]:
+    """Rules that no message of a capture reaches first (``unreached-rule``).
+
+    Uses the first-match counts of the replay's matching stage
+    (:func:`dlqlens.rules.replay.match_counts`; one Spark aggregation, no
+    world needed: which rule matches first does not depend on what puts do).
+    Rules with validation errors are skipped.
+
+    Parameters
+    ----------
+    table : RulesTable
+    capture : pyspark.sql.DataFrame
+        A capture (:func:`dlqlens.spark.load_capture`).
+
+    Returns
+    -------
+    list of LintFinding
+    """
+    from dlqlens.rules.replay import match_counts
+
+    return unreached_from_counts(table, match_counts(table, capture, allow_errors=True))

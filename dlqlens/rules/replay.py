@@ -1,0 +1,852 @@
+"""Replay a runmqdlq rules table over a capture, as a Spark transformation.
+
+What the DLQ handler would do with every captured message, without a queue
+manager: which matching rules it tries, how many attempts each takes, the
+action finally taken and its target, and — for a message that stays on the
+DLQ — why. Two stages:
+
+1. **Matching**, in Spark SQL: every distinct pattern of the table becomes
+   one boolean column and every rule the conjunction of its patterns'
+   columns (:mod:`dlqlens.rules.compile`); each message gets ``matched``,
+   the ordered indexes of the rules whose patterns match it (an
+   ``array_remove(array(when(rule_i, i).otherwise(0), ...), 0)`` column, all
+   generated code).
+2. **Processing**, the pure function :func:`simulate` (unit-tested without
+   Spark), applied by a vectorised Arrow UDF (``arrow_udf``; a
+   ``pandas_udf`` on Spark < 4.1) to ``matched`` plus the five MQDLH/MQMD
+   fields it reads (:func:`process_batch`): a batch is dictionary-encoded and
+   :func:`simulate` runs once per distinct (matched rules, Reason,
+   DestQName, DestQMgrName, ReplyToQ, ReplyToQMgr), not once per message.
+
+Processing model (``spec/runmqdlq-rules.md`` §7; IBM "How the rules table is
+processed"; the selection of IBM's sample handler, ``odqMatchMessage``)
+--------------------------------------------------------------------------
+* A message without an MQDLH (``dlh`` null: it did not begin with a valid
+  MQDLH) is never matched: it stays, ``left_reason = "no_dlh"``.
+* The matching rules are taken in table order. ACTION(IGNORE) leaves the
+  message at once (``"ignore_rule"``). ACTION(DISCARD) always succeeds.
+  ACTION(RETRY) puts to MQDLH DestQName/DestQMgrName; ACTION(FWD) to FWDQ/
+  FWDQM after substitution of ``&DESTQ``/``&DESTQM`` (MQDLH) and
+  ``&REPLYQ``/``&REPLYQM`` (MQMD). A rule's put is attempted up to its RETRY
+  count; the :class:`~dlqlens.rules.world.World` decides each attempt. When
+  all of a rule's attempts fail, the next matching rule is tried.
+* When every matching rule has failed all its attempts the message stays
+  (implicit ACTION(IGNORE), ``"rules_exhausted"``); when no rule matches it
+  stays (``"no_match"``).
+* Time: the handler makes at most one attempt per message per pass, and
+  passes come every RETRYINT seconds (the retry point of §7.3); the first
+  attempt is made when the message is first seen (t = 0). Attempt ``N``
+  (counted over all the rules tried, DISCARD counting as one) is made at
+  ``(N - 1) * RETRYINT`` seconds, so ``seconds_to_disposition`` is
+  ``(N - 1) * RETRYINT`` for a message removed at its ``N``-th attempt, and
+  for a message left after ``N`` failed attempts that of its last attempt;
+  an ACTION(IGNORE) reached after ``N`` failed attempts is applied at the
+  next pass, ``N * RETRYINT``; ``no_match`` is 0 and ``no_dlh`` null (the
+  handler never acts). Rescans (every 10 × RETRYINT), queue order and the
+  handler's own restarts (which reset the attempt counts) are not modelled.
+* FWDQM blank (the default) puts to the handler's own queue manager; the
+  output shows it as ``""`` unless the world names it (``local_qmgr``).
+
+Output (:data:`OUTPUT_COLUMNS`, also the ``rules replay --jsonl`` contract)
+--------------------------------------------------------------------------
+``source`` (str), ``message_number`` (int), ``tried`` (list of
+``{rule_index, attempts, outcome, reason}``: ``outcome`` ``"succeeded"``,
+``"failed"`` or ``"ignored"``, ``reason`` the MQRC of the last failed
+attempt or null), ``rule_index`` (int, the rule that removed the message
+from the DLQ, or null), ``action`` (``RETRY``, ``FWD``, ``DISCARD``; for a
+message left: ``IGNORE``, explicit or implicit; null for ``no_dlh``),
+``target_queue``/``target_qmgr`` (str after substitution, null unless
+retried or forwarded), ``header_kept`` (bool: whether the put message keeps
+its MQDLH — true for FWD with HEADER(YES), false for RETRY and HEADER(NO);
+null when nothing is put), ``disposition`` (``retried``, ``forwarded``,
+``discarded``, ``left``), ``left_reason`` (``ignore_rule``,
+``rules_exhausted``, ``no_match``, ``no_dlh`` or null) and
+``seconds_to_disposition`` (int seconds or null). The DataFrame also has
+``matched`` (array<int>, every matching rule in order; null without an
+MQDLH), which the JSON lines leave out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from dlqlens.errors import RulesError
+from dlqlens.rules.model import SUBSTITUTIONS, RulesTable
+from dlqlens.rules.world import World
+
+__all__ = [
+    "RuleAction",
+    "ReplayPlan",
+    "Message",
+    "Attempt",
+    "Fate",
+    "simulate",
+    "resolve_target",
+    "replay",
+    "process_batch",
+    "rule_stats",
+    "fate_counts",
+    "summarize",
+    "ReplaySummary",
+    "match_counts",
+    "jsonl_column",
+    "OUTPUT_COLUMNS",
+    "DISPOSITIONS",
+    "LEFT_REASONS",
+]
+
+DISPOSITIONS = ("retried", "forwarded", "discarded", "left")
+LEFT_REASONS = ("ignore_rule", "rules_exhausted", "no_match", "no_dlh")
+#: The columns of a replay, in contract order (``matched`` is extra, DataFrame only).
+OUTPUT_COLUMNS = (
+    "source", "message_number", "tried", "rule_index", "action", "target_queue",
+    "target_qmgr", "header_kept", "disposition", "left_reason", "seconds_to_disposition",
+)
+_MAX_SECONDS = 2**63 - 1
+_DONE = {"RETRY": "retried", "FWD": "forwarded"}
+
+
+# ---------------------------------------------------------------------------
+# the pure model
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RuleAction:
+    """The action part of a rule, what processing needs (picklable, small).
+
+    Attributes
+    ----------
+    index, line : int
+        Rule index (from 1) and line in the table.
+    action : str
+        ``DISCARD``, ``IGNORE``, ``RETRY`` or ``FWD``.
+    retry : int
+        RETRY: attempts before the next matching rule is tried (>= 1).
+    fwdq, fwdqm : str or None
+        FWDQ and FWDQM as written (``&DESTQ`` ... kept for substitution).
+    header : str
+        HEADER, ``YES`` or ``NO``.
+    """
+
+    index: int
+    line: int
+    action: str
+    retry: int = 1
+    fwdq: str | None = None
+    fwdqm: str = " "
+    header: str = "YES"
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """What the replay needs of a table: the usable rules and RETRYINT.
+
+    Attributes
+    ----------
+    rules : tuple of RuleAction
+        Table order. Rules with validation errors are not here.
+    retryint : int
+        RETRYINT of the control data, seconds (default 60).
+    patterns : tuple of model.Rule
+        The same rules with their patterns (for compiling predicates).
+    """
+
+    rules: tuple
+    retryint: int
+    patterns: tuple = ()
+
+    @classmethod
+    def from_table(cls, table: RulesTable, *, allow_errors: bool = False) -> ReplayPlan:
+        """Plan a table.
+
+        Raises
+        ------
+        dlqlens.errors.RulesError
+            When the table has errors (the handler would refuse to start),
+            unless ``allow_errors``; then rules with errors are left out.
+        """
+        bad = {d.rule_index for d in table.errors if d.rule_index is not None}
+        if table.errors and not allow_errors:
+            first = table.errors[0]
+            raise RulesError(
+                f"{table.source or 'rules table'}: {len(table.errors)} error(s), the DLQ handler "
+                f"would not start; first: {first.format(table.source or '<rules>')}")
+        usable = [r for r in table.rules if r.action is not None and r.index not in bad]
+        actions = tuple(
+            RuleAction(r.index, r.line, r.action, r.retry, r.fwdq, r.fwdqm, r.header)
+            for r in usable
+        )
+        return cls(actions, int(table.control.retryint), tuple(usable))
+
+    def rule(self, index: int) -> RuleAction:
+        """The :class:`RuleAction` with rule index ``index`` (KeyError if none)."""
+        return self._by_index[index]
+
+    @cached_property
+    def _by_index(self) -> dict:
+        return {r.index: r for r in self.rules}
+
+    @property
+    def uses_reply_to(self) -> bool:
+        """True when some FWD rule substitutes ``&REPLYQ`` or ``&REPLYQM``."""
+        return any(
+            r.action == "FWD" and (r.fwdq == "&REPLYQ" or r.fwdqm == "&REPLYQM")
+            for r in self.rules
+        )
+
+
+@dataclass(frozen=True)
+class Message:
+    """The fields of a message that processing reads (trimmed strings).
+
+    Attributes
+    ----------
+    has_dlh : bool
+        Whether the message begins with a valid MQDLH.
+    reason : int or None
+        MQDLH Reason.
+    dest_q, dest_qmgr : str
+        MQDLH DestQName, DestQMgrName.
+    reply_q, reply_qmgr : str
+        MQMD ReplyToQ, ReplyToQMgr.
+    """
+
+    has_dlh: bool = True
+    reason: int | None = None
+    dest_q: str = ""
+    dest_qmgr: str = ""
+    reply_q: str = ""
+    reply_qmgr: str = ""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One rule tried on a message: an element of ``tried``.
+
+    Attributes
+    ----------
+    rule_index : int
+    attempts : int
+        Puts made with this rule (1 for DISCARD and IGNORE).
+    outcome : str
+        ``"succeeded"`` (the message left the DLQ), ``"failed"`` (every
+        attempt failed) or ``"ignored"`` (ACTION(IGNORE)).
+    reason : int or None
+        MQRC of the last failed put, for ``"failed"``.
+    """
+
+    rule_index: int
+    attempts: int
+    outcome: str
+    reason: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"rule_index": self.rule_index, "attempts": self.attempts,
+                "outcome": self.outcome, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What the handler does with one message (see the module docstring)."""
+
+    tried: tuple = ()
+    rule_index: int | None = None
+    action: str | None = None
+    target_queue: str | None = None
+    target_qmgr: str | None = None
+    header_kept: bool | None = None
+    disposition: str = "left"
+    left_reason: str | None = None
+    seconds_to_disposition: int | None = None
+
+    def to_dict(self) -> dict:
+        """The contract fields except ``source`` and ``message_number``."""
+        return {
+            "tried": [a.to_dict() for a in self.tried],
+            "rule_index": self.rule_index,
+            "action": self.action,
+            "target_queue": self.target_queue,
+            "target_qmgr": self.target_qmgr,
+            "header_kept": self.header_kept,
+            "disposition": self.disposition,
+            "left_reason": self.left_reason,
+            "seconds_to_disposition": self.seconds_to_disposition,
+        }
+
+
+def resolve_target(rule: RuleAction, msg: Message, world: World) -> tuple[str, str]:
+    """Target ``(queue, qmgr)`` of a RETRY or FWD rule for a message.
+
+    RETRY: MQDLH DestQName/DestQMgrName. FWD: FWDQ/FWDQM with ``&DESTQ``,
+    ``&DESTQM`` (MQDLH) and ``&REPLYQ``, ``&REPLYQM`` (MQMD) substituted
+    (IBM "DLQ rules (patterns and actions)"). Names trimmed; a blank queue
+    manager is resolved by :meth:`World.resolve_qmgr`.
+    """
+    values = {
+        "dlh.DestQName": msg.dest_q, "dlh.DestQMgrName": msg.dest_qmgr,
+        "md.ReplyToQ": msg.reply_q, "md.ReplyToQMgr": msg.reply_qmgr,
+    }
+    if rule.action == "RETRY":
+        queue, qmgr = msg.dest_q, msg.dest_qmgr
+    else:
+        queue = rule.fwdq or ""
+        queue = values.get(SUBSTITUTIONS["FWDQ"].get(queue, ""), queue)
+        qmgr = rule.fwdqm or ""
+        qmgr = values.get(SUBSTITUTIONS["FWDQM"].get(qmgr, ""), qmgr)
+    return (queue or "").rstrip(" "), world.resolve_qmgr((qmgr or "").rstrip(" "))
+
+
+def _seconds(attempts: int, retryint: int) -> int:
+    return min(max(attempts, 0) * retryint, _MAX_SECONDS)
+
+
+def simulate(matched: Sequence[int] | None, msg: Message, plan: ReplayPlan,
+             world: World) -> Fate:
+    """Process one message as the DLQ handler would (the module's model).
+
+    Parameters
+    ----------
+    matched : sequence of int or None
+        Indexes of the rules whose patterns match the message, table order.
+    msg : Message
+    plan : ReplayPlan
+    world : World
+
+    Returns
+    -------
+    Fate
+
+    Examples
+    --------
+    >>> from dlqlens.rules import parse
+    >>> plan = ReplayPlan.from_table(parse(
+    ...     "REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(5)\\nACTION(FWD) FWDQ(DEADQ)\\n"))
+    >>> m = Message(reason=2053, dest_q="APP.IN", dest_qmgr="QM1")
+    >>> f = simulate([1, 2], m, plan, World.pessimistic())
+    >>> f.disposition, f.rule_index, f.target_queue, f.seconds_to_disposition
+    ('forwarded', 2, 'DEADQ', 300)
+    """
+    if not msg.has_dlh:
+        return Fate(disposition="left", left_reason="no_dlh")
+    tried: list[Attempt] = []
+    puts = 0
+    per_destination: Counter = Counter()
+    for index in matched or ():
+        rule = plan.rule(index)
+        if rule.action == "IGNORE":
+            tried.append(Attempt(index, 1, "ignored"))
+            return Fate(tuple(tried), None, "IGNORE", disposition="left",
+                        left_reason="ignore_rule",
+                        seconds_to_disposition=_seconds(puts, plan.retryint))
+        if rule.action == "DISCARD":
+            puts += 1
+            tried.append(Attempt(index, 1, "succeeded"))
+            return Fate(tuple(tried), index, "DISCARD", disposition="discarded",
+                        seconds_to_disposition=_seconds(puts - 1, plan.retryint))
+        queue, qmgr = resolve_target(rule, msg, world)
+        outcome = world.outcome_for(queue, qmgr, msg.dest_q, msg.dest_qmgr)
+        before = per_destination[(queue, qmgr)]
+        first = outcome.first_success(before, rule.retry)
+        if first is not None:
+            puts += first
+            tried.append(Attempt(index, first, "succeeded"))
+            return Fate(tuple(tried), index, rule.action, queue, qmgr,
+                        header_kept=rule.action == "FWD" and rule.header == "YES",
+                        disposition=_DONE[rule.action],
+                        seconds_to_disposition=_seconds(puts - 1, plan.retryint))
+        puts += rule.retry
+        per_destination[(queue, qmgr)] = before + rule.retry
+        tried.append(Attempt(index, rule.retry, "failed", outcome.failure_reason(msg.reason)))
+    if not tried:
+        return Fate((), None, "IGNORE", disposition="left", left_reason="no_match",
+                    seconds_to_disposition=0)
+    return Fate(tuple(tried), None, "IGNORE", disposition="left", left_reason="rules_exhausted",
+                seconds_to_disposition=_seconds(puts - 1, plan.retryint))
+
+
+# ---------------------------------------------------------------------------
+# Spark
+# ---------------------------------------------------------------------------
+
+#: MQ fields processing reads (besides the ones the patterns test).
+_PROCESS_FIELDS = ("dlh.Reason", "dlh.DestQName", "dlh.DestQMgrName", "md.ReplyToQ",
+                   "md.ReplyToQMgr")
+
+
+def _flat(field: str) -> str:
+    return "_" + field.replace(".", "_")
+
+
+def _project(capture, plans: Sequence[ReplayPlan]):
+    """The columns a replay reads, each computed once per message.
+
+    ``source``, ``message_number``, ``_has_dlh``, every MQ field the plans
+    read as a flat column (string fields right-trimmed of blanks), and one
+    boolean column per distinct pattern of the plans (``_p0``, ``_p1`` ...;
+    :func:`~dlqlens.rules.compile.distinct_patterns`), so that a pattern
+    shared by many rules (``REASON(MQRC_Q_FULL)``) is evaluated once and
+    each rule is a conjunction of booleans.
+
+    Returns
+    -------
+    (DataFrame, dict)
+        The projection and the map pattern key -> predicate column name.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from dlqlens.rules.compile import distinct_patterns, pattern_key, pattern_predicate
+
+    fields = set(_PROCESS_FIELDS)
+    rules = [rule for plan in plans for rule in plan.patterns]
+    patterns = distinct_patterns(rules)
+    fields.update(p.field for p in patterns)
+    cols = [F.col("source"), F.col("message_number"), F.col("dlh").isNotNull().alias("_has_dlh")]
+    for f in sorted(fields):
+        parent, child = f.split(".", 1)
+        dtype = capture.schema[parent].dataType[child].dataType
+        c = F.col(f)
+        cols.append((F.rtrim(c) if isinstance(dtype, T.StringType) else c).alias(_flat(f)))
+    names = {pattern_key(p): f"_p{i}" for i, p in enumerate(patterns)}
+    flat = capture.select(*cols)
+    preds = [pattern_predicate(p, _col_for, trimmed=True).alias(names[pattern_key(p)])
+             for p in patterns]
+    return flat.select("*", *preds), names
+
+
+#: HotSpot does not JIT-compile a method of more than 8000 bytes of bytecode
+#: (``-XX:+DontCompileHugeMethods``, the default); Spark's own documentation
+#: of ``spark.sql.codegen.hugeMethodLimit`` recommends 8000 on HotSpot.
+_HUGE_METHOD_LIMIT = 8000
+
+
+def _tune(spark) -> None:
+    """Cap ``spark.sql.codegen.hugeMethodLimit`` at 8000 bytes.
+
+    Whole-stage code generation puts the matching of every rule into one
+    method; past 8000 bytes of bytecode (about 100 rules) HotSpot leaves it
+    to the bytecode interpreter (measured 3-7 times slower on 100 and 300
+    rules). With the cap, Spark falls back to per-expression code
+    generation for that operator, whose methods are split small enough to be
+    compiled. A lower value set by the user is kept.
+    """
+    key = "spark.sql.codegen.hugeMethodLimit"
+    try:
+        current = int(spark.conf.get(key, "65535"))
+    except (TypeError, ValueError):
+        current = 65535
+    if current > _HUGE_METHOD_LIMIT:
+        spark.conf.set(key, str(_HUGE_METHOD_LIMIT))
+
+
+def _col_for(field: str):
+    from pyspark.sql import functions as F
+
+    return F.col(_flat(field))
+
+
+def _matched_column(plan: ReplayPlan, names: dict):
+    from pyspark.sql import functions as F
+
+    from dlqlens.rules.compile import matched_rules_column, pattern_key
+
+    return F.when(F.col("_has_dlh"), matched_rules_column(
+        plan.patterns, pattern_column=lambda p: F.col(names[pattern_key(p)])))
+
+
+_FATE_FIELDS = ("tried", "rule_index", "action", "target_queue", "target_qmgr", "header_kept",
+                "disposition", "left_reason", "seconds_to_disposition")
+
+
+def _fate_arrow_type():
+    import pyarrow as pa
+
+    attempt = pa.struct([("rule_index", pa.int32()), ("attempts", pa.int32()),
+                         ("outcome", pa.string()), ("reason", pa.int32())])
+    return pa.struct([
+        ("tried", pa.list_(attempt)), ("rule_index", pa.int32()), ("action", pa.string()),
+        ("target_queue", pa.string()), ("target_qmgr", pa.string()),
+        ("header_kept", pa.bool_()), ("disposition", pa.string()),
+        ("left_reason", pa.string()), ("seconds_to_disposition", pa.int64()),
+    ])
+
+
+def _fate_spark_type():
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    return from_arrow_type(_fate_arrow_type())
+
+
+def _input_columns(plan: ReplayPlan, matched) -> list:
+    """The inputs of :func:`simulate` as Spark columns, in :func:`process_batch` order.
+
+    ``matched`` travels as text (``"1,4,9"``; ``""`` when no rule matches,
+    null without an MQDLH); ReplyToQ/ReplyToQMgr only when some rule
+    substitutes them (otherwise null, so they do not split the batch into
+    more distinct inputs than needed).
+    """
+    from pyspark.sql import functions as F
+
+    none = F.lit(None).cast("string")
+    reply = plan.uses_reply_to
+    return [
+        F.array_join(matched, ","),
+        F.col(_flat("dlh.Reason")),
+        F.col(_flat("dlh.DestQName")),
+        F.col(_flat("dlh.DestQMgrName")),
+        F.col(_flat("md.ReplyToQ")) if reply else none,
+        F.col(_flat("md.ReplyToQMgr")) if reply else none,
+    ]
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value).rstrip(" ")
+
+
+def _inputs(matched: str | None, reason, dq, dqm, rq, rqm) -> tuple[list[int] | None, Message]:
+    """:func:`simulate`'s arguments from one row of :func:`_input_columns`."""
+    if matched is None:
+        return None, Message(has_dlh=False)
+    indexes = [int(x) for x in matched.split(",") if x]
+    return indexes, Message(True, None if reason is None else int(reason), _text(dq), _text(dqm),
+                            _text(rq), _text(rqm))
+
+
+def process_batch(plan: ReplayPlan, world: World, columns: Sequence, cache: dict | None = None):
+    """Fates of a batch of messages (the body of the vectorised UDF).
+
+    No Python code runs per message: each input column is
+    dictionary-encoded, the rows of codes are made unique with numpy,
+    :func:`simulate` runs once per distinct input (and, through ``cache``,
+    once per distinct input over all the batches of a task), and the fates
+    are gathered back with ``take``.
+
+    Parameters
+    ----------
+    plan : ReplayPlan
+    world : World
+    columns : sequence of 6 pyarrow arrays, length n
+        ``matched`` as text (``"1,4"``, ``""``, or null without an MQDLH),
+        MQDLH ``Reason`` (int), ``DestQName``, ``DestQMgrName``, MQMD
+        ``ReplyToQ``, ``ReplyToQMgr`` (strings, may be null).
+    cache : dict, optional
+        Distinct input -> fate dict, reused across batches.
+
+    Returns
+    -------
+    pyarrow.StructArray
+        n fates, fields in contract order (``tried`` ... ``seconds_to_disposition``).
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cache = {} if cache is None else cache
+    columns = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+    n = len(columns[0])
+    if n == 0:
+        return pa.array([], type=_fate_arrow_type())
+    dictionaries = []
+    codes = np.empty((n, len(columns)), dtype=np.int64)
+    for j, col in enumerate(columns):
+        if pa.types.is_null(col.type):
+            dictionaries.append([None])
+            codes[:, j] = 0
+            continue
+        enc = pc.dictionary_encode(col, null_encoding="encode")
+        dictionaries.append(enc.dictionary.to_pylist())
+        codes[:, j] = enc.indices.to_numpy(zero_copy_only=False)
+    unique, inverse = np.unique(codes, axis=0, return_inverse=True)
+    fates = []
+    for row in unique.tolist():
+        values = tuple(dictionaries[j][c] for j, c in enumerate(row))
+        fate = cache.get(values)
+        if fate is None:
+            matched, msg = _inputs(*values)
+            fate = simulate(matched, msg, plan, world).to_dict()
+            if len(cache) < 200_000:
+                cache[values] = fate
+        fates.append(fate)
+    distinct = pa.array(fates, type=_fate_arrow_type())
+    return distinct.take(pa.array(inverse.reshape(-1), type=pa.int64()))
+
+
+def _fate_udf(plan: ReplayPlan, world: World):
+    """A vectorised UDF (inputs -> fate struct): ``arrow_udf`` (Spark 4.1+),
+    else a ``pandas_udf`` around the same :func:`process_batch`."""
+    from pyspark.sql import functions as F
+
+    cache: dict = {}
+    spark_type = _fate_spark_type()
+    # Explicit function types: this module's annotations are strings
+    # (``from __future__ import annotations``), which Spark cannot inspect.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*type hints.*", category=UserWarning)
+        if hasattr(F, "arrow_udf"):
+            from pyspark.sql.functions import ArrowUDFType
+
+            def fate(*columns):
+                return process_batch(plan, world, columns, cache)
+
+            return F.arrow_udf(fate, spark_type, ArrowUDFType.SCALAR)
+
+        from pyspark.sql.functions import PandasUDFType
+
+        def fate_pd(*columns):  # pragma: no cover - Spark < 4.1
+            import pyarrow as pa
+
+            out = process_batch(plan, world, [pa.array(c, from_pandas=True) for c in columns],
+                                cache)
+            return pa.Table.from_struct_array(out).to_pandas()
+
+        return F.pandas_udf(fate_pd, spark_type, PandasUDFType.SCALAR)
+
+
+def _fate_column(plan: ReplayPlan, world: World, matched):
+    return _fate_udf(plan, world)(*_input_columns(plan, matched))
+
+
+def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = "optimistic",
+           *, allow_errors: bool = False):
+    """Replay a rules table over a capture DataFrame.
+
+    A lazy Spark transformation: nothing runs until an action; no message
+    comes to the driver. Side effect: caps the session's
+    ``spark.sql.codegen.hugeMethodLimit`` at 8000 (see :func:`_tune`).
+
+    Parameters
+    ----------
+    table : RulesTable or ReplayPlan
+        From :func:`dlqlens.rules.parse`.
+    capture : pyspark.sql.DataFrame
+        A capture (:func:`dlqlens.spark.load_capture`); needs ``source``,
+        ``message_number``, ``md`` and ``dlh``.
+    world : World or str, optional
+        ``"optimistic"`` (default), ``"pessimistic"``, a world JSON file, or
+        a :class:`~dlqlens.rules.world.World`.
+    allow_errors : bool
+        Replay a table with validation errors, leaving out the rules that
+        have errors (the real handler would not start).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        One row per capture row: :data:`OUTPUT_COLUMNS` then ``matched``
+        (see the module docstring).
+
+    Raises
+    ------
+    dlqlens.errors.RulesError
+        When the table has errors and ``allow_errors`` is false.
+    dlqlens.errors.UsageError
+        When the world cannot be loaded.
+    """
+    from pyspark.sql import functions as F
+
+    plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
+        table, allow_errors=allow_errors)
+    world = World.load(world)
+    _tune(capture.sparkSession)
+    projected, names = _project(capture, [plan])
+    projected = projected.withColumn("matched", _matched_column(plan, names))
+    fate = _fate_column(plan, world, F.col("matched"))
+    return projected.select(
+        "source", "message_number",
+        fate.alias("_fate"), "matched",
+    ).select("source", "message_number", *[F.col("_fate." + k).alias(k) for k in _FATE_FIELDS],
+             "matched")
+
+
+def jsonl_column(replayed):
+    """One JSON text per message in the ``rules replay --jsonl`` contract.
+
+    Keys in :data:`OUTPUT_COLUMNS` order, nulls written as ``null``.
+    """
+    from pyspark.sql import functions as F
+
+    return F.to_json(F.struct(*[F.col(c) for c in OUTPUT_COLUMNS]),
+                     {"ignoreNullFields": "false"})
+
+
+# ---------------------------------------------------------------------------
+# per-rule statistics
+# ---------------------------------------------------------------------------
+
+_RULE_COUNTS = ("matched", "first_match", "tried", "disposed", "ignored")
+
+
+def _events(replayed):
+    """``array<struct<rule_index:int, kind:string>>``: what happened to each rule."""
+    from pyspark.sql import functions as F
+
+    def ev(index_col, kind):
+        return F.struct(index_col.cast("int").alias("rule_index"), F.lit(kind).alias("kind"))
+
+    empty = F.array().cast("array<struct<rule_index:int,kind:string>>")
+    matched = F.coalesce(F.col("matched"), F.array().cast("array<int>"))
+    tried = F.coalesce(F.col("tried"), F.array())
+    return F.concat(
+        F.transform(matched, lambda x: ev(x, "matched")),
+        F.when(F.size(matched) > 0, F.array(ev(F.element_at(matched, 1), "first_match")))
+        .otherwise(empty),
+        F.transform(tried, lambda t: ev(t["rule_index"], "tried")),
+        F.transform(F.filter(tried, lambda t: t["outcome"] == "ignored"),
+                    lambda t: ev(t["rule_index"], "ignored")),
+        F.when(F.col("rule_index").isNotNull(), F.array(ev(F.col("rule_index"), "disposed")))
+        .otherwise(empty),
+    )
+
+
+def rule_stats(replayed, table: RulesTable | ReplayPlan):
+    """Per-rule counts of a replay, as a small DataFrame (one row per rule).
+
+    Parameters
+    ----------
+    replayed : pyspark.sql.DataFrame
+        The result of :func:`replay`.
+    table : RulesTable or ReplayPlan
+        The table replayed.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``rule_index`` (int), ``line`` (int), ``action`` (str), and the
+        message counts (long): ``matched`` (the rule's patterns match),
+        ``first_match`` (it is the first matching rule), ``tried`` (the
+        handler applied it), ``disposed`` (it removed the message from the
+        DLQ: retried, forwarded or discarded), ``ignored`` (its
+        ACTION(IGNORE) left the message). One pass over ``replayed``.
+    """
+    from pyspark.sql import functions as F
+
+    plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
+        table, allow_errors=True)
+    spark = replayed.sparkSession
+    counts = (
+        replayed.select(F.explode(_events(replayed)).alias("e"))
+        .groupBy(F.col("e.rule_index").alias("rule_index"))
+        .agg(*[F.count_if(F.col("e.kind") == k).alias(k) for k in _RULE_COUNTS])
+    )
+    rules = spark.createDataFrame(
+        [(r.index, r.line, r.action) for r in plan.rules],
+        "rule_index int, line int, action string",
+    )
+    return (
+        rules.join(counts, "rule_index", "left")
+        .fillna(0, subset=list(_RULE_COUNTS))
+        .orderBy("rule_index")
+    )
+
+
+def fate_counts(replayed):
+    """Messages by ``disposition`` and ``left_reason`` (a small DataFrame)."""
+    return replayed.groupBy("disposition", "left_reason").count().orderBy("disposition", "left_reason")
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    """Per-rule counts and counts by fate of one replay, on the driver.
+
+    Attributes
+    ----------
+    rules : list of dict
+        One per rule: ``rule_index``, ``line``, ``action``, ``matched``,
+        ``first_match``, ``tried``, ``disposed``, ``ignored``.
+    fates : dict of (str, str or None) to int
+        ``(disposition, left_reason)`` -> messages.
+    messages : int
+        Messages replayed.
+    """
+
+    rules: list
+    fates: dict
+    messages: int
+
+    def to_text(self) -> str:
+        """The per-rule table, then the counts by disposition and left_reason."""
+        lines = [f"{'rule':>4} {'line':>5} {'action':<8} {'matched':>9} {'first':>9} "
+                 f"{'tried':>9} {'disposed':>9} {'ignored':>9}"]
+        for r in self.rules:
+            lines.append(f"{r['rule_index']:>4} {r['line']:>5} {r['action']:<8} "
+                         f"{r['matched']:>9} {r['first_match']:>9} {r['tried']:>9} "
+                         f"{r['disposed']:>9} {r['ignored']:>9}")
+        lines.append("")
+        lines.append(f"{self.messages} message(s)")
+        order = {d: i for i, d in enumerate(DISPOSITIONS)}
+        lorder = {d: i for i, d in enumerate(LEFT_REASONS)}
+        for (disp, why), n in sorted(self.fates.items(), key=lambda kv: (
+                order.get(kv[0][0], 99), lorder.get(kv[0][1], -1))):
+            label = disp if why is None else f"{disp}/{why}"
+            lines.append(f"{n:>9}  {label}")
+        return "\n".join(lines) + "\n"
+
+
+def summarize(replayed, table: RulesTable | ReplayPlan) -> ReplaySummary:
+    """Per-rule counts and counts by fate, brought to the driver in one job.
+
+    The same numbers as :func:`rule_stats` and :func:`fate_counts`, from a
+    single aggregation over ``replayed`` (so the capture is read once).
+    """
+    from pyspark.sql import functions as F
+
+    plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
+        table, allow_errors=True)
+    fate_event = F.array(F.struct(
+        F.lit(-1).alias("rule_index"),
+        F.concat(F.lit("fate:"), F.col("disposition"), F.lit("/"),
+                 F.coalesce(F.col("left_reason"), F.lit(""))).alias("kind")))
+    rows = (replayed.select(F.explode(F.concat(_events(replayed), fate_event)).alias("e"))
+            .groupBy("e.rule_index", "e.kind").count().collect())
+    per_rule: dict = {}
+    fates: dict = {}
+    for r in rows:
+        if r["rule_index"] == -1:
+            disposition, _, why = r["kind"][len("fate:"):].partition("/")
+            fates[(disposition, why or None)] = r["count"]
+        else:
+            per_rule.setdefault(r["rule_index"], {})[r["kind"]] = r["count"]
+    stats = []
+    for rule in plan.rules:
+        got = per_rule.get(rule.index, {})
+        stats.append({"rule_index": rule.index, "line": rule.line, "action": rule.action,
+                      **{k: got.get(k, 0) for k in _RULE_COUNTS}})
+    return ReplaySummary(stats, fates, sum(fates.values()))
+
+
+def match_counts(table: RulesTable | ReplayPlan, capture, *, allow_errors: bool = True):
+    """Per rule: messages it matches and messages it matches first.
+
+    Matching only (no processing, no world): the first-match counts do not
+    depend on what puts would do.
+
+    Returns
+    -------
+    dict of int to (int, int)
+        ``rule_index -> (matched, first_match)`` for every usable rule.
+    """
+    from pyspark.sql import functions as F
+
+    plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
+        table, allow_errors=allow_errors)
+    _tune(capture.sparkSession)
+    projected, names = _project(capture, [plan])
+    m = projected.select(_matched_column(plan, names).alias("matched"))
+    events = F.concat(
+        F.transform(F.coalesce("matched", F.array().cast("array<int>")),
+                    lambda x: F.struct(x.alias("i"), F.lit(False).alias("first"))),
+        F.when(F.size("matched") > 0,
+               F.array(F.struct(F.element_at("matched", 1).alias("i"),
+                                F.lit(True).alias("first"))))
+        .otherwise(F.array().cast("array<struct<i:int,first:boolean>>")),
+    )
+    rows = (m.select(F.explode(events).alias("e"))
+            .groupBy("e.i").agg(F.count_if(~F.col("e.first")).alias("matched"),
+                                F.count_if(F.col("e.first")).alias("first"))
+            .collect())
+    got = {r["i"]: (r["matched"], r["first"]) for r in rows}
+    return {r.index: got.get(r.index, (0, 0)) for r in plan.rules}

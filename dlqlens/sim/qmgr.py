@@ -1,0 +1,1121 @@
+"""Queue managers, queues and messages: the MQ semantics the simulator honours.
+
+Everything here follows the documents in ``shared/seeds`` and ``shared/spec``;
+each rule names its source. Objects use MQSC attribute names in lower case
+(``maxdepth``, ``bothresh``, ``trigtype``) and MQ's own units: ``Expiry`` in
+tenths of a second, ``TRIGINT`` in milliseconds; every other duration is in
+seconds of simulated time (UTC).
+
+Putting (:meth:`QueueManager.put`)
+    A put to a local queue fails, in this order, with 2085
+    (``MQRC_UNKNOWN_OBJECT_NAME``: no such queue), 2035 (``NOT_AUTHORIZED``:
+    the user is not in the queue's ``authorized`` set), 2051
+    (``PUT_INHIBITED``), 2031 (``MSG_TOO_BIG_FOR_Q_MGR``), 2030
+    (``MSG_TOO_BIG_FOR_Q``), 2048 (``PERSISTENT_NOT_ALLOWED``: a persistent
+    message to a temporary dynamic queue), 2053 (``Q_FULL``: depth at
+    MAXDEPTH) or 2013 (``EXPIRY_ERROR``: Expiry 0, or the remaining expiry of a
+    forwarded message has run out). A failed put is returned to the putter and
+    is never dead-lettered by the queue manager (``spec/mqdlh.md`` §5:
+    synchronous failures are not dead-lettered); channel agents, trigger
+    monitors and applications dead-letter with :meth:`QueueManager.dead_letter`.
+    A put to a remote queue goes to its transmission queue with the
+    destination recorded (the MQXQH of ``spec/mqtm.md`` §3).
+
+Dead-lettering (:meth:`QueueManager.dead_letter`, ``spec/mqdlh.md`` §3-§5, ``spec/mqmd.md`` §6)
+    The MQMD is kept except Format (``MQDEAD``), Encoding and CodedCharSetId
+    (those of the MQDLH, the putter's); the MQDLH's Encoding, CodedCharSetId
+    and Format are the original MQMD's; PutApplType/PutApplName/PutDate/PutTime
+    of the MQDLH are the dead-letterer's and the time of the DLQ put. The
+    remaining expiry is kept and keeps counting down (seed 003, note 7).
+    BackoutCount starts again at 0 on the new queue: it is an output field of
+    MQGET that MQPUT ignores.
+
+Getting (:meth:`QueueManager.get`)
+    Delivery order is priority then arrival (``MSGDLVSQ(PRIORITY)``) or
+    arrival (``FIFO``). An expired message is discarded only when a get or a
+    browse would have returned it (seed 003: "discarded when a browse or
+    nonbrowse MQGET call occurs that would have returned the message"); until
+    then it counts toward the depth "for all purposes, including depth
+    triggering" (seed 003, note 2). The expiration report, when the message's
+    Report asks for one, is made at discard (note 3). A get under syncpoint
+    locks the message; commit removes it, backout puts it back where it was with
+    BackoutCount + 1.
+
+Triggering (seed 001, "Conditions for a trigger event")
+    Conditions 1-10 are checked on every put to a triggered queue: priority at
+    least TRIGMPRI (the queue's DEFPRTY standing in for the message's priority
+    on an ``MSGDLVSQ(FIFO)`` queue, item 14); the number of qualifying messages
+    before the put 0 (FIRST), any (EVERY) or TRIGDPTH-1 (DEPTH); no opener for
+    input (FIRST, DEPTH); GET enabled on z/OS (5); a process definition (6); an
+    initiation queue that exists with GET and PUT enabled and USAGE(NORMAL)
+    (7), open for input by a trigger monitor (8); TRIGGER on (9) and a trigger
+    type (10). Item 11 re-triggers FIRST on a put to a non-empty queue when
+    TRIGINT milliseconds have passed since the last trigger message; item 12
+    triggers when the last opener closes the queue with qualifying messages
+    left (the non-draining server loop); item 13 triggers on an MQSET/ALTER
+    (TRIGGER turned on, or trigger type/priority/depth changed), on the
+    initiation queue's PUT or the application queue's GET being enabled, and
+    when a trigger monitor opens the initiation queue. After a DEPTH trigger
+    TRIGGER is turned off (IBM, ``TriggerType``: "TriggerControl is set to
+    MQTC_OFF"). Trigger messages are non-persistent, have the initiation
+    queue's default priority, Expiry MQEI_UNLIMITED (seed 003, note 8), Format
+    ``MQTRIG`` and an MQTM built from the queue and process definitions. A
+    trigger message that cannot be put on the initiation queue (full, too long)
+    is put on the dead-letter queue by the queue manager, and discarded when
+    that fails too (IBM, "When triggering does not work").
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import dataclass
+
+from dlqlens.mq.constants import MQAT, MQFB, MQRC, MQRO
+from dlqlens.sim.engine import Simulation, SimulationError
+from dlqlens.sim.wire import HEADER_LENGTH, data_length, header_codec, pack_data
+
+RC = MQRC  # reason codes by name
+OK = 0
+
+MQAT_QMGR = MQAT["MQAT_QMGR"]
+MQAT_UNIX = MQAT["MQAT_UNIX"]
+MQAT_JAVA = MQAT["MQAT_JAVA"]
+MQAT_CHANNEL_INITIATOR = MQAT["MQAT_CHANNEL_INITIATOR"]
+
+#: Longest history kept per message, and how many of its first events are always kept.
+MAX_EVENTS = 400
+KEEP_FIRST = 60
+
+_EXPIRATION_MASK = 0x00E00000  # MQRO_EXPIRATION family (spec/mqmd.md §5.1)
+NO_ID = b"\0" * 24
+
+#: Platforms a queue manager can run on: native encoding, default CCSID, the
+#: identity of its receiving channel agent in an MQDLH, and the MsgId prefix.
+#: The z/OS agent identity (MQAT_CHANNEL_INITIATOR, ``<qmgr>CHIN``) is our
+#: choice: the documents only describe the CICS case (``spec/mqdlh.md`` §4.4).
+PLATFORMS: dict[str, dict] = {
+    "linux": {"encoding": 546, "ccsid": 1208, "mca": (MQAT_UNIX, "amqrmppa"), "prefix": "AMQ "},
+    "aix": {"encoding": 273, "ccsid": 819, "mca": (MQAT_UNIX, "amqrmppa"), "prefix": "AMQ "},
+    "zos": {"encoding": 785, "ccsid": 500, "mca": (MQAT_CHANNEL_INITIATOR, "{qmgr}CHIN"),
+            "prefix": "CSQ "},
+}
+
+#: MQENC_NATIVE -> platform (spec/mqmd.md §3.3).
+ENCODING_PLATFORM = {546: "linux", 273: "aix", 785: "zos"}
+
+
+@dataclass
+class Actor:
+    """Whoever calls the MQI: an application, a channel agent, the queue manager.
+
+    Attributes
+    ----------
+    name : str
+        Name used in the ground-truth events.
+    appltype : int
+        ``MQAT_*`` value put in PutApplType (MQMD origin context, MQDLH).
+    applname : str
+        PutApplName (first 28 characters are used).
+    user : str
+        UserIdentifier for default context and authority checks.
+    encoding, ccsid : int or None
+        Layout of the data (and MQDLHs) it writes; None = the queue manager's.
+    """
+
+    name: str
+    appltype: int
+    applname: str
+    user: str = "mqm"
+    encoding: int | None = None
+    ccsid: int | None = None
+
+
+class SimMessage:
+    """A message on a simulated queue.
+
+    Attributes
+    ----------
+    md : dict
+        MQMD fields by IBM name. ``Expiry`` is the value given at the first put;
+        the remaining expiry comes from :attr:`deadline`.
+    headers : tuple
+        ``(kind, fields)`` pairs in front of the data (``"MQDLH"``, ``"MQTM"``,
+        ``"MQXQH"``), see :mod:`dlqlens.sim.wire`.
+    body : bytes
+        The application data after the headers.
+    deadline : int or None
+        Tick at which the message expires (None: MQEI_UNLIMITED).
+    events : list of dict
+        The history that brought the message where it is (ground truth).
+    pattern : str or None
+        The failure pattern the message belongs to (ground truth).
+    poison : bool
+        The data makes its consuming application fail (a property of content,
+        kept when the message is dead-lettered, forwarded or retried).
+    route : tuple or None
+        ``(RemoteQName, RemoteQMgrName)`` while on a transmission queue.
+    """
+
+    __slots__ = ("md", "headers", "body", "deadline", "events", "pattern", "poison",
+                 "route", "locked", "removed", "counted", "extra")
+
+    def __init__(self, md: dict, headers: tuple = (), body: bytes = b"",
+                 deadline: int | None = None, events: list | None = None,
+                 pattern: str | None = None, poison: bool = False):
+        self.md = md
+        self.headers = headers
+        self.body = body
+        self.deadline = deadline
+        self.events = [] if events is None else events
+        self.pattern = pattern
+        self.poison = poison
+        self.route = None
+        self.locked = None
+        self.removed = False
+        self.counted = False
+        self.extra = None
+
+    @property
+    def length(self) -> int:
+        """Length of the message data in bytes (headers included)."""
+        return data_length(self.headers, self.body)
+
+    def header(self, kind: str) -> dict | None:
+        """The fields of the first header of ``kind``, or None."""
+        for k, fields in self.headers:
+            if k == kind:
+                return fields
+        return None
+
+    def copy(self) -> "SimMessage":
+        """A new message with the same descriptor, data and history (for a re-put)."""
+        return SimMessage(dict(self.md), self.headers, self.body, self.deadline, self.events,
+                          self.pattern, self.poison)
+
+    def log(self, sim: Simulation, qmgr: str, actor: str, event: str, **kw) -> None:
+        """Append one ground-truth event (UTC time, queue manager, actor, what).
+
+        A history longer than :data:`MAX_EVENTS` keeps its first
+        :data:`KEEP_FIRST` events, an ``elided`` event counting the events left
+        out (with the times of the first and last of them), and the latest ones.
+        """
+        e = {"t": sim.iso(), "qmgr": qmgr, "actor": actor, "event": event}
+        e.update(kw)
+        ev = self.events
+        ev.append(e)
+        if len(ev) > MAX_EVENTS:
+            head = ev[:KEEP_FIRST]
+            if ev[KEEP_FIRST].get("event") == "elided":
+                marker, rest = ev[KEEP_FIRST], ev[KEEP_FIRST + 1:]
+            else:
+                first = ev[KEEP_FIRST]
+                marker = {"t": first["t"], "event": "elided", "count": 0, "from": first["t"]}
+                rest = ev[KEEP_FIRST:]
+            cut = len(rest) - (MAX_EVENTS - KEEP_FIRST - 1 - 100)
+            marker["count"] += cut
+            marker["to"] = rest[cut - 1]["t"]
+            ev[:] = head + [marker] + rest[cut:]
+
+    def state(self) -> tuple:
+        return (self.md, self.headers, self.body, self.deadline, self.events, self.pattern,
+                self.poison)
+
+    @classmethod
+    def from_state(cls, state: tuple) -> "SimMessage":
+        return cls(*state)
+
+
+# ---------------------------------------------------------------------------
+# message stores
+# ---------------------------------------------------------------------------
+
+class _Level:
+    __slots__ = ("items", "head")
+
+    def __init__(self):
+        self.items: list = []
+        self.head = 0
+
+
+class MemoryStore:
+    """Messages of one queue in delivery order: one list per priority (or one, FIFO)."""
+
+    spooled = False
+
+    def __init__(self, levels: int):
+        self.by_level: dict[int, _Level] = {}
+        self.levels: list[_Level] = []  # the levels in use, highest priority first
+
+    def append(self, m: SimMessage, level: int) -> None:
+        lvl = self.by_level.get(level)
+        if lvl is None:
+            lvl = self.by_level[level] = _Level()
+            self.levels = [self.by_level[k] for k in sorted(self.by_level, reverse=True)]
+        lvl.items.append(m)
+
+    def ordered(self):
+        """Messages not removed, highest priority first, then in arrival order.
+
+        Live: messages appended behind the position reached are seen, as an
+        MQGET browse-next cursor sees them.
+        """
+        for level in range(9, -1, -1):
+            lvl = self.by_level.get(level)
+            if lvl is None:
+                continue
+            items = lvl.items
+            i = lvl.head
+            while i < len(items):
+                m = items[i]
+                if not m.removed:
+                    yield m
+                i += 1
+
+    def first(self, qm: "QueueManager", q: "LocalQueue", actor) -> SimMessage | None:
+        """The message an MQGET returns: the first not locked and not expired.
+
+        Expired messages met on the way are discarded through
+        ``qm._discard_expired``; removed messages at the head of a level are
+        dropped from it.
+        """
+        now = qm.sim.now
+        for lvl in self.levels:
+            items = lvl.items
+            n = len(items)
+            i = lvl.head
+            while i < n and items[i].removed:
+                i += 1
+            if i > 1024 and 2 * i > n:
+                items = lvl.items = items[i:]
+                n -= i
+                i = 0
+            lvl.head = i
+            while i < n:
+                m = items[i]
+                i += 1
+                if m.removed or m.locked is not None:
+                    continue
+                if m.deadline is not None and m.deadline <= now:
+                    qm._discard_expired(q, m, actor)
+                    n = len(items)  # a report may have been put on this very queue
+                    continue
+                return m
+        return None
+
+    def compact(self) -> None:
+        for lvl in self.levels:
+            items = lvl.items
+            h = lvl.head
+            while h < len(items) and items[h].removed:
+                h += 1
+            if h > 1024 and 2 * h > len(items):
+                lvl.items = items[h:]
+                h = 0
+            lvl.head = h
+
+    def close(self) -> None:
+        pass
+
+
+class SpoolStore:
+    """Messages of a queue nothing reads during the run, streamed to disk.
+
+    One file of pickled messages per priority level; :meth:`ordered` reads
+    them back in delivery order (used by the capture at the end). Only the
+    depth is kept in memory, so a dead-letter queue can take millions of
+    messages.
+    """
+
+    spooled = True
+
+    def __init__(self, directory: str, name: str, levels: int):
+        self.paths = [os.path.join(directory, f"{name}.{i}.spool") for i in range(levels)]
+        self.files: list = [None] * levels
+        self.written = [0] * levels
+        self.reading = False
+
+    def append(self, m: SimMessage, level: int) -> None:
+        fh = self.files[level]
+        if fh is None:
+            fh = self.files[level] = open(self.paths[level], "ab")
+        pickle.dump(m.state(), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self.written[level] += 1
+        if self.reading:
+            fh.flush()
+
+    def ordered(self):
+        self.reading = True
+        for fh in self.files:
+            if fh is not None:
+                fh.flush()
+        for level in reversed(range(len(self.paths))):
+            if not self.written[level]:
+                continue
+            with open(self.paths[level], "rb") as r:
+                done = 0
+                while done < self.written[level]:
+                    done += 1
+                    yield SimMessage.from_state(pickle.load(r))
+
+    def compact(self) -> None:
+        pass
+
+    def close(self) -> None:
+        for i, fh in enumerate(self.files):
+            if fh is not None:
+                fh.close()
+                self.files[i] = None
+        for p in self.paths:
+            if os.path.exists(p):
+                os.remove(p)
+
+
+# ---------------------------------------------------------------------------
+# objects
+# ---------------------------------------------------------------------------
+
+#: Local queue attributes (MQSC names, lower case) and their defaults.
+QLOCAL_DEFAULTS: dict = {
+    "maxdepth": 5000, "maxmsgl": 4194304, "put": "ENABLED", "get": "ENABLED",
+    "defpsist": "NO", "defprty": 0, "msgdlvsq": "PRIORITY", "bothresh": 0, "boqname": "",
+    "trigger": False, "trigtype": "FIRST", "trigdpth": 1, "trigmpri": 0, "initq": "",
+    "process": "", "trigdata": "", "usage": "NORMAL", "deftype": "PREDEFINED",
+    "authorized": None, "spool": False, "descr": "",
+}
+
+_CHOICES = {
+    "put": ("ENABLED", "DISABLED"), "get": ("ENABLED", "DISABLED"), "defpsist": ("NO", "YES"),
+    "msgdlvsq": ("PRIORITY", "FIFO"), "trigtype": ("FIRST", "EVERY", "DEPTH", "NONE"),
+    "usage": ("NORMAL", "XMITQ"), "deftype": ("PREDEFINED", "PERMDYN", "TEMPDYN"),
+}
+
+
+def _check_attrs(kind: str, name: str, attrs: dict, defaults: dict) -> None:
+    for k, v in attrs.items():
+        if k not in defaults:
+            raise SimulationError(f"{kind}({name}): unknown attribute {k!r}")
+        if k in _CHOICES and v not in _CHOICES[k]:
+            raise SimulationError(f"{kind}({name}): {k.upper()}({v}) is not one of "
+                                  f"{', '.join(_CHOICES[k])}")
+    if "defprty" in attrs and not 0 <= attrs["defprty"] <= 9:
+        raise SimulationError(f"{kind}({name}): DEFPRTY must be 0-9")
+    if "trigmpri" in attrs and not 0 <= attrs["trigmpri"] <= 9:
+        raise SimulationError(f"{kind}({name}): TRIGMPRI must be 0-9")
+    if "trigdpth" in attrs and attrs["trigdpth"] < 1:
+        raise SimulationError(f"{kind}({name}): TRIGDPTH must be 1 or more")
+
+
+class LocalQueue:
+    """A local queue (QLOCAL), with the attributes of :data:`QLOCAL_DEFAULTS`.
+
+    State: ``depth`` (CURDEPTH: messages on the queue, expired ones included,
+    messages got under syncpoint and not yet committed excluded), ``ipprocs``
+    (OpenInputCount), ``trig_count`` (messages of priority >= TRIGMPRI),
+    ``last_trigger`` (tick of the last trigger message for this queue).
+    """
+
+    def __init__(self, qmgr: "QueueManager", name: str, **attrs):
+        _check_attrs("QLOCAL", name, attrs, QLOCAL_DEFAULTS)
+        self.qmgr = qmgr
+        self.name = name
+        for k, v in QLOCAL_DEFAULTS.items():
+            setattr(self, k, attrs.get(k, v))
+        if self.authorized is not None:
+            self.authorized = set(self.authorized)
+        self.depth = 0
+        self.ipprocs = 0
+        self.trig_count = 0
+        self.last_trigger: int | None = None
+        self.waiters: list = []
+        self.listeners: list = []  # callables told of every message added (a DLQ handler)
+        self.deleted = False
+        self.max_depth_seen = 0
+        levels = 10 if self.msgdlvsq == "PRIORITY" else 1
+        sim = qmgr.sim
+        if self.spool and sim.spool_dir:
+            self.store = SpoolStore(sim.spool_dir, f"{qmgr.name}.{name}", levels)
+        else:
+            self.store = MemoryStore(levels)
+
+    # -- delivery order and trigger priority ---------------------------------------
+    def _level(self, m: SimMessage) -> int:
+        if self.msgdlvsq == "FIFO":
+            return 0
+        return min(9, max(0, int(m.md["Priority"])))
+
+    def trigger_priority(self, m: SimMessage) -> int:
+        """The priority that counts toward triggering (seed 001, item 14).
+
+        The message's priority, or the queue's DEFPRTY on an ``MSGDLVSQ(FIFO)`` queue.
+        """
+        return self.defprty if self.msgdlvsq == "FIFO" else int(m.md["Priority"])
+
+    # -- state changes ----------------------------------------------------------------
+    def _add(self, m: SimMessage) -> None:
+        self.store.append(m, self._level(m))
+        self.depth += 1
+        self.max_depth_seen = max(self.max_depth_seen, self.depth)
+        m.counted = self.trigger_priority(m) >= self.trigmpri
+        if m.counted:
+            self.trig_count += 1
+        for tell in self.listeners:
+            tell(m)
+        self.wake()
+
+    def _lock(self, m: SimMessage, holder) -> None:
+        m.locked = holder
+        self.depth -= 1
+        if m.counted:
+            self.trig_count -= 1
+
+    def _unlock(self, m: SimMessage) -> None:
+        m.locked = None
+        self.depth += 1
+        if m.counted:
+            self.trig_count += 1
+        self.wake()
+
+    def _remove(self, m: SimMessage) -> None:
+        if m.locked is None:
+            self.depth -= 1
+            if m.counted:
+                self.trig_count -= 1
+        m.locked = None
+        m.removed = True
+
+    def _recount(self) -> None:
+        self.trig_count = 0
+        for m in self.store.ordered():
+            m.counted = self.trigger_priority(m) >= self.trigmpri
+            if m.counted and m.locked is None:
+                self.trig_count += 1
+
+    def wake(self) -> None:
+        """Wake every process waiting for a message on this queue."""
+        if self.waiters:
+            waiters, self.waiters = self.waiters, []
+            for proc, token in waiters:
+                proc.wake(token)
+
+    def messages(self):
+        """The messages on the queue in delivery order (not removed; locked ones included)."""
+        return self.store.ordered()
+
+
+class RemoteQueue:
+    """A remote queue definition (QREMOTE): RNAME at RQMNAME through XMITQ."""
+
+    def __init__(self, qmgr: "QueueManager", name: str, rname: str, rqmname: str,
+                 xmitq: str = "", defpsist: str = "NO", defprty: int = 0,
+                 authorized=None):
+        self.qmgr = qmgr
+        self.name = name
+        self.rname = rname
+        self.rqmname = rqmname
+        self.xmitq = xmitq
+        self.defpsist = defpsist
+        self.defprty = defprty
+        self.authorized = None if authorized is None else set(authorized)
+
+
+@dataclass
+class ProcessDefinition:
+    """A process definition (DEFINE PROCESS): what a trigger monitor starts.
+
+    Attributes
+    ----------
+    name : str
+    appltype : int
+        APPLTYPE (``MQAT_*``), copied into MQTM.ApplType.
+    applicid : str
+        APPLICID: the program to start (a key of ``Simulation.programs``).
+    envrdata, userdata : str
+        ENVRDATA, USERDATA. On UNIX, ENVRDATA ending in ``&`` makes runmqtrm
+        start the program in the background.
+    """
+
+    name: str
+    appltype: int = MQAT_UNIX
+    applicid: str = ""
+    envrdata: str = ""
+    userdata: str = ""
+
+
+# ---------------------------------------------------------------------------
+# the queue manager
+# ---------------------------------------------------------------------------
+
+class QueueManager:
+    """A simulated queue manager.
+
+    Parameters
+    ----------
+    sim : Simulation
+    name : str
+    platform : {'linux', 'aix', 'zos'}
+        Native encoding, default CCSID and channel-agent identity
+        (:data:`PLATFORMS`).
+    encoding, ccsid : int, optional
+        Override the platform's MQENC_NATIVE and the queue manager CCSID.
+    deadq : str
+        DEADQ: the dead-letter queue's name ('' for none).
+    trigint : int
+        TRIGINT, milliseconds (MQ's default 999999999).
+    maxmsgl : int
+        Queue manager MAXMSGL, bytes.
+    user : str
+        The user id the queue manager's own puts carry.
+    """
+
+    def __init__(self, sim: Simulation, name: str, *, platform: str = "linux",
+                 encoding: int | None = None, ccsid: int | None = None,
+                 deadq: str = "SYSTEM.DEAD.LETTER.QUEUE", trigint: int = 999999999,
+                 maxmsgl: int = 4194304, user: str = "mqm"):
+        if platform not in PLATFORMS:
+            raise SimulationError(f"queue manager {name}: unknown platform {platform!r}")
+        if name in sim.qmgrs:
+            raise SimulationError(f"queue manager {name} defined twice")
+        plat = PLATFORMS[platform]
+        self.sim = sim
+        self.name = name
+        self.platform = platform
+        self.encoding = int(encoding or plat["encoding"])
+        self.ccsid = int(ccsid or plat["ccsid"])
+        self.codec = header_codec(self.ccsid)
+        self.deadq = deadq
+        self.trigint = trigint
+        self.maxmsgl = maxmsgl
+        self.user = user
+        self.objects: dict = {}
+        self.processes: dict[str, ProcessDefinition] = {}
+        self.routes: dict[str, str] = {}
+        self.deleted_tempdyn: set[str] = set()
+        self.actor = Actor(name, MQAT_QMGR, name[:28], user, self.encoding, self.ccsid)
+        mca_type, mca_name = plat["mca"]
+        self.mca = Actor("amqrmppa" if platform != "zos" else f"{name}CHIN", mca_type,
+                         mca_name.format(qmgr=name[:4]), user, self.encoding, self.ccsid)
+        self._prefix = (plat["prefix"] + name[:12].ljust(12)).encode(self.codec)
+        self._msgseq = 0
+        self._tempseq = 0
+        self._trigger_dlq_guard = False
+        sim.qmgrs[name] = self
+
+    # -- definitions ------------------------------------------------------------------
+    def define_qlocal(self, name: str, **attrs) -> LocalQueue:
+        """DEFINE QLOCAL(name) with MQSC attributes (see :data:`QLOCAL_DEFAULTS`)."""
+        if name in self.objects:
+            raise SimulationError(f"{self.name}: queue {name} already defined")
+        q = LocalQueue(self, name, **attrs)
+        self.objects[name] = q
+        return q
+
+    def define_qremote(self, name: str, rname: str, rqmname: str, xmitq: str = "",
+                       **kw) -> RemoteQueue:
+        """DEFINE QREMOTE(name) RNAME RQMNAME XMITQ (blank XMITQ: the route to RQMNAME)."""
+        if name in self.objects:
+            raise SimulationError(f"{self.name}: queue {name} already defined")
+        q = RemoteQueue(self, name, rname, rqmname, xmitq, **kw)
+        self.objects[name] = q
+        return q
+
+    def define_process(self, name: str, **attrs) -> ProcessDefinition:
+        """DEFINE PROCESS(name) APPLTYPE APPLICID ENVRDATA USERDATA."""
+        p = ProcessDefinition(name, **attrs)
+        self.processes[name] = p
+        return p
+
+    def route(self, qmgr: str, xmitq: str) -> None:
+        """Messages for queue manager ``qmgr`` go through transmission queue ``xmitq``."""
+        self.routes[qmgr] = xmitq
+
+    def queue(self, name: str) -> LocalQueue:
+        """The local queue ``name``; raises :class:`SimulationError` when there is none."""
+        q = self.objects.get(name)
+        if not isinstance(q, LocalQueue):
+            raise SimulationError(f"{self.name}: no local queue {name}")
+        return q
+
+    def create_tempdyn(self, **attrs) -> LocalQueue:
+        """MQOPEN of a model queue with DEFTYPE(TEMPDYN): a queue ``AMQ.<16 hex>``.
+
+        The name follows the observed ``AMQ.`` + 16 hexadecimal digits form
+        (``spec/mqdlh.md`` worked examples). The queue disappears when
+        :meth:`delete_queue` is called (its creator closes it or ends).
+        """
+        self._tempseq += 1
+        name = f"AMQ.{(self.sim.now // 100) & 0xFFFFFFFF:08X}{self._tempseq:08X}"
+        attrs.setdefault("deftype", "TEMPDYN")
+        return self.define_qlocal(name, **attrs)
+
+    def delete_queue(self, name: str) -> int:
+        """DELETE QLOCAL (or close-and-delete of a dynamic queue); returns the messages lost."""
+        q = self.objects.pop(name, None)
+        if q is None:
+            raise SimulationError(f"{self.name}: no queue {name} to delete")
+        lost = 0
+        if isinstance(q, LocalQueue):
+            q.deleted = True
+            lost = q.depth
+            if q.deftype == "TEMPDYN":
+                self.deleted_tempdyn.add(name)
+            for m in q.messages():
+                m.removed = True
+            q.store.close()
+            q.wake()
+        self.sim.stats["messages_lost_with_deleted_queue"] += lost
+        return lost
+
+    def alter(self, name: str, **attrs) -> None:
+        """ALTER QLOCAL / MQSET, with the trigger events of seed 001 item 13.
+
+        * TRIGGER turned on, or (TRIGGER on) TRIGTYPE, TRIGMPRI or TRIGDPTH
+          changed: trigger when enough messages are there (conditions 4-10,
+          excluding 8);
+        * GET(ENABLED) after GET(DISABLED) on an application queue (conditions
+          4-10, excluding 5);
+        * PUT(ENABLED) after PUT(DISABLED) on an initiation queue: one trigger
+          message for each application queue it serves (conditions 4-10).
+        """
+        q = self.queue(name)
+        _check_attrs("QLOCAL", name, attrs, QLOCAL_DEFAULTS)
+        old = {k: getattr(q, k) for k in attrs}
+        for k, v in attrs.items():
+            setattr(q, k, set(v) if k == "authorized" and v is not None else v)
+        if any(k in attrs for k in ("trigmpri", "defprty", "msgdlvsq")):
+            q._recount()
+        changed = {k for k in attrs if attrs[k] != old[k]}
+        if q.usage == "NORMAL":
+            relevant = {"trigtype", "trigmpri"} | ({"trigdpth"} if q.trigtype == "DEPTH" else set())
+            if ("trigger" in changed and q.trigger) or (q.trigger and changed & relevant):
+                self._trigger_on_event(q, "alter", skip=(8,))
+            if "get" in changed and q.get == "ENABLED":
+                q.wake()
+                self._trigger_on_event(q, "get_enabled", skip=(5,))
+            if "put" in changed and q.put == "ENABLED":
+                for aq in self._served_by(q):
+                    self._trigger_on_event(aq, "initq_put_enabled", skip=())
+
+    # -- identifiers and time ----------------------------------------------------------------
+    def new_msgid(self) -> bytes:
+        """A queue-manager-generated MsgId: ``AMQ `` + queue manager name (12) + 8 bytes.
+
+        The layout is the observed convention (``spec/mqmd.md`` §5.10); the
+        last 8 bytes are the simulated second and a sequence number.
+        """
+        self._msgseq += 1
+        return self._prefix + ((self.sim.now // 100) & 0xFFFFFFFF).to_bytes(4, "big") + \
+            (self._msgseq & 0xFFFFFFFF).to_bytes(4, "big")
+
+    def remaining_expiry(self, m: SimMessage) -> int:
+        """The message's Expiry now: remaining tenths of a second (at least 1), or -1."""
+        if m.deadline is None:
+            return -1
+        return max(1, -(-(m.deadline - self.sim.now) // 10))
+
+    def expired(self, m: SimMessage) -> bool:
+        return m.deadline is not None and m.deadline <= self.sim.now
+
+    def view(self, m: SimMessage) -> dict:
+        """The MQMD an MQGET returns now (remaining Expiry, current BackoutCount)."""
+        md = dict(m.md)
+        md["Expiry"] = self.remaining_expiry(m)
+        return md
+
+    def log(self, m: SimMessage, actor: Actor, event: str, **kw) -> None:
+        m.log(self.sim, self.name, actor.name, event, **kw)
+
+    # -- put ---------------------------------------------------------------------------------
+    def put(self, qname: str, m: SimMessage, *, actor: Actor, qmgr: str | None = None,
+            context: str = "default", user: str | None = None,
+            event: tuple[str, dict] | None = None) -> int:
+        """MQPUT1 of ``m`` to ``qname`` (at queue manager ``qmgr``); returns the reason code.
+
+        Parameters
+        ----------
+        context : {'default', 'pass', 'set'}
+            ``default``: the queue manager fills the origin and identity
+            context from ``actor`` and the time of the put; ``pass``/``set``:
+            the MQMD's context is kept (MQPMO_PASS_ALL_CONTEXT /
+            MQPMO_SET_ALL_CONTEXT).
+        user : str, optional
+            The user id authority is checked for (default ``actor.user``).
+        event : (str, dict), optional
+            Name and details of the ground-truth event logged on success
+            (default ``("put", {})``).
+
+        Returns
+        -------
+        int
+            0, or the MQRC of the failure (the message is then not stored).
+        """
+        target = (qmgr or "").strip()
+        if target and target != self.name:
+            xq = self.routes.get(target)
+            if xq is None and isinstance(self.objects.get(target), LocalQueue):
+                xq = target
+            if xq is None:
+                return self._failed(m, actor, qname, RC["MQRC_UNKNOWN_REMOTE_Q_MGR"])
+            return self._put_remote(qname, target, xq, m, actor, context, user, None, event)
+        obj = self.objects.get(qname)
+        if obj is None:
+            return self._failed(m, actor, qname, RC["MQRC_UNKNOWN_OBJECT_NAME"])
+        who = user or actor.user
+        if obj.authorized is not None and who not in obj.authorized:
+            return self._failed(m, actor, qname, RC["MQRC_NOT_AUTHORIZED"])
+        if isinstance(obj, RemoteQueue):
+            xq = obj.xmitq or self.routes.get(obj.rqmname) or obj.rqmname
+            return self._put_remote(obj.rname, obj.rqmname, xq, m, actor, context, user, obj, event)
+        return self._store(obj, m, actor, context, user, 0, event)
+
+    def _put_remote(self, rname, rqmname, xq_name, m, actor, context, user, defs, event) -> int:
+        xq = self.objects.get(xq_name)
+        if not isinstance(xq, LocalQueue) or xq.usage != "XMITQ":
+            return self._failed(m, actor, rname, RC["MQRC_UNKNOWN_XMIT_Q"])
+        m.route = (rname, rqmname)
+        name, details = event or ("put", {})
+        event = (name, dict(details, destq=rname, destqm=rqmname))
+        return self._store(xq, m, actor, context, user, HEADER_LENGTH["MQXQH"], event, defs)
+
+    def _failed(self, m: SimMessage, actor: Actor, qname: str, rc: int) -> int:
+        if m.events:
+            self.log(m, actor, "put_failed", queue=qname, reason=rc)
+        return rc
+
+    def _store(self, q: LocalQueue, m: SimMessage, actor: Actor, context: str, user,
+               extra: int, event, defs=None) -> int:
+        md = m.md
+        if q.put == "DISABLED":
+            return self._failed(m, actor, q.name, RC["MQRC_PUT_INHIBITED"])
+        length = m.length + extra
+        if length > self.maxmsgl:
+            return self._failed(m, actor, q.name, RC["MQRC_MSG_TOO_BIG_FOR_Q_MGR"])
+        if length > q.maxmsgl:
+            return self._failed(m, actor, q.name, RC["MQRC_MSG_TOO_BIG_FOR_Q"])
+        d = defs or q
+        if md.get("Persistence", 2) == 2:  # MQPER_PERSISTENCE_AS_Q_DEF
+            md["Persistence"] = 1 if d.defpsist == "YES" else 0
+        if md.get("Priority", -1) == -1:  # MQPRI_PRIORITY_AS_Q_DEF
+            md["Priority"] = d.defprty
+        if md["Persistence"] == 1 and q.deftype == "TEMPDYN":
+            return self._failed(m, actor, q.name, RC["MQRC_PERSISTENT_NOT_ALLOWED"])
+        if q.depth >= q.maxdepth:
+            return self._failed(m, actor, q.name, RC["MQRC_Q_FULL"])
+        if m.deadline is None:
+            exp = int(md.get("Expiry", -1))
+            if exp == 0 or exp < -1:
+                return self._failed(m, actor, q.name, RC["MQRC_EXPIRY_ERROR"])
+            if exp > 0:
+                m.deadline = self.sim.now + 10 * exp
+        elif m.deadline <= self.sim.now:
+            return self._failed(m, actor, q.name, RC["MQRC_EXPIRY_ERROR"])
+        md["BackoutCount"] = 0
+        if context == "default":
+            date, time = self.sim.put_date_time()
+            md.update(PutApplType=actor.appltype, PutApplName=actor.applname[:28],
+                      PutDate=date, PutTime=time, UserIdentifier=(user or actor.user)[:12],
+                      ApplIdentityData="", ApplOriginData="")
+        if not md.get("MsgId") or md["MsgId"] == NO_ID:
+            md["MsgId"] = self.new_msgid()
+        name, details = event or ("put", {})
+        self.log(m, actor, name, queue=q.name, **details)
+        q._add(m)
+        if q.usage == "NORMAL":
+            self._trigger_on_put(q, m)
+        return OK
+
+    # -- get ---------------------------------------------------------------------------------
+    def get(self, q: LocalQueue, *, actor: Actor,
+            syncpoint: bool = True) -> tuple[int, SimMessage | None]:
+        """MQGET of the next message (no match options); returns ``(reason, message)``.
+
+        Expired messages met on the way are discarded (with their expiration
+        reports). Under syncpoint the message is locked until :meth:`commit`
+        or :meth:`backout`. Reasons: 0, 2016 (GET_INHIBITED), 2033
+        (NO_MSG_AVAILABLE), 2085 (the queue was deleted).
+        """
+        if q.deleted:
+            return RC["MQRC_UNKNOWN_OBJECT_NAME"], None
+        if q.get == "DISABLED":
+            return RC["MQRC_GET_INHIBITED"], None
+        self._readable(q)
+        found = q.store.first(self, q, actor)
+        if found is not None:
+            if syncpoint:
+                q._lock(found, actor)
+            else:
+                q._remove(found)
+            self.log(found, actor, "get", queue=q.name, backout_count=found.md["BackoutCount"],
+                     syncpoint=syncpoint)
+        return (OK, found) if found is not None else (RC["MQRC_NO_MSG_AVAILABLE"], None)
+
+    def browse(self, q: LocalQueue, *, actor: Actor) -> list[SimMessage]:
+        """Browse the whole queue in delivery order (expired messages met are discarded)."""
+        self._readable(q)
+        out = []
+        for m in q.store.ordered():
+            if m.locked is not None:
+                continue
+            if self.expired(m):
+                self._discard_expired(q, m, actor)
+                continue
+            out.append(m)
+        q.store.compact()
+        return out
+
+    def _readable(self, q: LocalQueue) -> None:
+        if q.store.spooled:
+            raise SimulationError(f"{self.name}: queue {q.name} is spooled (spool=True) "
+                                  "and cannot be read during the run")
+
+    def get_under_cursor(self, q: LocalQueue, m: SimMessage, *, actor: Actor) -> bool:
+        """Destructive get under syncpoint of a browsed message (MQGMO_MSG_UNDER_CURSOR)."""
+        if q.deleted or m.removed or m.locked is not None:
+            return False
+        if self.expired(m):
+            self._discard_expired(q, m, actor)
+            return False
+        q._lock(m, actor)
+        self.log(m, actor, "get", queue=q.name, backout_count=m.md["BackoutCount"], syncpoint=True)
+        return True
+
+    def commit(self, q: LocalQueue, m: SimMessage, actor: Actor) -> None:
+        """MQCMIT of a get: the message leaves the queue."""
+        q._remove(m)
+
+    def backout(self, q: LocalQueue, m: SimMessage, actor: Actor) -> None:
+        """MQBACK of a get: the message is reinstated where it was, BackoutCount + 1."""
+        if q.deleted:
+            return
+        m.md["BackoutCount"] = int(m.md["BackoutCount"]) + 1
+        self.log(m, actor, "backout", queue=q.name, backout_count=m.md["BackoutCount"])
+        q._unlock(m)
+
+    def _discard_expired(self, q: LocalQueue, m: SimMessage, actor: Actor) -> None:
+        q._remove(m)
+        self.sim.stats["expired_discarded"] += 1
+        self.sim.stats[f"expired_discarded:{self.name}:{q.name}"] += 1
+        self.log(m, actor, "expired_discarded", queue=q.name)
+        if int(m.md.get("Report", 0)) & _EXPIRATION_MASK:
+            self.report(m, MQFB["MQFB_EXPIRATION"], int(m.md["Report"]) & _EXPIRATION_MASK)
+
+    # -- reports -----------------------------------------------------------------------------
+    def report(self, m: SimMessage, feedback: int, option: int) -> int:
+        """Generate a report message for ``m`` (MQMD Report options, ``spec/mqmd.md`` §5.1).
+
+        ``option`` is the report family bits the message asked for (for
+        expiration: ``MQRO_EXPIRATION``, ``_WITH_DATA`` (first 100 bytes) or
+        ``_WITH_FULL_DATA``). The report goes to ReplyToQ/ReplyToQMgr with
+        MsgType MQMT_REPORT and Feedback ``feedback``; MsgId new unless
+        MQRO_PASS_MSG_ID; CorrelId the original MsgId unless
+        MQRO_PASS_CORREL_ID (then the original CorrelId); Priority and
+        Persistence of the original; Expiry unlimited; origin context the
+        queue manager's; the original's UserIdentifier. When it cannot be put
+        it is dead-lettered; when that fails it is discarded.
+        Returns the reason of the put (0 when delivered or dead-lettered).
+        """
+        md0 = m.md
+        reply_q = (md0.get("ReplyToQ") or "").strip()
+        if not reply_q:
+            self.sim.stats["reports_without_reply_queue"] += 1
+            return OK
+        report = int(md0.get("Report", 0))
+        with_data = option & ~MQRO["MQRO_EXPIRATION"] & _EXPIRATION_MASK
+        data = pack_data(md0, m.headers, m.body)
+        if option == MQRO["MQRO_EXPIRATION_WITH_DATA"] and feedback == MQFB["MQFB_EXPIRATION"]:
+            data = data[:100]
+        elif not with_data:
+            data = b""
+        date, time = self.sim.put_date_time()
+        md = {
+            "Version": 2, "Report": 0, "MsgType": 4, "Expiry": -1, "Feedback": feedback,
+            "Encoding": md0["Encoding"] if data else self.encoding,
+            "CodedCharSetId": md0["CodedCharSetId"] if data else self.ccsid,
+            "Format": md0["Format"] if data else "", "Priority": md0["Priority"],
+            "Persistence": md0["Persistence"],
+            "MsgId": md0["MsgId"] if report & MQRO["MQRO_PASS_MSG_ID"] else NO_ID,
+            "CorrelId": md0["CorrelId"] if report & MQRO["MQRO_PASS_CORREL_ID"] else md0["MsgId"],
+            "ReplyToQ": "", "ReplyToQMgr": self.name,
+            "UserIdentifier": md0.get("UserIdentifier", ""),
+            "AccountingToken": md0.get("AccountingToken", b"\0" * 32),
+            "ApplIdentityData": "", "PutApplType": MQAT_QMGR, "PutApplName": self.name[:28],
+            "PutDate": date, "PutTime": time, "ApplOriginData": "",
+        }
+        rep = SimMessage(md, (), data, None, [dict(e) for e in m.events], None, False)
+        self.log(rep, self.actor, "report", feedback=feedback,
+                 for_msgid=bytes(md0["MsgId"]).hex().upper())
+        self.sim.stats["reports"] += 1
+        dest_qm = (md0.get("ReplyToQMgr") or "").strip() or self.name
+        rc = self.put(reply_q, rep, actor=self.actor, qmgr=dest_qm, context="set")
+        if rc != OK:
+            rc2 = self.dead_letter(rep, rc, reply_q, dest_qm, actor=self.actor)
+            if rc2 != OK:
+                self.sim.stats["reports_discarded"] += 1
+            return rc
+        return OK
+
+    # -- dead-lettering ------------------------------------------------------------------------
+    def dead_letter(self, m: SimMessage, reason: int, destq: str, destqm: str, *, actor: Actor,
+                    encoding: int | None = None, ccsid: int | None = None) -> int:
+        """Put ``m`` on this queue manager's DEADQ with an MQDLH; returns the reason of that put.
+
+        ``m`` is the message as it was to be put (its MQMD and data); the new
+        message keeps its history, pattern and expiry deadline. ``encoding``
+        and ``ccsid`` are those of the MQDLH (default: the actor's, else the
+        queue manager's). Reason 2085 when there is no DEADQ.
+        """
+        enc = int(encoding or actor.encoding or self.encoding)
+        ccs = int(ccsid or actor.ccsid or self.ccsid)
+        date, time = self.sim.put_date_time()
+        md0 = m.md
+        dlh = {"Version": 1, "Reason": int(reason), "DestQName": destq, "DestQMgrName": destqm,
+               "Encoding": int(md0["Encoding"]), "CodedCharSetId": int(md0["CodedCharSetId"]),
+               "Format": md0["Format"], "PutApplType": actor.appltype,
+               "PutApplName": actor.applname[:28], "PutDate": date, "PutTime": time}
+        md = dict(md0)
+        md.update(Format="MQDEAD", Encoding=enc, CodedCharSetId=ccs)
+        dm = SimMessage(md, (("MQDLH", dlh),) + m.headers, m.body, m.deadline, m.events,
+                        m.pattern, m.poison)
+        if dm.pattern is None and destqm == self.name and destq in self.deleted_tempdyn:
+            dm.pattern = "orphaned_reply"
+        deadq = (self.deadq or "").strip()
+        if not deadq or not isinstance(self.objects.get(deadq), LocalQueue):
+            self.log(m, actor, "dead_letter_failed", reason=int(reason), destq=destq,
+                     dlq_reason=RC["MQRC_UNKNOWN_OBJECT_NAME"])
+            return RC["MQRC_UNKNOWN_OBJECT_NAME"]
+        rc = self.put(deadq, dm, actor=actor, context="set",
+                      event=("dead_letter", {"reason": int(reason), "destq": destq,
+                                             "destqm": destqm}))
+        if rc == OK:
+            self.sim.stats["dead_letters"] += 1
+        else:
+            self.log(m, actor, "dead_letter_failed", reason=int(reason), destq=destq, dlq_reason=rc)
+        return rc
+
+    # -- opening for input ----------------------------------------------------------------
+    def open_input(self, q: LocalQueue, actor: Actor) -> None:
+        """MQOPEN for input: OpenInputCount + 1.
+
+        A trigger monitor opening an initiation queue nobody else has open
+        triggers every application queue it serves that has enough messages
+        (seed 001, item 13: "A trigger-monitor application issues an MQOPEN
+        call for input from an initiation queue").
+        """
+        self._readable(q)
+        q.ipprocs += 1
+        if q.ipprocs == 1:
+            for aq in self._served_by(q):
+                self._trigger_on_event(aq, "initq_open", skip=(8,))
+
+    def close_input(self, q: LocalQueue, actor: Actor, *, drained: bool = True) -> None:
+        """MQCLOSE of an input handle; the last close may trigger (seed 001, item 12).
+
+        ``drained`` says whether the closer last found the queue empty; a
+        trigger message made because a server left messages behind is labelled
+        ``trigger_storm`` (the closed loop of item 12, note a).
+        """
+        q.ipprocs -= 1
+        if q.ipprocs == 0 and not q.deleted and q.trigtype in ("FIRST", "DEPTH"):
+            self._trigger_on_event(q, "close", skip=(4, 5), storm=not drained)
+
+    # -- triggering ----------------------------------------------------------------------------
+    def _served_by(self, initq: LocalQueue) -> list[LocalQueue]:
+        return [q for q in self.objects.values()
+                if isinstance(q, LocalQueue) and q.initq == initq.name and q is not initq]
+
+    def _trigger_conditions(self, q: LocalQueue, skip=()):
+        """Conditions 5-10 of seed 001; returns (process, initq) when they hold."""
+        if 5 not in skip and self.platform == "zos" and q.get == "DISABLED":
+            return None
+        proc = self.processes.get(q.process.strip()) if q.process.strip() else None
+        if proc is None:
+            return None
+        initq = self.objects.get(q.initq.strip()) if q.initq.strip() else None
+        if not isinstance(initq, LocalQueue) or initq.deleted:
+            return None
+        if initq.get == "DISABLED" or initq.put == "DISABLED" or initq.usage != "NORMAL":
+            return None
+        if 8 not in skip and initq.ipprocs <= 0:
+            return None
+        if not q.trigger or q.trigtype == "NONE":
+            return None
+        return proc, initq
+
+    def _trigger_on_put(self, q: LocalQueue, m: SimMessage) -> None:
+        """Conditions 1-4 and 11 on a put (seed 001)."""
+        if not q.trigger or q.trigtype == "NONE" or not m.counted:
+            return
+        prev = q.trig_count - 1
+        cause = None
+        storm = False
+        if q.trigtype == "EVERY":
+            cause = "every"
+        elif q.trigtype == "FIRST":
+            if prev == 0:
+                cause = "first"
+            else:
+                since = self.sim.now - (q.last_trigger if q.last_trigger is not None else 0)
+                if since * 10 >= self.trigint:  # ticks are 10 ms
+                    cause, storm = "trigint", True
+        else:  # DEPTH
+            if prev == q.trigdpth - 1:
+                cause = "depth"
+            elif prev >= q.trigdpth:
+                cause = "depth_again"
+        if cause is None:
+            return
+        if q.trigtype in ("FIRST", "DEPTH") and q.ipprocs > 0:
+            return
+        found = self._trigger_conditions(q)
+        if found is not None:
+            self._make_trigger(q, *found, cause=cause, storm=storm)
+
+    def _trigger_on_event(self, q: LocalQueue, cause: str, skip=(), storm: bool = False) -> None:
+        """Items 12 and 13 of seed 001: enough qualifying messages, then the conditions."""
+        if q.deleted or not q.trigger or q.trigtype == "NONE":
+            return
+        need = q.trigdpth if q.trigtype == "DEPTH" else 1
+        if q.trig_count < need:
+            return
+        if 4 not in skip and q.trigtype in ("FIRST", "DEPTH") and q.ipprocs > 0:
+            return
+        found = self._trigger_conditions(q, skip)
+        if found is not None:
+            self._make_trigger(q, *found, cause=cause, storm=storm)
+
+    def _make_trigger(self, q: LocalQueue, proc: ProcessDefinition, initq: LocalQueue, *,
+                      cause: str, storm: bool) -> None:
+        tm = {"Version": 1, "QName": q.name, "ProcessName": proc.name,
+              "TriggerData": q.trigdata, "ApplType": proc.appltype, "ApplId": proc.applicid,
+              "EnvData": proc.envrdata, "UserData": proc.userdata}
+        md = {"Version": 2, "Report": 0, "MsgType": 8, "Expiry": -1, "Feedback": 0,
+              "Encoding": self.encoding, "CodedCharSetId": self.ccsid, "Format": "MQTRIG",
+              "Priority": initq.defprty, "Persistence": 0, "MsgId": NO_ID, "CorrelId": NO_ID,
+              "ReplyToQ": "", "ReplyToQMgr": "", "AccountingToken": b"\0" * 32}
+        tmsg = SimMessage(md, (("MQTM", tm),), b"", None, [], "trigger_storm" if storm else None)
+        self.log(tmsg, self.actor, "trigger", queue=q.name, trigtype=q.trigtype, cause=cause,
+                 depth=q.depth)
+        q.last_trigger = self.sim.now
+        self.sim.stats["trigger_messages"] += 1
+        self.sim.stats[f"trigger_messages:{self.name}:{q.name}"] += 1
+        if q.trigtype == "DEPTH":
+            q.trigger = False  # IBM TriggerType: TriggerControl set to MQTC_OFF after DEPTH
+        rc = self.put(initq.name, tmsg, actor=self.actor, context="default")
+        if rc == OK:
+            return
+        if self._trigger_dlq_guard:
+            # a trigger message caused by putting a trigger message on the DLQ
+            # is discarded if it would itself go to the DLQ
+            self.sim.stats["trigger_messages_discarded"] += 1
+            return
+        self._trigger_dlq_guard = True
+        try:
+            if tmsg.md.get("MsgId", NO_ID) == NO_ID:
+                tmsg.md["MsgId"] = self.new_msgid()
+            date, time = self.sim.put_date_time()
+            tmsg.md.update(PutApplType=MQAT_QMGR, PutApplName=self.name[:28], PutDate=date,
+                           PutTime=time, UserIdentifier=self.user[:12])
+            if self.dead_letter(tmsg, rc, initq.name, self.name, actor=self.actor) != OK:
+                self.sim.stats["trigger_messages_discarded"] += 1
+        finally:
+            self._trigger_dlq_guard = False

@@ -1,0 +1,189 @@
+"""Backout rules, each on a tiny world.
+
+Sources: seed 004 (a broker MQInput node's error handling), seed 002
+(MQGMO_MARK_SKIP_BACKOUT, z/OS), ``spec/reason-codes.md`` 2362 and
+``spec/mqmd.md`` §5.6 (BackoutCount).
+"""
+
+from __future__ import annotations
+
+import pytest
+from sim_helpers import DLQ, msg, world
+
+from dlqlens.mq.constants import MQRO
+from dlqlens.sim import Actor, SimulationError
+from dlqlens.sim.apps import BrokerFlow, Consumer, JmsConsumer
+from dlqlens.sim.qmgr import MQAT_JAVA, MQAT_UNIX
+
+APP = Actor("app", MQAT_UNIX, "app")
+JMS = Actor("mdb", MQAT_JAVA, "order-mdb")
+FLOW = Actor("DataFlowEngine", MQAT_UNIX, "DataFlowEngine")
+
+
+def poison(qm, queue="IN", **md):
+    m = msg(b'{"amount":null}', **md)
+    m.poison = True
+    assert qm.put(queue, m, actor=APP) == 0
+    return m
+
+
+def backout_counts(m):
+    return [e["backout_count"] for e in m.events if e["event"] == "backout"]
+
+
+def test_backout_count_rises_without_limit_when_the_application_ignores_bothresh():
+    """spec/mqmd.md §5.6: each backout of a get under syncpoint adds one to BackoutCount;
+    an application ignoring BOTHRESH loops on the message (seed 001 item 12 note c)."""
+    sim, qm = world()
+    q = qm.define_qlocal("IN", bothresh=3, boqname="IN.BOQ")
+    qm.define_qlocal("IN.BOQ")
+    poison(qm)
+    Consumer(sim, qm, APP, "IN", backout="ignore", retry_delay=1.0).start()
+    sim.run(10.5)  # a get, 0.02 s of work and a backout every 1.02 s: 11 backouts
+    (m,) = list(q.messages())
+    assert m.md["BackoutCount"] == 11 and m.pattern == "backout_loop"
+    assert backout_counts(m) == list(range(1, 12))
+    assert qm.queue("IN.BOQ").depth == 0
+
+
+def test_backout_count_reaching_bothresh_requeues_to_boqname():
+    """BOTHRESH/BOQNAME honoured by the application: at BackoutCount = BOTHRESH the message
+    goes to BOQNAME (same MsgId; BackoutCount 0 there, an output-only field of MQGET)."""
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=3, boqname="IN.BOQ")
+    boq = qm.define_qlocal("IN.BOQ")
+    original = poison(qm)
+    Consumer(sim, qm, APP, "IN", backout="requeue", retry_delay=0.5).start()
+    sim.run(10)
+    assert qm.queue("IN").depth == 0
+    (m,) = list(boq.messages())
+    assert backout_counts(m) == [1, 2, 3]
+    assert m.md["MsgId"] == original.md["MsgId"] and m.md["BackoutCount"] == 0
+    requeue = [e for e in m.events if e["event"] == "requeued_to_boqname"]
+    assert requeue and requeue[0]["backout_count"] == 3
+
+
+def test_jms_dead_letters_with_2362_when_there_is_no_backout_queue():
+    """2362 MQRC_BACKOUT_THRESHOLD_REACHED: 'The queue does not have a backout requeue queue
+    defined' -> the DLQ (default disposition). The MQDLH describes the original data."""
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=2)
+    poison(qm, Encoding=273, CodedCharSetId=819)
+    JmsConsumer(sim, qm, JMS, "IN").start()
+    sim.run(5)
+    (d,) = list(qm.queue(DLQ).messages())
+    dlh = d.headers[0][1]
+    assert dlh["Reason"] == 2362 and dlh["DestQName"] == "IN" and dlh["DestQMgrName"] == "QM1"
+    assert dlh["PutApplType"] == 28 and dlh["PutApplName"] == "order-mdb"
+    assert (dlh["Encoding"], dlh["CodedCharSetId"], dlh["Format"]) == (273, 819, "MQSTR")
+    assert (d.md["Format"], d.md["Encoding"], d.md["CodedCharSetId"]) == ("MQDEAD", 273, 1208)
+    assert d.md["PutApplName"] == "app"  # the original put context is kept
+    assert backout_counts(d) == [1, 2] and d.pattern == "backout_loop"
+
+
+def test_jms_with_bothresh_zero_never_moves_the_message():
+    """BOTHRESH(0): no poison-message handling; the message is redelivered for ever."""
+    sim, qm = world()
+    q = qm.define_qlocal("IN")
+    poison(qm)
+    JmsConsumer(sim, qm, JMS, "IN", redelivery_delay=0.5).start()
+    sim.run(10)
+    assert qm.queue(DLQ).depth == 0 and next(iter(q.messages())).md["BackoutCount"] >= 15
+
+
+def test_jms_discards_with_mqro_discard_msg():
+    """2362: 'processed as specified by the disposition options in the Report field'."""
+    sim, qm = world()
+    q = qm.define_qlocal("IN", bothresh=1)
+    poison(qm, Report=MQRO["MQRO_DISCARD_MSG"])
+    JmsConsumer(sim, qm, JMS, "IN").start()
+    sim.run(5)
+    assert q.depth == 0 and qm.queue(DLQ).depth == 0
+
+
+def test_broker_raises_a_zero_threshold_to_one():
+    """Seed 004: 'Si acepta el valor por omision 0, el nodo lo aumenta a 1' -- one retry."""
+    sim, qm = world()
+    qm.define_qlocal("IN", boqname="IN.BOQ")
+    boq = qm.define_qlocal("IN.BOQ")
+    poison(qm)
+    BrokerFlow(sim, qm, FLOW, "IN").start()
+    sim.run(5)
+    (m,) = list(boq.messages())
+    assert backout_counts(m) == [1]
+
+
+def test_broker_order_without_failure_terminal_boqname_then_dlq():
+    """Seed 004 step 3: at the threshold, BOQNAME if defined, else the DLQ."""
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=2)
+    poison(qm)
+    BrokerFlow(sim, qm, FLOW, "IN").start()
+    sim.run(5)
+    (d,) = list(qm.queue(DLQ).messages())
+    assert backout_counts(d) == [1, 2]
+    assert d.headers[0][1]["PutApplName"] == "DataFlowEngine"
+    assert d.headers[0][1]["DestQName"] == "IN"
+
+
+def test_broker_failing_failure_terminal_retries_to_twice_the_threshold():
+    """Seed 004 step 1: failures beyond the failure terminal are retried until BackoutCount
+    reaches twice the threshold; then another queue is tried."""
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=3, boqname="IN.BOQ")
+    boq = qm.define_qlocal("IN.BOQ")
+    poison(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", failure_terminal="fails").start()
+    sim.run(10)
+    (m,) = list(boq.messages())
+    assert backout_counts(m) == [1, 2, 3, 4, 5, 6]
+    assert [e["backout_count"] for e in m.events if e["event"] == "failure_terminal"] == [3, 4, 5]
+
+
+def test_broker_failure_terminal_that_handles_the_error_consumes_the_message():
+    """Seed 004 step 3: 'Si ha conectado el terminal de anomalias, el nodo propaga el mensaje'."""
+    sim, qm = world()
+    q = qm.define_qlocal("IN", bothresh=2, boqname="IN.BOQ")
+    qm.define_qlocal("IN.BOQ")
+    poison(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", failure_terminal="handles").start()
+    sim.run(5)
+    assert q.depth == 0 and qm.queue("IN.BOQ").depth == 0 and qm.queue(DLQ).depth == 0
+
+
+def test_broker_loops_when_nothing_can_take_the_message():
+    """Seed 004 step 3.3: no backout queue and no DLQ -> the message stays and its
+    BackoutCount keeps increasing."""
+    sim, qm = world(deadq="")
+    q = qm.define_qlocal("IN", bothresh=2, boqname="NO.SUCH.QUEUE")
+    poison(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", retry_delay=1.0).start()
+    sim.run(12.5)
+    (m,) = list(q.messages())
+    assert m.md["BackoutCount"] >= 10 and m.pattern == "backout_loop"
+    assert [e["event"] for e in m.events].count("cannot_requeue") >= 8
+
+
+def test_skip_backout_removes_the_message_in_a_second_unit_of_work():
+    """Seed 002 steps 5-9: the marked get skips the backout, becomes part of UOW2, which puts
+    an exception message and commits, removing the message; BackoutCount never rises."""
+    sim, qm = world(platform="zos")
+    q = qm.define_qlocal("IN", bothresh=5)
+    errors = qm.define_qlocal("ERRORS")
+    original = poison(qm)
+    Consumer(sim, qm, APP, "IN", skip_backout=True, error_queue="ERRORS").start()
+    sim.run(5)
+    assert q.depth == 0
+    (note,) = list(errors.messages())
+    assert note.md["CorrelId"] == original.md["MsgId"]
+    assert [e["event"] for e in original.events][-2:] == \
+        ["backout_skipped", "removed_by_second_uow"]
+    assert backout_counts(original) == []
+
+
+def test_skip_backout_is_refused_off_zos():
+    """Seed 002: 'Supported only on WebSphere MQ for z/OS'."""
+    sim, qm = world(platform="linux")
+    qm.define_qlocal("IN")
+    with pytest.raises(SimulationError, match="z/OS"):
+        Consumer(sim, qm, APP, "IN", skip_backout=True, error_queue="E")

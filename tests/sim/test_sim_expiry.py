@@ -1,0 +1,157 @@
+"""Expiry rules, each on a tiny world. Source: seed 003 (the MQMD Expiry field)."""
+
+from __future__ import annotations
+
+from sim_helpers import APP, DLQ, capture, msg, put, world
+
+from dlqlens.mq.constants import MQRO
+from dlqlens.sim import Actor
+from dlqlens.sim.channel import Channel
+from dlqlens.sim.qmgr import MQAT_UNIX
+
+GETTER = Actor("getter", MQAT_UNIX, "getter")
+
+
+def test_expiry_counts_down_in_tenths_of_a_second():
+    """'a period of time expressed in tenths of a second ... decremented to reflect the time
+    that the message spends on the destination queue'."""
+    sim, qm = world()
+    q = qm.define_qlocal("Q")
+    put(qm, "Q", Expiry=100)
+    sim.run(4.0)
+    _, m = qm.get(q, actor=GETTER)
+    assert qm.view(m)["Expiry"] == 60
+
+
+def test_an_expired_message_stays_and_counts_until_a_get_would_return_it():
+    """'discarded when a browse or nonbrowse MQGET call occurs that would have returned the
+    message'; note 2: until then it counts toward the number of messages on the queue."""
+    sim, qm = world()
+    q = qm.define_qlocal("Q")
+    qm.define_qlocal("OTHER")
+    put(qm, "Q", Expiry=10)
+    put(qm, "Q", body=b"second")
+    sim.run(3)
+    assert q.depth == 2
+    put(qm, "OTHER")
+    qm.get(qm.queue("OTHER"), actor=GETTER)
+    assert q.depth == 2 and sim.stats["expired_discarded"] == 0
+    rc, m = qm.get(q, actor=GETTER, syncpoint=False)
+    assert m.body == b"second" and q.depth == 0
+    assert sim.stats["expired_discarded"] == 1
+
+
+def test_priority_order_discards_only_what_comes_before_the_first_unexpired_message():
+    """'With a priority ordered queue, the same call will discard expired messages of higher
+    priority and messages of an equal priority that arrived on the queue before the first
+    unexpired message'."""
+    sim, qm = world()
+    q = qm.define_qlocal("Q")
+    put(qm, "Q", Priority=7, Expiry=5)
+    put(qm, "Q", Priority=5, Expiry=5)
+    put(qm, "Q", Priority=5, body=b"target")
+    put(qm, "Q", Priority=5, Expiry=5)  # after the target
+    put(qm, "Q", Priority=1, Expiry=5)  # lower priority
+    sim.run(2)
+    rc, m = qm.get(q, actor=GETTER, syncpoint=False)
+    assert m.body == b"target"
+    assert sim.stats["expired_discarded"] == 2
+    assert q.depth == 2  # the two expired messages behind the target still count
+
+
+def test_expired_messages_count_toward_maxdepth():
+    """Note 2: expired messages count 'for all purposes' -- a full queue stays full."""
+    sim, qm = world()
+    qm.define_qlocal("Q", maxdepth=3)
+    put(qm, "Q", 3, Expiry=1)
+    sim.run(1)
+    assert put(qm, "Q") == [2053]
+
+
+def test_expiration_report_at_discard_not_at_expiry():
+    """Note 3: the report is generated when the message is discarded; MQRO_EXPIRATION_WITH_DATA
+    carries the first 100 bytes; Feedback MQFB_EXPIRATION; CorrelId the original MsgId."""
+    sim, qm = world()
+    q = qm.define_qlocal("Q")
+    reports = qm.define_qlocal("REPORTS")
+    body = bytes(range(48, 48 + 75)) * 2
+    put(qm, "Q", body=body, Expiry=10, Report=MQRO["MQRO_EXPIRATION_WITH_DATA"],
+        ReplyToQ="REPORTS", ReplyToQMgr="QM1")
+    original = next(iter(q.messages()))
+    sim.run(60)
+    assert reports.depth == 0
+    qm.get(q, actor=GETTER)
+    (rep,) = list(reports.messages())
+    assert rep.md["MsgType"] == 4 and rep.md["Feedback"] == 258
+    assert rep.md["CorrelId"] == original.md["MsgId"] and rep.md["MsgId"] != original.md["MsgId"]
+    assert rep.body == body[:100] and rep.md["Format"] == "MQSTR"
+    assert rep.md["PutApplType"] == 7 and rep.md["Expiry"] == -1
+
+
+def test_no_report_option_no_report():
+    """'If none of these options is specified, no such report is generated'."""
+    sim, qm = world()
+    q = qm.define_qlocal("Q")
+    reports = qm.define_qlocal("REPORTS")
+    put(qm, "Q", Expiry=1, ReplyToQ="REPORTS")
+    sim.run(1)
+    qm.get(q, actor=GETTER)
+    assert reports.depth == 0 and sim.stats["reports"] == 0
+
+
+def test_an_undeliverable_expiration_report_is_dead_lettered():
+    """An expiration report whose ReplyToQ does not exist goes to the DLQ (MQMD Feedback 258,
+    MQDLH Reason 2085) -- spec/reason-codes.md §1."""
+    sim, qm = world()
+    q = qm.define_qlocal("Q")
+    put(qm, "Q", Expiry=1, Report=MQRO["MQRO_EXPIRATION"], ReplyToQ="GONE")
+    sim.run(1)
+    qm.get(q, actor=GETTER)
+    (dead,) = list(qm.queue(DLQ).messages())
+    assert dead.md["Feedback"] == 258 and dead.md["MsgType"] == 4
+    assert dead.headers[0][1]["Reason"] == 2085 and dead.headers[0][1]["DestQName"] == "GONE"
+
+
+def test_expiry_zero_is_rejected():
+    """Note 1: an Expiry of zero fails the put with MQRC_EXPIRY_ERROR."""
+    sim, qm = world()
+    qm.define_qlocal("Q")
+    assert put(qm, "Q", Expiry=0) == [2013]
+
+
+def test_dead_letter_keeps_the_remaining_expiry(tmp_path):
+    """Note 7: 'the default action for putting messages to a dead-letter queue must be to
+    preserve the remaining expiry time of the message, and to continue to decrement it'."""
+    sim, src = world(name="QMA")
+    from dlqlens.sim import QueueManager
+
+    dst = QueueManager(sim, "QMB", deadq=DLQ)
+    dst.define_qlocal(DLQ)
+    dst.define_qlocal("FULL", maxdepth=0)
+    src.define_qlocal("QMB", usage="XMITQ")
+    src.route("QMB", "QMB")
+    Channel(sim, "A.B", src, dst, "QMB", latency=0.01, mrrty=3, mrtmr=1000).start()
+    src.put("FULL", msg(Expiry=600), actor=APP, qmgr="QMB")
+    sim.run(10)
+    (dead,) = list(dst.queue(DLQ).messages())
+    assert dead.headers[0][1]["Reason"] == 2053
+    assert [e["attempt"] for e in dead.events if e["event"] == "message_retry"] == [1, 2, 3]
+    dead_at = next(e["t"] for e in dead.events if e["event"] == "dead_letter")
+    assert dead_at.startswith("2024-03-15T08:00:03.0")  # after 3 retries 1 s apart
+    assert dst.view(dead)["Expiry"] == 500  # put at 0 s with 600: 10 s later, 500 left
+    sim.run(30)
+    gt, rows = capture(sim, tmp_path, [("QMB", DLQ)])
+    assert rows[0]["md"]["Expiry"] == gt[0]["md"]["Expiry"] == 300
+    assert gt[0]["expires"] == "2024-03-15T08:01:00.00Z"
+
+
+def test_the_capture_browse_discards_expired_messages(tmp_path):
+    """An expired message is never returned by a browse: it is not in a capture."""
+    sim, qm = world()
+    qm.define_qlocal("Q")
+    put(qm, "Q", Expiry=10)
+    put(qm, "Q", Expiry=1000, body=b"alive")
+    sim.run(5)
+    gt, rows = capture(sim, tmp_path, [("QM1", "Q")])
+    assert len(rows) == len(gt) == 1 and rows[0]["payload"] == b"alive"
+    assert sim.stats["expired_discarded"] == 1

@@ -1,0 +1,248 @@
+"""The named scenarios: their captures read back through the decoders give exactly the
+ground truth, in every format and layout; the output contract; determinism; scaling."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections import Counter
+
+import pytest
+
+from dlqlens import read_capture
+from dlqlens.errors import UsageError
+from dlqlens.sim import SCENARIOS, run_scenario, simulate
+from dlqlens.sim.capture import PATTERNS
+
+NAMES = ["queue_full_burst", "deleted_queue_after_deploy", "permissions_change",
+         "poison_ping_pong", "trigger_storm", "expiry_buildup", "orphaned_replies",
+         "clean_baseline"]
+
+#: Patterns each scenario must produce at size 300 (seed 7), and may produce.
+EXPECTED = {
+    "queue_full_burst": {"reason_burst", None},
+    "deleted_queue_after_deploy": {"reason_burst"},
+    "permissions_change": {"reason_burst", None},
+    "poison_ping_pong": {"backout_loop"},
+    "trigger_storm": {"trigger_storm", "trigger_failure", None},
+    "expiry_buildup": {"expiry_buildup"},
+    "orphaned_replies": {"orphaned_reply", None},
+    "clean_baseline": {None},
+}
+ALLOWED = {k: v | {None} for k, v in EXPECTED.items()}
+
+
+def load(out):
+    with open(os.path.join(out, "ground_truth.jsonl"), encoding="utf-8") as fh:
+        gt = [json.loads(line) for line in fh]
+    with open(os.path.join(out, "manifest.json"), encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    return gt, manifest
+
+
+def decoded(row: dict) -> dict:
+    """The ground-truth fields as the decoders give them."""
+    dlh, tm, md = row["dlh"], row["tm"], row["md"]
+    return {
+        "message_number": row["message_number"],
+        "BackoutCount": md["BackoutCount"], "MsgId": md["MsgId"].hex().upper(),
+        "CorrelId": md["CorrelId"].hex().upper(), "Format": md["Format"],
+        "Encoding": md["Encoding"], "CodedCharSetId": md["CodedCharSetId"],
+        "Expiry": md["Expiry"], "MsgType": md["MsgType"], "Feedback": md["Feedback"],
+        "Persistence": md["Persistence"], "Priority": md["Priority"],
+        "PutApplType": md["PutApplType"], "PutApplName": md["PutApplName"],
+        "PutDate": md["PutDate"], "PutTime": md["PutTime"], "ReplyToQ": md["ReplyToQ"],
+        "UserIdentifier": md["UserIdentifier"],
+        "dlh": None if dlh is None else {k: dlh[k] for k in (
+            "Reason", "DestQName", "DestQMgrName", "Encoding", "CodedCharSetId", "Format",
+            "PutApplType", "PutApplName", "PutDate", "PutTime")},
+        "tm": None if tm is None else {k: tm[k] for k in ("QName", "ProcessName", "ApplId")},
+        "data_length": row["data_length"],
+        "status": row["decode_status"],
+    }
+
+
+def truth(g: dict) -> dict:
+    md = g["md"]
+    out = {"message_number": g["message_number"]}
+    out.update({k: md[k] for k in ("BackoutCount", "MsgId", "CorrelId", "Format", "Encoding",
+                                   "CodedCharSetId", "Expiry", "MsgType", "Feedback",
+                                   "Persistence", "Priority", "PutApplType", "PutApplName",
+                                   "PutDate", "PutTime", "ReplyToQ", "UserIdentifier")})
+    out["dlh"] = g["dlh"]
+    tm = g["tm"]
+    out["tm"] = None if tm is None else {k: tm[k] for k in ("QName", "ProcessName", "ApplId")}
+    out["data_length"] = g["data_length"]
+    out["status"] = "ok"
+    return out
+
+
+def check_read_back(out) -> int:
+    gt, manifest = load(out)
+    total = 0
+    for cap in manifest["captures"]:
+        rows = read_capture(os.path.join(out, cap["file"])).table.to_pylist()
+        want = [g for g in gt if g["source"] == cap["file"]]
+        assert len(rows) == len(want) == cap["messages"], cap
+        assert all(g["queue"] == cap["queue"] and g["qmgr"] == cap["qmgr"] for g in want)
+        for row, g in zip(rows, want):
+            assert os.path.basename(row["source"]) == g["source"]
+            assert decoded(row) == truth(g), (cap["file"], g["message_number"])
+        total += len(rows)
+    return total
+
+
+def test_list_names_every_scenario_of_the_contract():
+    assert list(SCENARIOS) == NAMES
+    assert all(s.summary for s in SCENARIOS.values())
+
+
+@pytest.mark.parametrize("encoding, ccsid", [(546, None), (273, None), (785, None), (785, 1047)])
+@pytest.mark.parametrize("fmt", ["amqsbcg", "dmpmqmsg", "raw"])
+def test_every_scenario_reads_back_exactly_as_its_ground_truth(tmp_path, fmt, encoding, ccsid):
+    """Simulated captures decoded by dlqlens.read_capture give the ground truth's fields
+    (queue, MQMD, MQDLH Reason/DestQName..., BackoutCount, MQTM, message_number)."""
+    for name in NAMES:
+        out = tmp_path / name
+        manifest = simulate(name, 60, str(out), format=fmt, encoding=encoding, ccsid=ccsid, seed=11)
+        assert manifest["encoding"] == encoding
+        assert check_read_back(out) > 0, name
+
+
+def test_capture_file_headers_name_the_ground_truth_queue(tmp_path):
+    for fmt, marker in (("amqsbcg", " MQOPEN - '{}'"), ("dmpmqmsg", "* Queue = {}")):
+        out = tmp_path / fmt
+        simulate("trigger_storm", 60, str(out), format=fmt, seed=2)
+        gt, manifest = load(out)
+        for cap in manifest["captures"]:
+            text = (out / cap["file"]).read_text(encoding="utf-8")
+            assert marker.format(cap["queue"]) in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_scenario_patterns(tmp_path, name):
+    """Each scenario produces the patterns its story makes, and no other."""
+    manifest = simulate(name, 300, str(tmp_path), format="raw", seed=7)
+    gt, _ = load(tmp_path)
+    patterns = Counter(g["pattern"] for g in gt)
+    assert set(patterns) <= ALLOWED[name]
+    assert EXPECTED[name] <= set(patterns), patterns
+    assert set(patterns) <= set(PATTERNS) | {None}
+    assert {("null" if k is None else k): v for k, v in patterns.items()} == manifest["patterns"]
+    for g in gt:
+        assert [e["event"] for e in g["events"]][:1] in (["created"], ["trigger"]), g["events"][:1]
+        times = [e["t"] for e in g["events"] if e["event"] != "elided"]
+        assert times == sorted(times)
+        assert all({"t", "qmgr", "actor", "event"} <= set(e) for e in g["events"])
+
+
+def test_pattern_specifics_at_size_300(tmp_path):
+    """What the patterns mean, on the ground truth of three scenarios."""
+    simulate("queue_full_burst", 300, str(tmp_path / "q"), format="raw", seed=7)
+    gt, _ = load(tmp_path / "q")
+    for g in gt:
+        if g["pattern"] == "reason_burst":
+            assert g["dlh"]["Reason"] == 2053 and g["dlh"]["DestQName"] == "ORDERS.IN"
+            assert g["dlh"]["PutApplName"] == "amqrmppa"
+    simulate("trigger_storm", 300, str(tmp_path / "t"), format="raw", seed=7)
+    gt, _ = load(tmp_path / "t")
+    for g in gt:
+        if g["pattern"] == "trigger_failure":
+            assert g["dlh"]["Reason"] == 265 and g["tm"]["QName"] == "APP.WORK"
+        if g["pattern"] == "trigger_storm":
+            assert g["tm"]["QName"] == "APP.WORK"
+            assert g["events"][0]["cause"] in ("close", "trigint")
+    simulate("orphaned_replies", 300, str(tmp_path / "o"), format="raw", seed=7)
+    gt, _ = load(tmp_path / "o")
+    reasons = Counter((g["pattern"], g["dlh"]["Reason"], g["md"]["MsgType"]) for g in gt)
+    assert reasons[("orphaned_reply", 2085, 2)] > 0
+    assert all(r in (2085, 2052) for (p, r, _) in reasons if p == "orphaned_reply")
+    assert all(r == 2048 for (p, r, _) in reasons if p is None)
+
+
+def test_same_seed_same_bytes_other_seed_other_data(tmp_path):
+    def files(out):
+        return {f: (out / f).read_bytes() for f in sorted(os.listdir(out))}
+
+    simulate("orphaned_replies", 80, str(tmp_path / "a"), format="dmpmqmsg", seed=5)
+    simulate("orphaned_replies", 80, str(tmp_path / "b"), format="dmpmqmsg", seed=5)
+    simulate("orphaned_replies", 80, str(tmp_path / "c"), format="dmpmqmsg", seed=6)
+    a, b, c = files(tmp_path / "a"), files(tmp_path / "b"), files(tmp_path / "c")
+    assert a == b
+    assert a["ground_truth.jsonl"] != c["ground_truth.jsonl"]
+    assert not any(f.startswith(".dlqlens-sim-") for f in a)  # the spool is removed
+
+
+def test_size_scales_the_captures(tmp_path):
+    small = simulate("deleted_queue_after_deploy", 100, str(tmp_path / "s"), format="raw")
+    large = simulate("deleted_queue_after_deploy", 1000, str(tmp_path / "l"), format="raw")
+    assert 6 * small["patterns"]["reason_burst"] <= large["patterns"]["reason_burst"]
+
+
+def test_queues_nothing_reads_are_spooled(tmp_path):
+    """Large runs stream dead letters to disk: a spooled DLQ keeps only its depth in memory."""
+    from dlqlens.sim import SimulationError
+
+    run = run_scenario("queue_full_burst", 200, spool_dir=str(tmp_path))
+    qm = run.qmgr("QM.HUB")
+    dlq = qm.queue("SYSTEM.DEAD.LETTER.QUEUE")
+    assert dlq.store.spooled and dlq.depth > 0
+    assert sum(os.path.getsize(p) for p in dlq.store.paths if os.path.exists(p)) > 0
+    with pytest.raises(SimulationError, match="spooled"):
+        qm.get(dlq, actor=qm.actor)
+    assert len(list(dlq.messages())) == dlq.depth
+    run.close()
+    assert not any(os.path.exists(p) for p in dlq.store.paths)
+
+
+def test_expiry_buildup_manifest_counts_what_the_capture_browse_discarded(tmp_path):
+    """Seed 003: expired messages count in the depth until a browse discards them."""
+    manifest = simulate("expiry_buildup", 300, str(tmp_path), format="raw", seed=3)
+    (cap,) = manifest["captures"]
+    assert cap["expired_discarded"] > 0
+    assert cap["depth_before_capture"] == cap["messages"] + cap["expired_discarded"]
+    gt, _ = load(tmp_path)
+    assert all(0 < g["md"]["Expiry"] <= 3000 and g["expires"] for g in gt)
+
+
+# -- the command -------------------------------------------------------------------------
+
+def run_cli(argv):
+    from dlqlens.sim.cli import register
+
+    parser = argparse.ArgumentParser(prog="dlqlens")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_cli_list(capsys):
+    assert run_cli(["simulate", "--list"]) == 0
+    assert capsys.readouterr().out.splitlines() == NAMES
+
+
+def test_cli_writes_captures_and_ground_truth(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli(["simulate", "poison_ping_pong", "--size", "50", "--format", "dmpmqmsg",
+                    "--encoding", "273", "--ccsid", "1208", "--seed", "4", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    gt, manifest = load(out)
+    assert manifest["format"] == "dmpmqmsg" and manifest["ccsid"] == 1208
+    assert sorted(os.listdir(out)) == sorted(
+        [c["file"] for c in manifest["captures"]] + ["ground_truth.jsonl", "manifest.json"])
+    assert "ground_truth.jsonl" in printed
+    check_read_back(out)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["simulate", "no_such_scenario", "--out", "x"], "unknown scenario"),
+    (["simulate", "clean_baseline"], "--out"),
+    (["simulate"], "SCENARIO"),
+    (["simulate", "clean_baseline", "--size", "0", "--out", "x"], "--size"),
+    (["simulate", "clean_baseline", "--ccsid", "1200", "--out", "x"], "CCSID 1200"),
+])
+def test_cli_usage_errors(argv, match, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match=match):
+        run_cli(argv)
