@@ -96,7 +96,7 @@ class _Message:
 CHUNK_BYTES = 32 << 20
 #: Blocks with fewer messages than this are read line by line (the fast
 #: reader's fixed cost is that of a few dozen messages).
-MIN_FAST_UNITS = 0
+MIN_FAST_UNITS = 32
 
 
 def read_amqsbcg(path: str, *, source: str | None = None,

@@ -158,7 +158,7 @@ class SimMessage:
     """
 
     __slots__ = ("md", "headers", "body", "deadline", "events", "pattern", "poison",
-                 "route", "locked", "removed", "counted", "extra")
+                 "route", "locked", "removed", "counted")
 
     def __init__(self, md: dict, headers: tuple = (), body: bytes = b"",
                  deadline: int | None = None, events: list | None = None,
@@ -174,7 +174,6 @@ class SimMessage:
         self.locked = None
         self.removed = False
         self.counted = False
-        self.extra = None
 
     @property
     def length(self) -> int:

@@ -434,7 +434,7 @@ def bcg_messages(draw):
     m = draw(messages())
     if m.md.get("Format") == "MQDEAD":  # a dead letter: its DLH in one of the code pages
         encoding = draw(st.sampled_from([546, 273, 785, 17]))
-        ccsid = draw(st.sampled_from([1208, 819, 437, 500, 37, 1047, 850, 420]))
+        ccsid = draw(st.sampled_from([1208, 819, 437, 500, 37, 1047, 850]))
         md = {k: v for k, v in m.md.items() if k not in ("Encoding", "CodedCharSetId", "Format")}
         dlh = {"DestQName": draw(_chars(48, string.ascii_letters + ". ")),
                "PutApplName": draw(_chars(28)), "Reason": draw(st.one_of(SMALL, MQLONG))}
@@ -561,6 +561,20 @@ def test_clean_amqsbcg_output_takes_the_fast_path(tmp_path, monkeypatch):
             left = [t for c in calls for t in c]
             # only the banner before the first message goes to the line reader
             assert all("MQGET of message number" not in t for t in left), (name, chunk, left)
+
+
+def test_dlh_block_in_a_code_page_without_all_of_ascii_goes_to_the_line_reader(tmp_path,
+                                                                             monkeypatch):
+    # CCSID 420 (Arabic EBCDIC) has no '[' or '~': the fast reader only packs
+    # DLH blocks for code pages that hold every ASCII character in one byte
+    ms = [dlq_message(b"abc", md={"Format": "MQSTR"}, encoding=785, ccsid=c)
+          for c in (500, 420, 1208)]
+    p = tmp_path / "420.txt"
+    amqsbcg.write_amqsbcg(p, ms, dlh_block=True)
+    assert_same_reading(p, monkeypatch, module=amqsbcg)
+    calls = [c for c in line_read(p, monkeypatch, module=amqsbcg) if any("MQGET" in t for t in c)]
+    assert len(calls) == 1 and "Encoding : 785  CodedCharSetId : 420" in "\n".join(calls[0])
+    assert sum("MQGET of message number" in t for t in calls[0]) == 1
 
 
 def test_real_amqsbcg_spacing_takes_the_fast_path(tmp_path, monkeypatch):
