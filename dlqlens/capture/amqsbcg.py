@@ -15,6 +15,11 @@ hex columns of the dump lines (never from the character column). A damaged
 dump line keeps its byte positions (bad pairs read as zero, ``bad_hex``), and
 missing lines within the stated length are zero-filled (``length_mismatch``),
 so the bytes after them are still decoded at their place.
+
+Two readers, one behaviour: the line-by-line reader (``fast=False``) handles
+all of the above; the default fast reader frames, a block of the file at a
+time with numpy, every message printed exactly as amqsbcg prints it and hands
+every other message to the line reader (see "the fast reader" below).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import numpy as np
 from dlqlens.capture.message import MD_DEFAULTS, CaptureMessage, byteorder_of
 from dlqlens.capture.text import (IS_HEX, PAD, TEXT_CODEC, TextBlock, clean_hex, decimals,
                                   decode_line, hex_values, pack_text_md, read_blocks,
-                                  read_lines, rebatch, windows)
+                                  read_lines, rebatch, rows_of, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.ccsid import UTF16, charset
@@ -439,6 +444,8 @@ _DUMP_W = 64
 #: digit's index (0-31) in the line.
 _DIGIT_COL = np.array([(c % 5) != 4 for c in range(39)])
 _DIGIT_NO = np.array([c - c // 5 for c in range(39)])
+#: The digit columns of a dump line of n bytes (n = 0..16).
+_WANT = _DIGIT_COL & (_DIGIT_NO < 2 * np.arange(17)[:, None])
 
 
 class _Block(TextBlock):
@@ -453,7 +460,7 @@ class _Block(TextBlock):
         pos, line = pos[inside], line[inside]
         self.special = np.zeros(self.nlines, dtype=bool)
         self.special[line] = True
-        w = windows(self.view, pos, 48)
+        w = windows(self.p, pos, 48)
         is_get = (w[:, :23] == _MQGET_OF).all(axis=1)
         blanks = (w[:, 23:] == 32) | (w[:, 23:] == 9)
         first = np.argmax(~blanks, axis=1)
@@ -504,6 +511,12 @@ class _Block(TextBlock):
         m.line(_LENGTH_OF, of)
         m.line(_LENGTH_ONLY, ~of)
         ok = m.ok
+        # a DLH block is rebuilt in the MQMD's code page: one the fast reader packs
+        enc = m.md[:, _MD_AT["Encoding"][0]:][:, :4].copy().view("<i4")[:, 0].astype(np.int64)
+        ccsid = m.md[:, _MD_AT["CodedCharSetId"][0]:][:, :4].copy().view("<i4")[:, 0]
+        for c in np.unique(ccsid[ok & dlh]).tolist():
+            if _ascii_table(int(c)) is None:
+                ok &= ~(dlh & (ccsid == c))
         if not ok.any():
             return ok, FramesBuilder(source, "amqsbcg", "text").build()
         shown = m.values["shown"]
@@ -518,48 +531,37 @@ class _Block(TextBlock):
         nd = np.where(ok, nd, 0)
         rows = np.flatnonzero(ok)
         first = cfirst + m.ci
-        dl = content[np.repeat(first[rows], nd[rows]) + _ranks(nd[rows])]
         k = _ranks(nd[rows])
-        last = np.repeat(shown[rows], nd[rows]) - 16 * k
-        nbytes = np.minimum(last, 16)
-        good, hexarea = _dump_lines(self.view, starts[dl], self.length[dl], nbytes, k)
+        dl = content[np.repeat(first[rows], nd[rows]) + k]
+        nbytes = np.minimum(np.repeat(shown[rows], nd[rows]) - 16 * k, 16)
+        good, hexarea = _dump_lines(self.p, starts[dl], self.length[dl], nbytes, k)
         good &= ~special[dl]
-        bad_rows = rows[np.repeat(np.arange(len(rows)), nd[rows])[~good]]
-        ok[bad_rows] = False
+        row_of = np.repeat(rows, nd[rows])
+        ok[row_of[~good]] = False
         # what follows the dump: nothing, or the end of the output
         for r in np.flatnonzero(ok & (m.ci + nd < ncont)).tolist():
             tail = content[first[r] + nd[r]:cfirst[r] + ncont[r]].tolist()
             ok[r] = self._tail_ok(tail)
         # the data: every dump line's hex area in one bytes.fromhex call
-        keep = ok[np.repeat(rows, nd[rows])]
-        text = hexarea[keep].tobytes().decode("latin-1")
-        dump = np.frombuffer(bytes.fromhex(text), dtype=np.uint8)
+        keep = ok[row_of]
+        dump = _dump_bytes(hexarea[keep], nbytes[keep])
+        if dump is None:
+            ok[row_of[keep & ~_hex_columns_ok(hexarea, nbytes)]] = False
+            keep = ok[row_of]
+            dump = _dump_bytes(hexarea[keep], nbytes[keep])
         rows = np.flatnonzero(ok)
         n = len(rows)
-        dlen = shown[rows]
-        assert len(dump) == int(dlen.sum())
-        values = {k: v[rows] for k, v in m.values.items()}
-        md, version = _md_block(values, m.seen, rows)
         has_dlh = dlh[rows]
-        headers, hok = _dlh_block(values, m.seen, rows, has_dlh)
-        if not hok.all():  # an unsupported code page: those messages go to the line reader
-            ok[rows[~hok]] = False
-            sel = hok
-            keep_bytes = np.repeat(sel, dlen)
-            dump, dlen, rows = dump[keep_bytes], dlen[sel], rows[sel]
-            md, version, has_dlh, headers = md[sel], version[sel], has_dlh[sel], headers[sel]
-            total_r = total[rows]
-            n = len(rows)
-        else:
-            total_r = total[rows]
-        data, msg_len = _with_headers(dump, dlen, headers, has_dlh)
-        total_r = total_r + np.where(has_dlh, _DLH_SIZE, 0)
+        headers = _dlh_block(m.values, rows[has_dlh], enc[rows[has_dlh]],
+                             ccsid[rows[has_dlh]])
+        data, msg_len = _with_headers(dump, shown[rows], headers, has_dlh)
+        total_r = total[rows] + np.where(has_dlh, _DLH_SIZE, 0)
         d_end = np.cumsum(msg_len)
         fr = Frames(
             source=source, capture_format="amqsbcg", md_origin="text",
-            md=md, md_big_endian=np.zeros(n, bool),
+            md=m.md[rows], md_big_endian=np.zeros(n, bool),
             md_codec=np.full(n, TEXT_CODEC, dtype=object),
-            md_blank=np.full(n, 0x20, np.uint8), md_version=version,
+            md_blank=np.full(n, 0x20, np.uint8), md_version=m.version[rows],
             md_valid=np.ones(n, bool), data=data, starts=d_end - msg_len, ends=d_end,
             data_length=np.maximum(total_r, msg_len), message_number=np.zeros(n, np.int32),
             source_offset=base_off + starts[us[rows]],
@@ -600,12 +602,15 @@ class _Matcher:
 
     def __init__(self, block, rend, content, cfirst, ncont, clean, ok):
         self.p, self.starts, self.rend = block.p, block.starts, rend
-        self.view = block.view
         self.content, self.cfirst, self.ncont, self.clean = content, cfirst, ncont, clean
         self.ok = ok
         self.ci = np.zeros(len(ok), dtype=np.int64)
+        #: the MQMD of every unit, filled in as its lines are matched
+        self.md = np.empty((len(ok), len(_MD_TEMPLATE)), dtype=np.uint8)
+        self.md[:] = _MD_TEMPLATE
+        self.version = np.ones(len(ok), dtype=np.int32)
+        #: other values (length line, DLH fields) of every unit
         self.values: dict[str, np.ndarray] = {}
-        self.seen: dict[str, np.ndarray] = {}
 
     def _lines(self, rows):
         ci = self.ci[rows]
@@ -614,20 +619,19 @@ class _Matcher:
         return (self.content[at] if len(self.content) else np.zeros(len(rows), np.int64)), valid
 
     def probe(self, lit: np.ndarray, after: bool = False) -> np.ndarray:
-        """Units whose current line starts with ``lit`` (``after``: whose
-        next-but-one token... here: whose line holds ``lit`` after a number
-        following the line's first literal)."""
+        """Units whose current line starts with ``lit`` (with ``after``: holds
+        ``lit`` after the number that follows ``' length - '``)."""
         rows = np.flatnonzero(self.ok)
         out = np.zeros(len(self.ok), dtype=bool)
         ln, valid = self._lines(rows)
         pos = self.starts[ln]
-        if after:  # ' length - N of M bytes': ' of ' after the number
+        if after:  # ' length - N of M bytes': ' of ' after N
             pos = pos + 10
-            w = windows(self.view, pos, 12)
+            w = windows(self.p, pos, 12)
             digit = (w - np.uint8(48)) < 10
             nd = np.argmax(~digit, axis=1)
             pos = pos + nd
-        w = windows(self.view, pos, len(lit))
+        w = windows(self.p, pos, len(lit))
         out[rows] = valid & (w == lit).all(axis=1)
         return out
 
@@ -646,8 +650,8 @@ class _Matcher:
         first = np.flatnonzero(valid)
         r0 = int(first[0]) if len(first) else 0
         if len(first) and 0 < length[r0] <= PAD:
-            w = windows(self.view, start, int(length[r0]))
-            same = valid & (length == length[r0]) & (w == w[r0]).all(axis=1)
+            w = rows_of(self.p, start, int(length[r0]))
+            same = valid & (length == length[r0]) & (w == w[r0])
             same[r0] = False
         todo = np.flatnonzero(~same)
         good_t, values = self._match(tokens, ln[todo], valid[todo])
@@ -655,11 +659,15 @@ class _Matcher:
         good[todo] = good_t
         i0 = int(np.searchsorted(todo, r0))
         good[same] = good_t[i0]
+        rows_todo = rows[todo]
+        same_units = None
+        if same.any():
+            same_units = np.zeros(len(self.ok), dtype=bool)
+            same_units[rows[same]] = True
         for name, v in values.items():
-            full = np.empty((len(rows),) + v.shape[1:], dtype=v.dtype)
-            full[todo] = v
-            full[same] = v[i0]
-            self._store(name, rows, full)
+            self._store(name, rows_todo, v)
+            if same_units is not None:
+                self._store_same(name, same_units, v[i0:i0 + 1])
         self.ok[rows] &= good
         self.ci[rows] += 1
 
@@ -674,10 +682,10 @@ class _Matcher:
             kind = tok[0]
             if kind == "lit":
                 lit = tok[1]
-                good &= (windows(self.view, pos, len(lit)) == lit).all(axis=1)
+                good &= (windows(self.p, pos, len(lit)) == lit).all(axis=1)
                 pos += len(lit)
             elif kind in ("int", "uint"):
-                w = windows(self.view, pos, 12)
+                w = windows(self.p, pos, 12)
                 digit = (w - np.uint8(48)) < 10
                 if kind == "int":
                     digit[:, 0] |= w[:, 0] == 45
@@ -689,7 +697,7 @@ class _Matcher:
                 values[tok[1]] = val
             elif kind == "q":
                 size = tok[2]
-                w = windows(self.view, pos, size + 1)
+                w = windows(self.p, pos, size + 1)
                 quote = w == 39
                 n = np.argmax(quote, axis=1)
                 good &= quote[r, n]
@@ -698,7 +706,7 @@ class _Matcher:
                 pos += n
             elif kind == "hex":
                 size = tok[2]
-                raw, g = hex_values(windows(self.view, pos, 2 * size))
+                raw, g = hex_values(windows(self.p, pos, 2 * size))
                 good &= g
                 pos += 2 * size
                 values[tok[1]] = raw
@@ -710,57 +718,75 @@ class _Matcher:
         good &= pos == end
         return good, values
 
-    def _store(self, name, rows, val):
+    def _target(self, name, val):
+        """Where the values of ``name`` go: a column block of the MQMD (the
+        value as its bytes) or a per-unit array of :attr:`values`."""
+        if name in _MD_AT:
+            at, size, kind = _MD_AT[name]
+            if kind == MQLONG:
+                if name == "Version":
+                    val = np.where((val == 1) | (val == 2), val, 2)
+                val = val.astype("<i4").view(np.uint8).reshape(-1, 4)
+            return self.md[:, at:at + size], val
         if name not in self.values:
             self.values[name] = np.zeros((len(self.ok),) + val.shape[1:], dtype=val.dtype)
-            self.seen[name] = np.zeros(len(self.ok), dtype=bool)
-        self.values[name][rows] = val
-        self.seen[name][rows] = True
+        return self.values[name], val
+
+    def _store(self, name, rows, val):
+        """The values ``val`` of the units ``rows``."""
+        if name == "Version":
+            self.version[rows] = np.where((val == 1) | (val == 2), val, 2)
+        target, val = self._target(name, val)
+        target[rows] = val
+
+    def _store_same(self, name, units, val):
+        """One value ``val`` (a row) for the units where ``units`` is True."""
+        if name == "Version":
+            np.copyto(self.version, np.where((val == 1) | (val == 2), val, 2), where=units)
+        target, val = self._target(name, val)
+        np.copyto(target, val, where=units.reshape((-1,) + (1,) * (target.ndim - 1)))
 
 
-def _dump_lines(view, at, length, nbytes, k):
+def _dump_lines(p, at, length, nbytes, k):
     """Check dump lines ``'OOOOOOOO:  XXXX XXXX ... 'chars'`` of ``nbytes``
-    bytes at offset ``16 * k``; returns ``(good, hex areas (n, 39))``."""
-    n = len(at)
-    w = windows(view, at, _DUMP_W)
-    r = np.arange(n)
+    bytes at offset ``16 * k``: ``(good, hex areas (n, 39))``. The digit
+    columns are only checked not to be blanks: the caller's ``bytes.fromhex``
+    checks the rest (see :func:`_dump_bytes`)."""
+    w = windows(p, at, 52)
     off, good = hex_values(np.ascontiguousarray(w[:, :8]))
     good &= (off.astype(np.int64) @ np.array([1 << 24, 1 << 16, 1 << 8, 1])) == 16 * k
     good &= (w[:, 8] == 58) & (w[:, 9] == 32) & (w[:, 10] == 32)
-    area = np.ascontiguousarray(w[:, 11:50])
-    want = _DIGIT_COL & (_DIGIT_NO < 2 * nbytes[:, None])
-    good &= ((area != 32) == want).all(axis=1)
-    # after the hex area: blanks, then the quote of the character column
-    tail = w[:, 50:] != 32
-    q = np.argmax(tail, axis=1)
-    good &= tail[r, q] & (w[r, 50 + q] == 39) & (50 + q < length)
-    # every digit column a hex digit (fromhex would skip other blanks)
-    good &= (IS_HEX[area] | ~want).all(axis=1)
-    return good, area
+    area = w[:, 11:50]
+    good &= ((area != 32) == _WANT[nbytes]).all(axis=1)
+    # after the hex area: a blank and the quote of the character column (more
+    # blanks in a multi-byte locale)
+    quote = (w[:, 50] == 32) & (w[:, 51] == 39) & (51 < length)
+    other = np.flatnonzero(good & ~quote)
+    if len(other):
+        wide = windows(p, at[other] + 50, _DUMP_W - 50) != 32
+        q = np.argmax(wide, axis=1)
+        r = np.arange(len(other))
+        quote[other] = wide[r, q] & (p[at[other] + 50 + q] == 39) & \
+            (50 + q < length[other])
+    return good & quote, area
 
 
-def _md_block(values, seen, rows):
-    """The MQMD (n, 364) and version of the units ``rows``."""
-    n = len(rows)
-    md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
-    md[:] = _MD_TEMPLATE
-    version = np.ones(n, dtype=np.int32)
-    for name, (at, size, kind) in _MD_AT.items():
-        if name not in values:
-            continue
-        val, here = values[name], seen[name][rows]
-        if not here.any():
-            continue
-        if name == "Version":
-            val = np.where((val == 1) | (val == 2), val, 2)
-            version = np.where(here, val, version).astype(np.int32)
-        if kind == MQLONG:
-            val = val.astype("<i4").view(np.uint8).reshape(-1, 4)
-        if here.all():
-            md[:, at:at + size] = val
-        else:
-            md[here, at:at + size] = val[here]
-    return md, version
+def _dump_bytes(area: np.ndarray, nbytes: np.ndarray):
+    """The bytes of the hex areas of dump lines that passed :func:`_dump_lines`,
+    concatenated; None when a digit column holds something else than a hex
+    digit (then the caller checks line by line with :func:`_hex_columns_ok`)."""
+    text = np.ascontiguousarray(area).tobytes().decode("latin-1")
+    try:
+        data = bytes.fromhex(text)
+    except ValueError:
+        return None
+    # fromhex skips blanks: as many bytes as digit columns means none was one
+    return np.frombuffer(data, dtype=np.uint8) if len(data) == int(nbytes.sum()) else None
+
+
+def _hex_columns_ok(area: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """Per dump line: every digit column holds a hex digit."""
+    return (IS_HEX[area] | ~_WANT[nbytes]).all(axis=1)
 
 
 @lru_cache(maxsize=None)
@@ -780,34 +806,26 @@ def _ascii_table(ccsid: int) -> np.ndarray | None:
     return np.frombuffer(whole, dtype=np.uint8)
 
 
-def _dlh_block(values, seen, rows, has_dlh):
-    """The 172 MQDLH bytes rebuilt from the printed fields (as the line reader
-    packs them) for the units ``rows`` with a DLH block; ``ok`` is False for
-    a code page the fast reader does not pack."""
+def _dlh_block(values, rows, enc, ccsid):
+    """The 172 MQDLH bytes of the units ``rows`` rebuilt from their printed
+    fields, as the line reader packs them: integers in the byte order of the
+    MQMD Encoding, characters in the code page of its CCSID (blank-padded)."""
     n = len(rows)
     out = np.zeros((n, _DLH_SIZE), dtype=np.uint8)
-    ok = np.ones(n, dtype=bool)
-    if not has_dlh.any():
-        return out, ok
-    enc = values["Encoding"].astype(np.int64)
-    ccsid = values["CodedCharSetId"].astype(np.int64)
+    if not n:
+        return out
     big = (enc & 0x0F) == 1
     tables = np.zeros((n, 128), dtype=np.uint8)
-    for c in np.unique(ccsid[has_dlh]).tolist():
-        t = _ascii_table(int(c))
-        sel = has_dlh & (ccsid == c)
-        if t is None:
-            ok[sel] = False
-        else:
-            tables[sel] = t
+    for c in np.unique(ccsid).tolist():
+        tables[ccsid == c] = _ascii_table(int(c))
     for name, (at, size, kind) in _DLH_AT.items():
-        val = values["d." + name]
+        val = values["d." + name][rows]
         if kind == MQLONG:
             le = val.astype("<i4").view(np.uint8).reshape(-1, 4)
             out[:, at:at + 4] = np.where(big[:, None], le[:, ::-1], le)
         else:
             out[:, at:at + size] = np.take_along_axis(tables, val.astype(np.intp) & 127, axis=1)
-    return out, ok
+    return out
 
 
 def _with_headers(dump, dlen, headers, has_dlh):
@@ -819,7 +837,7 @@ def _with_headers(dump, dlen, headers, has_dlh):
     data = np.empty(int(msg_len.sum()), dtype=np.uint8)
     is_head = np.repeat(np.tile(np.array([True, False]), len(dlen)),
                         np.stack([hlen, dlen], axis=1).ravel())
-    data[is_head] = headers[has_dlh].ravel()
+    data[is_head] = headers.ravel()
     data[~is_head] = dump
     return data, msg_len
 

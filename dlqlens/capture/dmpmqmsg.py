@@ -7,6 +7,11 @@ followed by ``X`` (hex), ``S`` (quoted string, ``~`` escapes) and ``T`` (text,
 lossy) data lines. Every one of the 30 three-letter codes is read; an unknown
 code is reported and skipped. ``T`` lines are read as QLOAD reads them (a
 line feed after each) and the message is flagged ``lossy_capture``.
+
+Two readers, one behaviour: the line-by-line reader (``fast=False``) handles
+every line and every oddity; the default fast reader frames the well-formed
+messages of a block of the file at a time with numpy and hands every other
+message to the line reader (see "the fast reader" below).
 """
 
 from __future__ import annotations
@@ -238,7 +243,6 @@ for _code, (_field, _kind) in CODES.items():
     _FAST_CODES[_code_key(_code)] = (MQMD.offsets[_field], _f.length, _k)
 #: The MQMD of a message without attribute lines (version 1, defaults).
 _MD_TEMPLATE = np.frombuffer(pack_text_md({})[0], dtype=np.uint8)
-_VERSION_AT = MQMD.offsets["Version"]
 _MAX_LAYOUTS = 16
 _XWIN = 128
 
@@ -295,25 +299,20 @@ class _Block(TextBlock):
         ok_c = np.ones(len(cand), dtype=bool)
         if len(cand):
             nA_c, firstA_c = nA[cand], firstA[cand]
+            layouts = 0
             for k in np.unique(nA_c).tolist():
-                pos_k = np.flatnonzero(nA_c == k) if k != nA_c[0] or (nA_c != k).any() \
-                    else np.arange(len(cand))
+                pos_k = np.flatnonzero(nA_c == k)
                 at = starts[firstA_c[pos_k][:, None] + np.arange(k)]
                 keys = (p[at + 2].astype(np.int32) << 16) | (p[at + 3].astype(np.int32) << 8) \
                     | p[at + 4]
-                layouts = 0
                 while len(pos_k):
                     same = (keys == keys[0]).all(axis=1)
-                    whole = same.all()
-                    pos, layout = (pos_k, keys[0]) if whole else (pos_k[same], keys[0])
-                    if not whole:
-                        pos_k, keys = pos_k[~same], keys[~same]
-                    else:
-                        pos_k = pos_k[:0]
+                    pos, layout = pos_k[same], keys[0]
+                    pos_k, keys = pos_k[~same], keys[~same]
                     layouts += 1
                     got = None
                     if layouts <= _MAX_LAYOUTS:
-                        got = _fill_layout(self.view, starts, cend, firstA_c[pos], layout)
+                        got = _fill_layout(self.p, starts, cend, firstA_c[pos], layout)
                     if got is None:
                         ok_c[pos] = False
                         continue
@@ -382,7 +381,7 @@ def _unit_data(block: _Block, ok, firstX, lastX, us, ue, isX):
     x_lines = np.flatnonzero(isX & np.repeat(ok, ue - us))
     xs = starts[x_lines] + 2
     xe = np.maximum(cend[x_lines], xs)
-    hexend, good = _x_hex_ends(block.view, xs, xe)
+    hexend, good = _x_hex_ends(block.p, xs, xe)
     unit_of = np.searchsorted(us, x_lines, side="right") - 1
     ok[unit_of[~good]] = False
     keep = ok[unit_of]

@@ -104,7 +104,7 @@ HEX_VALUE = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(b"0123456789ABCDEF"):
     HEX_VALUE[_c] = _i
 for _i, _c in enumerate(b"abcdef"):
-    HEX_VALUE[_c + 0] = 10 + _i
+    HEX_VALUE[_c] = 10 + _i
 #: True for the bytes of hex digits.
 IS_HEX = HEX_VALUE < 16
 
@@ -113,15 +113,25 @@ PAD = 256
 _PAD = bytes(PAD)
 
 
+def rows_of(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """``p[at[i]:at[i] + width]`` for every ``i``, as one void (``width``-byte)
+    item each: gathered with a memcpy per row, compared whole with ``==``.
+
+    ``p`` is the array of a :class:`TextBlock` (reading up to ``width`` bytes
+    past the block's data is safe for ``width`` up to :data:`PAD`).
+    """
+    items = as_strided(p, shape=(len(p) - width + 1, width), strides=(1, 1), writeable=False)
+    return items.view(np.dtype((np.void, width)))[:, 0][at]
+
+
 def windows(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """``(len(at), width)`` array of ``p[at[i]:at[i] + width]`` (a copy).
 
-    ``p`` is the array of a :class:`TextBlock` or, faster, its ``view``
-    (``width`` at most :data:`PAD`).
+    ``p`` is the array of a :class:`TextBlock` (``width`` at most :data:`PAD`).
     """
-    if p.ndim == 1:
-        p = as_strided(p, shape=(len(p) - PAD + 1, PAD), strides=(1, 1), writeable=False)
-    return p[at, :width]
+    if width <= 0:
+        return np.zeros((len(at), 0), dtype=np.uint8)
+    return rows_of(p, at, width).view(np.uint8).reshape(len(at), width)
 
 
 def hex_bytes(win: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -259,9 +269,9 @@ class TextBlock:
 
     Attributes
     ----------
-    buf : bytes
-        The block followed by :data:`PAD` zero bytes; ``p`` is its uint8 view
-        and ``n`` the block's length.
+    buf : bytearray
+        The block followed by :data:`PAD` (or more) zero bytes; ``p`` is its
+        uint8 view and ``n`` the block's length.
     starts, cend : numpy.ndarray of int64
         Per line: first byte, and end of its text (the LF and one CR before it
         removed).
@@ -273,27 +283,26 @@ class TextBlock:
 
     frame_lines = None  # set by subclasses
 
-    def __init__(self, carry: bytes, more: bytes, eof: bool):
-        self.buf = buf = b"".join((carry, more, _PAD))
-        self.n = n = len(buf) - PAD
+    def __init__(self, buf: bytearray, n: int, eof: bool):
+        """``buf``: the block's ``n`` bytes followed by at least :data:`PAD`
+        zero bytes; ``eof``: the block ends the file."""
+        self.buf = buf
+        self.n = n
         self.p = p = np.frombuffer(buf, dtype=np.uint8)
-        #: ``view[i, :w]`` is ``p[i:i + w]`` (see :func:`windows`)
-        self.view = as_strided(p, shape=(n + 1, PAD), strides=(1, 1), writeable=False)
-        nl = np.flatnonzero(p[:n] == 10)
-        ends = nl
+        ends = np.flatnonzero(p[:n] == 10)
         if eof and n and buf[n - 1] != 10:
-            ends = np.append(nl, n)
+            ends = np.append(ends, n)
         self.nlines = nlines = len(ends)
         starts = np.empty(nlines, dtype=np.int64)
         if nlines:
             starts[0] = 0
-            starts[1:] = nl[:nlines - 1] + 1
+            starts[1:] = ends[:nlines - 1] + 1
         self.starts = starts
-        ends = ends.astype(np.int64)
-        cend = ends - ((ends > starts) & (p[ends - 1] == 13))
+        # (an empty line's byte before its end is the LF before it, or a pad byte)
+        cend = ends - (p[ends - 1] == 13)
         self.cend = cend
         self.length = cend - starts
-        self.weird = (self.length > 0) & (p[cend - 1] == 13)
+        self.weird = p[cend - 1] == 13
         self.unit_starts = self.find_unit_starts()
 
     def find_unit_starts(self) -> np.ndarray:  # pragma: no cover - abstract
@@ -326,6 +335,7 @@ class TextBlock:
         ue = np.append(us[1:], cut)
         if len(us) >= max(min_units, 1):
             fast, fr_fast = self.fast_units(us, ue, cut, source, base_off, base_line)
+            assert len(fr_fast) == int(fast.sum()), "fast units and their frames disagree"
         else:
             fast, fr_fast = np.zeros(len(us), dtype=bool), None
         flips = np.flatnonzero(np.diff(fast.astype(np.int8))) + 1
@@ -370,24 +380,31 @@ def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
         base_off, base_line, count = 0, 0, 0
         want = chunk_bytes
         while True:
-            more = fh.read(want)
-            eof = len(more) < want
+            # read straight into the block's buffer, after what was carried over
+            buf = bytearray(len(carry) + want + PAD)
+            buf[:len(carry)] = carry
+            got = fh.readinto(memoryview(buf)[len(carry):len(carry) + want])
+            n = len(carry) + got
+            eof = got < want
             if eof:  # a short read: make sure it is the end
-                more += fh.read()
-            if not carry and not more:
+                rest = fh.read()
+                if rest:
+                    buf = bytearray(buf[:n] + rest + _PAD)
+                    n += len(rest)
+            if n == 0:
                 return
-            block = block_type(carry, more, eof)
+            block = block_type(buf, n, eof)
             cut = block.nlines if eof else int(block.unit_starts[-1])
-            if cut == 0:  # no unit boundary yet: read on (twice as much)
-                carry = carry + more
-                want = max(want, len(carry))
+            if cut == 0 and not eof:  # no unit boundary yet: read on (twice as much)
+                carry = buf[:n]
+                want = max(want, n)
                 continue
             want = chunk_bytes
             for fr in block.frame(cut, source, base_off, base_line, count, min_units):
                 count += len(fr)
                 yield fr
             cut_at = block.line_offset(cut)
-            carry = block.buf[cut_at:block.n]
+            carry = buf[cut_at:n]
             base_off += cut_at
             base_line += cut
             if eof:

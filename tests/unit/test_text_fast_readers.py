@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 import pytest
-from conftest import FAST, dlq_message, plain_message
+from conftest import FAST, dlq_message, plain_message, write_capture
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -212,6 +212,7 @@ class Choices:
     def __init__(self, draw=None, seed=0):
         self.draw, self.i = draw, seed
         self.variants = 1  # how many seeds make every choice at least once
+        self.positions = False  # ...when no position is chosen too
 
     def pick(self, values):
         if self.draw:
@@ -223,7 +224,7 @@ class Choices:
     def int(self, lo, hi):
         if self.draw:
             return self.draw(st.integers(lo, hi))
-        self.variants = max(self.variants, 3)
+        self.positions = True
         self.i += 1
         return lo + ((self.i - 1) * 7) % (hi - lo + 1)
 
@@ -330,7 +331,8 @@ def test_batches_of_fast_and_line_read_messages(tmp_path, monkeypatch, batch_siz
     sizes = [len(f) for f in fast]
     total = len(_frames(slow))
     assert total == 12
-    assert sizes == [batch_size] * (total // batch_size) + ([total % batch_size] if total % batch_size else [])
+    whole, rest = divmod(total, batch_size)
+    assert sizes == [batch_size] * whole + ([rest] if rest else [])
     assert_same_frames(_frames(fast), _frames(slow))
     numbers = np.concatenate([f.message_number for f in fast])
     assert numbers.tolist() == list(range(1, total + 1))
@@ -363,8 +365,8 @@ def test_empty_and_comment_only_files(tmp_path, monkeypatch):
 A_VALUES = ["12x", "+7", "-", "", " 5", "5 ", "\t5", "0" * 13 + "1", "00000000007", "-0",
             "-2147483648", "2147483647", "2147483648", "-2147483649", "99999999999", "1e3",
             "\u0661", "AB", "ab" * 24, "A" * 48, "FF" * 32, "80" * 4, "41" * 23 + "4G",
-            "41" * 24 + " ", "E9E9E9E9", "00000000", "x" * 60, "\xe9" * 30, "abc\x00", "abc\r", "abc\r\r", "\r\r",
-            "MQSTR\udce9", "\udcff", "2", "1", "3", "0"]
+            "41" * 24 + " ", "E9E9E9E9", "00000000", "x" * 60, "\xe9" * 30, "abc\x00", "abc\r",
+            "abc\r\r", "\r\r", "MQSTR\udce9", "\udcff", "2", "1", "3", "0"]
 A_LINE_EDITS = [lambda t: t + "\r\r", lambda t: t[:5], lambda t: t[:4], lambda t: t[:6],
                 lambda t: t[:2] + "XYZ" + t[5:], lambda t: t[:2] + "ver" + t[5:],
                 lambda t: t[:2] + "AID" + t[5:], lambda t: t[:5] + "x" + t[6:],
@@ -391,14 +393,17 @@ def _three(ascii_column=False):
 
 
 def _check_edits(tmp_path, monkeypatch, at, edits, ascii_columns):
-    for i, edit in enumerate(edits):
-        for ascii_column in ascii_columns:
-            lines, lo, hi = _three(ascii_column)
-            k = at(lines, lo, hi)
-            lines[k] = edit(lines[k])
-            p = tmp_path / f"e{i}.qld"
-            p.write_bytes("\n".join(lines).encode("utf-8", errors="surrogateescape"))
-            assert_same_reading(p, monkeypatch, decode=False)
+    """Each edit on the middle one of three messages; the damaged messages
+    between clean ones, all in one file per layout."""
+    for ascii_column in ascii_columns:
+        lines, lo, hi = _three(ascii_column)
+        k = at(lines, lo, hi)
+        text = lines[:lo]
+        for edit in edits:
+            text += lines[lo:k] + [edit(lines[k])] + lines[k + 1:hi] + lines[:lo]
+        p = tmp_path / "edits.qld"
+        p.write_bytes("\n".join(text + [""]).encode("utf-8", errors="surrogateescape"))
+        assert_same_reading(p, monkeypatch, decode=False)
 
 
 @pytest.mark.parametrize("code", ["VER", "EXP", "CCS", "FMT", "PAN", "MSI", "ACC", "AIX", "AOX"])
@@ -616,15 +621,17 @@ def test_every_amqsbcg_line_damage_reads_the_same(tmp_path, monkeypatch, dlh_blo
         t = lines[k]
         if _is_dump(t) and k not in (dumps[0], dumps[1], dumps[-1]):
             continue
-        for name, kind, edit in BCG_EDITS:
+        for e, (name, kind, edit) in enumerate(BCG_EDITS):
             if kind == "dump" and not _is_dump(t) or kind not in (None, "dump") and \
                     not t.startswith(kind):
                 continue
+            if kind is None and (k + e) % 4:
+                continue  # edits for any line: on every fourth line, in turn
             probe = Choices()
             edit(t, probe)
-            for variant in range(probe.variants):
+            for variant in range(3 if probe.positions else probe.variants):
                 damaged.append(lines[lo:k] + edit(t, Choices(seed=variant)) + lines[k + 1:hi])
-    assert len(damaged) > 250
+    assert len(damaged) > 600
     for i in range(0, len(damaged), 100):
         text = []
         for d in damaged[i:i + 100]:
@@ -632,3 +639,17 @@ def test_every_amqsbcg_line_damage_reads_the_same(tmp_path, monkeypatch, dlh_blo
         p = tmp_path / f"e{i}.txt"
         p.write_bytes("\n".join(text + lines[hi:]).encode("utf-8", errors="surrogateescape"))
         assert_same_reading(p, monkeypatch, decode=False, module=amqsbcg)
+
+
+@pytest.mark.parametrize("module", [dmpmqmsg, amqsbcg], ids=["dmpmqmsg", "amqsbcg"])
+def test_small_files_are_read_line_by_line(tmp_path, monkeypatch, module):
+    # the fast reader's fixed cost is that of a few dozen messages
+    monkeypatch.setattr(module, "MIN_FAST_UNITS", 8)
+    for n, fast in ((5, False), (9, True)):
+        p = tmp_path / f"{n}.txt"
+        write_capture(p, module.__name__.rsplit(".", 1)[1],
+                      [dlq_message(b"m%d" % i) for i in range(n)])
+        assert_same_reading(p, monkeypatch, module=module)
+        with_get = [c for c in line_read(p, monkeypatch, module=module)
+                    if any(t.startswith(("A VER", " MQGET")) for t in c)]
+        assert (with_get == []) is fast
