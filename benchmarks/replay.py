@@ -23,77 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 import tempfile
 import time
 
-QUEUES = [f"APP.{area}.{kind}" for area in ("ORDERS", "PAYMENTS", "STOCK", "BILLING", "AUDIT")
-          for kind in ("IN", "REPLY", "EVENTS", "BATCH", "RETRY")]
-APPS = ["order-svc", "pay-gw", "stock.jar", "amqrmppa", "billing-batch", "audit"]
-QMGRS = ["QM1", "QM2", "QMGW.EU", "QMGW.US"]
-REASONS = [2053, 2051, 2085, 2035, 2087, 2189, 2030, 2052]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def make_table(n_rules: int, seed: int = 7) -> str:
-    """A rules table of ``n_rules`` rules (the last a catch-all), seeded."""
-    rng = random.Random(seed)
-    lines = ["INPUTQ(SYSTEM.DEAD.LETTER.QUEUE) RETRYINT(30) WAIT(NO)"]
-    for i in range(n_rules - 1):
-        pats = []
-        choice = rng.random()
-        if choice < 0.4:
-            q = rng.choice(QUEUES)
-            pats.append(f"DESTQ({q.rsplit('.', 1)[0]}.*)" if rng.random() < 0.5 else f"DESTQ({q})")
-        if rng.random() < 0.6:
-            pats.append(f"REASON({rng.choice(REASONS)})")
-        if rng.random() < 0.25:
-            app = rng.choice(APPS)
-            pats.append(f"APPLNAME('{app[:3]}*')" if rng.random() < 0.5 else f"APPLNAME('{app}')")
-        if rng.random() < 0.15:
-            pats.append(f"DESTQM({rng.choice(QMGRS)[:3]}?*)")
-        if rng.random() < 0.1:
-            pats.append("MSGTYPE(MQMT_REQUEST) REPLYQ(?*)")
-        if rng.random() < 0.1:
-            pats.append("PERSIST(MQPER_PERSISTENT)")
-        if not pats:
-            pats.append(f"REASON({rng.choice(REASONS)})")
-        action = rng.random()
-        if action < 0.35:
-            act = f"ACTION(RETRY) RETRY({rng.randint(1, 6)})"
-        elif action < 0.55 and "REPLYQ(?*)" in " ".join(pats):
-            act = "ACTION(FWD) FWDQ(&REPLYQ) FWDQM(&REPLYQM)"
-        elif action < 0.8:
-            act = f"ACTION(FWD) FWDQ(DEADQ.{i:03d}) HEADER({rng.choice(['YES', 'NO'])})"
-        elif action < 0.9:
-            act = "ACTION(FWD) FWDQ(&DESTQ) FWDQM(&DESTQM)"
-        elif action < 0.97:
-            act = "ACTION(DISCARD)"
-        else:
-            act = "ACTION(IGNORE)"
-        lines.append(" ".join(pats) + " " + act)
-    lines.append("ACTION(FWD) FWDQ(REALLY.DEAD.QUEUE) HEADER(YES)")
-    return "\n".join(lines) + "\n"
-
-
-def make_messages(n: int, seed: int = 11):
-    """``n`` dead letters with varied destinations, reasons and contexts."""
-    from dlqlens.capture.message import dead_letter
-
-    rng = random.Random(seed)
-    for i in range(n):
-        request = rng.random() < 0.2
-        yield dead_letter(
-            {"Format": "MQSTR", "PutApplName": rng.choice(APPS), "PutApplType": 6,
-             "MsgType": 1 if request else 8, "Persistence": rng.randint(0, 1),
-             "ReplyToQ": f"REPLY.{rng.randint(0, 9)}" if request else "",
-             "ReplyToQMgr": rng.choice(QMGRS) if request else "",
-             "UserIdentifier": "appuser", "PutDate": "20240315", "PutTime": "10153012",
-             "MsgId": i.to_bytes(24, "big")},
-            {"Reason": rng.choice(REASONS), "DestQName": rng.choice(QUEUES),
-             "DestQMgrName": rng.choice(QMGRS), "PutApplType": 6, "PutApplName": "amqrmppa",
-             "PutDate": "20240315", "PutTime": "10153157"},
-            b'{"order":%d}' % i)
+from data import make_messages, make_table  # noqa: E402  (benchmarks/data.py)
 
 
 def _time(fn) -> float:

@@ -1,18 +1,43 @@
-"""Decoder throughput against baselines measured in the same run.
+"""dlqlens benchmarks: every stage against a baseline measured in the same run.
 
-    python benchmarks/run.py [--messages N] [--quick] [--json]
+    python benchmarks/run.py                      # 1,000,000 messages (text: 200,000)
+    python benchmarks/run.py --quick              # under a minute
+    python benchmarks/run.py --messages 10000000  # the 10M figures (about 5.9 GB on disk)
+    python benchmarks/run.py --json               # one JSON object per stage
 
-Stages (one core, this process):
+Stages (each in its own process, so each peak RSS is its own):
 
-* ``raw``: dlqlens raw reader + full MQMD+MQDLH decode, against a per-record
-  ``struct.unpack`` decoder of MQMD v2 + MQDLH (the way a user would write it
-  with a pymqi-style field list) over the same file.
-* ``dmpmqmsg`` and ``amqsbcg``: the text readers + decode, against
-  ``bytes.fromhex`` over the same hex (the floor any hex reader pays).
+``decode_raw``
+    dlqlens raw reader + full MQMD+MQDLH decode (every column of the message
+    schema) of N messages on one core. Baseline: a per-record
+    ``struct.unpack`` decoder of MQMD v2 + MQDLH (``baselines.struct_unpack``)
+    on the same file, on the same core.
+``read_dmpmqmsg``, ``read_amqsbcg``
+    The text readers alone (framing, descriptor lines, hex to bytes; what the
+    issue's "within 3x of the cost of bytes.fromhex" is about) of T messages
+    on one core. Baseline: ``bytes.fromhex`` over the same hex
+    (``baselines.fromhex``), the floor of any reader of these formats.
+``decode_dmpmqmsg``, ``decode_amqsbcg``
+    The same plus the full decode (every column), against the same baseline.
+``spark_load_groupby``
+    Spark ``local[2]``: load the raw capture of N messages (columns
+    ``source, message_number, dlh, reason_name``) and count by
+    ``dlh.Reason`` and ``dlh.DestQName``.
+``spark_replay``
+    Spark ``local[2]``: replay a 100-rule table (``data.make_table``) over
+    the same capture in the pessimistic world, every replay column written to
+    Spark's ``noop`` sink. Both Spark stages share one session.
 
-Prints messages per second and the ratio to the baseline; ``--json`` prints
-one JSON object per stage with ``stage``, ``messages``, ``msgs_per_s``,
-``baseline``, ``ratio_vs_baseline``, ``peak_rss_mb``.
+Every timed run is preceded by a warm-up on a 1,000-message capture of the
+same format, so lazy imports and codec look-ups are not counted.
+
+Each stage reports ``messages``, ``msgs_per_s``, ``baseline`` (its name),
+``baseline_msgs_per_s``, ``ratio_vs_baseline`` (stage rate / baseline rate:
+2.0 means twice as fast as the baseline, 0.5 twice as slow) and
+``peak_rss_mb`` (the stage process's peak resident memory; for Spark stages
+the Python driver plus the JVM driver, ``jvm_peak_rss_mb`` on its own).
+"one core" stages are pinned to one CPU with ``os.sched_setaffinity`` and
+Arrow's thread pool set to one thread.
 """
 
 from __future__ import annotations
@@ -20,117 +45,251 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
-import struct
+import subprocess
 import sys
 import tempfile
 import time
 
-from dlqlens.capture.amqsbcg import write_amqsbcg
-from dlqlens.capture.dmpmqmsg import write_dmpmqmsg
-from dlqlens.capture.message import dead_letter
-from dlqlens.capture.raw import HEADER_SIZE, write_raw
-from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
-from dlqlens.mq.structs import MQDLH, MQMD
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import baselines  # noqa: E402
+import data  # noqa: E402
+
+#: The struct.unpack baseline is a Python loop; its rate is taken on at most this many.
+BASELINE_CAP = 1_000_000
 
 
-def _messages(n):
-    for i in range(n):
-        yield dead_letter(
-            {"Format": "MQSTR", "PutApplName": "order-svc", "PutDate": "20240315",
-             "PutTime": "10153012", "UserIdentifier": "appuser", "MsgId": i.to_bytes(24, "big")},
-            {"Reason": (2053, 2085, 2035)[i % 3], "DestQName": f"APP.Q{i % 50}",
-             "DestQMgrName": "QM1", "PutApplType": 6, "PutApplName": "amqrmppa",
-             "PutDate": "20240315", "PutTime": "10153157"},
-            b'{"order":%d,"amount":12.50}' % i)
+# ---------------------------------------------------------------------------
+# children: one stage each, printing one JSON object
+# ---------------------------------------------------------------------------
+
+def _one_core() -> None:
+    import pyarrow as pa
+
+    if hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[0]})
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
 
 
-def _decode(path):
-    opts = ReadOptions()
-    n = 0
-    for piece in plan_pieces([path], opts):
-        for batch in read_piece(piece, opts):
-            n += batch.num_rows
-    return n
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _baseline_struct(path):
-    """Per-record struct.unpack of MQMD v2 + MQDLH, fields decoded to str."""
-    md_fmt = struct.Struct(MQMD.struct_format("<", 2))
-    dlh_fmt = struct.Struct(MQDLH.struct_format("<"))
-    n = 0
-    with open(path, "rb") as fh:
-        buf = fh.read()
-    p = HEADER_SIZE
-    end = len(buf)
-    rows = []
-    while p + 4 <= end:
-        ln = int.from_bytes(buf[p:p + 4], "big")
-        if buf[p + 4:p + 8] != b"MD  ":
-            break
-        md = md_fmt.unpack_from(buf, p + 4)
-        dlh = dlh_fmt.unpack_from(buf, p + 4 + 364)
-        rows.append(([v.decode("latin-1").rstrip() if isinstance(v, bytes) else v for v in md],
-                     [v.decode("latin-1").rstrip() if isinstance(v, bytes) else v for v in dlh]))
-        n += 1
-        p += 4 + ln
-    return n
+def _vm_hwm_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
-def _baseline_fromhex(path, pattern):
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    n = 0
-    for chunk in re.findall(pattern, text, re.M):
-        bytes.fromhex(chunk)
-        n += 1
-    return n
+def child_decode(path: str, fmt: str, warmup: str) -> dict:
+    """Reader + full decode; ``warmup`` (a small capture of the same format) is
+    decoded first so that lazy imports and codec look-ups are not timed."""
+    from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
+
+    _one_core()
+    opts = ReadOptions(format=fmt)
+
+    def decode(p):
+        n = 0
+        for piece in plan_pieces([p], opts):
+            for batch in read_piece(piece, opts):
+                n += batch.num_rows
+        return n
+
+    decode(warmup)
+    start = time.perf_counter()
+    n = decode(path)
+    return {"messages": n, "seconds": time.perf_counter() - start, "peak_rss_mb": _rss_mb()}
 
 
-def _time(fn, *a):
-    t = time.perf_counter()
-    n = fn(*a)
-    return n, time.perf_counter() - t
+def child_read(path: str, fmt: str, warmup: str) -> dict:
+    """The text reader alone: framing and hex to bytes, no header decoding."""
+    from dlqlens.capture.registry import FORMATS
+
+    _one_core()
+    reader = FORMATS[fmt].read
+
+    def read(p):
+        return sum(len(frames) for frames in reader(p))
+
+    read(warmup)
+    start = time.perf_counter()
+    n = read(path)
+    return {"messages": n, "seconds": time.perf_counter() - start, "peak_rss_mb": _rss_mb()}
+
+
+def child_struct(path: str, limit: int) -> dict:
+    _one_core()
+    n, secs = baselines.struct_unpack(path, limit)
+    return {"messages": n, "seconds": secs, "peak_rss_mb": _rss_mb()}
+
+
+def child_fromhex(path: str, fmt: str, messages: int) -> dict:
+    _one_core()
+    pattern = baselines.DMPMQMSG_HEX if fmt == "dmpmqmsg" else baselines.AMQSBCG_HEX
+    n, secs = baselines.fromhex(path, pattern, messages)
+    return {"messages": n, "seconds": secs, "peak_rss_mb": _rss_mb()}
+
+
+def child_spark(path: str, rules: int, master: str) -> dict:
+    from dlqlens.rules import parse
+    from dlqlens.rules.replay import replay
+    from dlqlens.spark import get_spark, load_capture
+
+    spark = get_spark(master, app_name="dlqlens-bench")
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    out = {}
+    start = time.perf_counter()
+    df = load_capture(spark, path, columns=["source", "message_number", "dlh", "reason_name"])
+    groups = df.groupBy("dlh.Reason", "dlh.DestQName").count().collect()
+    secs = time.perf_counter() - start
+    n = sum(r["count"] for r in groups)
+    out["spark_load_groupby"] = {"messages": n, "seconds": secs, "groups": len(groups)}
+
+    table = parse(data.make_table(rules))
+    if not table.ok:
+        raise SystemExit("\n".join(d.format() for d in table.errors))
+    start = time.perf_counter()
+    capture = load_capture(spark, path, columns=["source", "message_number", "md", "dlh"])
+    replay(table, capture, "pessimistic").write.format("noop").mode("overwrite").save()
+    out["spark_replay"] = {"messages": n, "seconds": time.perf_counter() - start,
+                           "rules": len(table.rules)}
+    jvm = _vm_hwm_mb(jvm_pid)
+    py = _rss_mb()
+    spark.stop()
+    for r in out.values():
+        r.update(peak_rss_mb=py + jvm, jvm_peak_rss_mb=jvm, python_peak_rss_mb=py)
+    return out
+
+
+def _run_child(*args) -> dict:
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *map(str, args)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        raise SystemExit(f"benchmark child {args[0]} failed (exit {proc.returncode})")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------
+# parent
+# ---------------------------------------------------------------------------
+
+def _result(stage, r, baseline_name, base) -> dict:
+    rate = r["messages"] / r["seconds"] if r["seconds"] else float("inf")
+    base_rate = base["messages"] / base["seconds"] if base["seconds"] else float("inf")
+    out = {"stage": stage, "messages": r["messages"], "msgs_per_s": round(rate),
+           "baseline": baseline_name, "baseline_msgs_per_s": round(base_rate),
+           "ratio_vs_baseline": round(rate / base_rate, 3),
+           "peak_rss_mb": round(r["peak_rss_mb"])}
+    for k in ("jvm_peak_rss_mb", "python_peak_rss_mb", "rules", "groups"):
+        if k in r:
+            out[k] = round(r[k]) if isinstance(r[k], float) else r[k]
+    out["seconds"] = round(r["seconds"], 3)
+    return out
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="dlqlens decoder benchmarks")
-    ap.add_argument("--messages", type=int, default=200_000)
-    ap.add_argument("--quick", action="store_true", help="20,000 messages")
-    ap.add_argument("--json", action="store_true")
+    ap = argparse.ArgumentParser(description="dlqlens benchmarks (see the module docstring)")
+    ap.add_argument("--messages", type=int, default=1_000_000,
+                    help="messages in the raw capture (decode_raw and Spark stages)")
+    ap.add_argument("--text-messages", type=int, default=200_000,
+                    help="messages in the dmpmqmsg and amqsbcg captures")
+    ap.add_argument("--quick", action="store_true",
+                    help="20,000 raw / 10,000 text / 50,000 Spark messages: under a minute")
+    ap.add_argument("--stages", default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,spark",
+                    help="comma-separated: decode_raw, decode_dmpmqmsg, decode_amqsbcg, spark")
+    ap.add_argument("--rules", type=int, default=100)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--workdir", help="keep the generated captures here (reused when present)")
+    ap.add_argument("--json", action="store_true", help="one JSON object per stage")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+
+    if a.child:
+        kind, *rest = a.child
+        fn = {"decode": lambda p, f, w: child_decode(p, f, w),
+              "read": lambda p, f, w: child_read(p, f, w),
+              "struct": lambda p, n: child_struct(p, int(n)),
+              "fromhex": lambda p, f, n: child_fromhex(p, f, int(n)),
+              "spark": lambda p, r, m: child_spark(p, int(r), m)}[kind]
+        print(json.dumps(fn(*rest)))
+        return 0
+
     n = 20_000 if a.quick else a.messages
+    t = 10_000 if a.quick else min(a.text_messages, n)
+    spark_n = 50_000 if a.quick else n
+    stages = [s.strip() for s in a.stages.split(",") if s.strip()]
+    tmp = None
+    workdir = a.workdir
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="dlqlens-bench-")
+        workdir = tmp.name
+    os.makedirs(workdir, exist_ok=True)
+
+    def capture(name, count, writer):
+        path = os.path.join(workdir, f"{name}-{count}")
+        if not os.path.exists(path):
+            start = time.perf_counter()
+            writer(path, count)
+            print(f"# wrote {path} ({os.path.getsize(path) / 1e6:,.0f} MB) in "
+                  f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+        return path
+
+    def text_writer(fmt):
+        def write(path, count):
+            from dlqlens.capture.registry import FORMATS
+            FORMATS[fmt].write(path, data.make_messages(count))
+        return write
+
     results = []
-    with tempfile.TemporaryDirectory() as tmp:
-        raw = os.path.join(tmp, "b.raw")
-        dmp = os.path.join(tmp, "b.dmp")
-        bcg = os.path.join(tmp, "b.bcg")
-        write_raw(raw, _messages(n))
-        write_dmpmqmsg(dmp, _messages(n))
-        write_amqsbcg(bcg, _messages(min(n, 100_000)))
-        stages = [
-            ("raw", raw, _baseline_struct, (raw,), "struct.unpack per record"),
-            ("dmpmqmsg", dmp, _baseline_fromhex, (dmp, r"^X ([0-9A-F]+)$"), "bytes.fromhex"),
-            ("amqsbcg", bcg, _baseline_fromhex, (bcg, r"^[0-9A-F]{8}:  ([0-9A-F ]+?) +'"),
-             "bytes.fromhex"),
-        ]
-        for stage, path, base_fn, base_args, base_name in stages:
-            got, secs = _time(_decode, path)
-            bn, bsecs = _time(base_fn, *base_args)
-            rate = got / secs
-            base_rate = bn / bsecs if bsecs else float("inf")
-            results.append({"stage": stage, "messages": got, "msgs_per_s": round(rate),
-                            "baseline": base_name, "baseline_units_per_s": round(base_rate),
-                            "ratio_vs_baseline": round(rate / base_rate, 3),
-                            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
+    try:
+        raw = capture("raw", n, data.write_raw_capture)
+        struct_base = None
+        if "decode_raw" in stages or "spark" in stages:
+            struct_base = _run_child("struct", raw, min(n, BASELINE_CAP))
+        if "decode_raw" in stages:
+            warm = capture("raw", 1000, data.write_raw_capture)
+            results.append(_result("decode_raw", _run_child("decode", raw, "raw", warm),
+                                   "struct.unpack MQMD v2 + MQDLH per record", struct_base))
+        for fmt in ("dmpmqmsg", "amqsbcg"):
+            if f"decode_{fmt}" in stages:
+                path = capture(fmt, t, text_writer(fmt))
+                warm = capture(fmt, 1000, text_writer(fmt))
+                base = _run_child("fromhex", path, fmt, t)
+                results.append(_result(f"read_{fmt}", _run_child("read", path, fmt, warm),
+                                       "bytes.fromhex over the same hex", base))
+                results.append(_result(f"decode_{fmt}", _run_child("decode", path, fmt, warm),
+                                       "bytes.fromhex over the same hex", base))
+        if "spark" in stages:
+            path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
+            out = _run_child("spark", path, a.rules, a.master)
+            for stage in ("spark_load_groupby", "spark_replay"):
+                results.append(_result(stage, out[stage],
+                                       "struct.unpack MQMD v2 + MQDLH per record", struct_base))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
     for r in results:
         if a.json:
             print(json.dumps(r))
-        else:
-            print(f"{r['stage']:9s} {r['messages']:>9d} msgs {r['msgs_per_s']:>10,d} msg/s   "
-                  f"baseline ({r['baseline']}) {r['baseline_units_per_s']:>10,d}/s   "
-                  f"ratio {r['ratio_vs_baseline']:.2f}   peak RSS {r['peak_rss_mb']} MB")
+    if not a.json:
+        print(f"{'stage':20s} {'messages':>11s} {'msgs/s':>11s} {'baseline/s':>11s} "
+              f"{'ratio':>7s} {'peak RSS MB':>11s}  baseline")
+        for r in results:
+            print(f"{r['stage']:20s} {r['messages']:>11,d} {r['msgs_per_s']:>11,d} "
+                  f"{r['baseline_msgs_per_s']:>11,d} {r['ratio_vs_baseline']:>7.2f} "
+                  f"{r['peak_rss_mb']:>11,d}  {r['baseline']}")
     return 0
 
 

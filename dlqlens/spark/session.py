@@ -80,16 +80,41 @@ def register(spark) -> None:
     spark.dataSource.register(MQCaptureDataSource)
 
 
-def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", **options):
+def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", columns=None,
+                 **options):
     """``spark.read.format("mqcapture")`` over ``paths`` with ``options``.
+
+    Parameters
+    ----------
+    columns : list of str, optional
+        Read only these top-level columns (for example ``["source",
+        "message_number", "md", "dlh", "put_ts"]``): the decoder still decodes
+        every message, but Spark then carries only these columns, which on a
+        large capture saves most of the cost (``raw`` and ``payload`` are the
+        bulk of a row).
 
     Returns
     -------
     pyspark.sql.DataFrame
-        The columns of :func:`dlqlens.decode.schema.message_schema`.
+        The columns of :func:`dlqlens.decode.schema.message_schema` (or ``columns``).
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        For a column name that does not exist.
     """
     register(spark)
     reader = spark.read.format("mqcapture").option("format", format).option("mode", mode)
+    if columns is not None:
+        from pyspark.sql.types import StructType
+
+        from dlqlens.capture.reader import ReadOptions
+
+        ReadOptions(columns=tuple(columns))  # one clear error for a bad name
+        from dlqlens.spark.schema import spark_schema
+
+        full = spark_schema()
+        reader = reader.schema(StructType([full[c] for c in columns]))
     for k, v in options.items():
         reader = reader.option(k, str(v))
     if isinstance(paths, (str, os.PathLike)):

@@ -8,7 +8,11 @@ Options (case-insensitive, as in :class:`dlqlens.capture.reader.ReadOptions`):
 ``format`` (``auto``, ``raw``, ``dmpmqmsg``, ``amqsbcg``), ``mode``
 (``PERMISSIVE``, ``DROPMALFORMED``, ``FAILFAST``), ``batchSize`` (messages
 per Arrow batch), ``splitBytes`` (raw captures larger than this are split at
-record boundaries). Paths may be files, directories or glob patterns; they are
+record boundaries), ``columns`` (comma-separated top-level columns to read).
+A schema given with ``.schema(...)`` must be a selection of the full schema's
+top-level columns (same names and types, any order): Python data sources have
+no column-pruning hook, so this is how a read leaves out columns such as
+``raw`` and ``payload`` that an analysis does not use. Paths may be files, directories or glob patterns; they are
 planned on the driver into one partition per file (or per byte range of a
 large raw capture), and each partition yields Arrow record batches.
 Requires Spark 4.0+ (Python data sources with Arrow batches) and Java 17.
@@ -51,8 +55,26 @@ class MQCaptureDataSource(DataSource):
 
     def reader(self, schema):
         from dlqlens.capture.reader import ReadOptions, paths_from_options
+        from dlqlens.errors import UsageError
+        from dlqlens.spark.schema import spark_schema
 
         opts = dict(self.options)
+        full = spark_schema()
+        names = list(schema.fieldNames())
+        if names != full.fieldNames():
+            by_name = {f.name: f for f in full.fields}
+            for f in schema.fields:
+                if f.name not in by_name:
+                    raise UsageError(f"mqcapture schema: column {f.name!r} does not exist; "
+                                     f"expected names from {', '.join(by_name)}")
+                if f.dataType != by_name[f.name].dataType:
+                    raise UsageError(f"mqcapture schema: column {f.name!r} must have type "
+                                     f"{by_name[f.name].dataType.simpleString()}, "
+                                     f"found {f.dataType.simpleString()}")
+            given = opts.get("columns")
+            if given and [c.strip() for c in given.split(",")] != names:
+                raise UsageError("mqcapture: option columns and the given schema disagree")
+            opts["columns"] = ",".join(names)
         return MQCaptureReader(ReadOptions.from_options(opts), paths_from_options(opts))
 
 

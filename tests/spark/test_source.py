@@ -84,3 +84,27 @@ def test_read_options_parse_spark_style_options():
     assert (o.mode, o.batch_size) == ("DROPMALFORMED", 10)
     with pytest.raises(UsageError):
         ReadOptions.from_options({"batchSize": "ten"})
+
+
+def test_columns_select_what_spark_carries(spark, tmp_path):
+    path = tmp_path / "few.raw"
+    write_raw(path, _messages(7, reason=2085))
+    cols = ["message_number", "dlh", "source"]
+    df = load_capture(spark, path, columns=cols)
+    assert df.columns == cols
+    rows = df.orderBy("message_number").collect()
+    assert [r["message_number"] for r in rows] == list(range(1, 8))
+    assert {r["dlh"]["Reason"] for r in rows} == {2085}
+    # the same through spark.read with a user schema that selects columns
+    schema = spark_schema()
+    picked = spark.read.format("mqcapture").schema(
+        type(schema)([schema["payload_text"], schema["source"]])).load(str(path))
+    assert sorted(r["payload_text"] for r in picked.collect()) == sorted(f"m{i}" for i in range(7))
+
+
+def test_columns_refuse_unknown_names_and_wrong_types(spark):
+    with pytest.raises(UsageError, match="nope"):
+        load_capture(spark, DATASETS / "dlq_zos.raw", columns=["source", "nope"])
+    with pytest.raises(Exception, match="column 'source' must have type string, found int"):
+        spark.read.format("mqcapture").schema("source int").load(
+            str(DATASETS / "dlq_zos.raw")).count()
