@@ -162,39 +162,62 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
     """
     n = block.shape[0]
     size = struct.length(version)
+    whole = available is None or bool((np.asarray(available) >= size).all())
     if available is None:
         available = np.full(n, size, dtype=np.int64)
+    if version_of_row is not None and bool((version_of_row >= max(struct.versions)).all()):
+        version_of_row = None  # every row has every field
     columns: dict[str, pa.Array] = {}
     partial: dict[str, np.ndarray] = {}
     ints: dict[str, np.ndarray] = {}
     uniq: dict[tuple[str, int], np.ndarray] = {}
     if n:
-        codes, inv = np.unique(np.asarray(codecs, dtype=str), return_inverse=True)
-        inv = inv.ravel()
-        for ci, codec in enumerate(codes.tolist()):
-            rows_c = np.flatnonzero(inv == ci)
-            for b in np.unique(blanks[rows_c]).tolist():
-                uniq[(codec, int(b))] = rows_c[blanks[rows_c] == b]
+        codecs = np.asarray(codecs, dtype=object)
+        if (codecs == codecs[0]).all() and (blanks == blanks[0]).all():
+            uniq[(str(codecs[0]), int(blanks[0]))] = np.arange(n)
+        else:
+            codes, inv = np.unique(codecs.astype(str), return_inverse=True)
+            inv = inv.ravel()
+            for ci, codec in enumerate(codes.tolist()):
+                rows_c = np.flatnonzero(inv == ci)
+                for b in np.unique(blanks[rows_c]).tolist():
+                    uniq[(codec, int(b))] = rows_c[blanks[rows_c] == b]
+    # One byte order for every row (the usual case): a structured view reads
+    # each integer field without copying the block per field.
+    records = None
+    if n and block.flags.c_contiguous and block.shape[1] == size:
+        be_all = bool(big_endian.all())
+        if be_all or not big_endian.any():
+            records = block.reshape(-1).view(struct.numpy_dtype(">" if be_all else "<", version))
     for f in struct.fields_for(version):
         off = struct.offsets[f.name]
         end = off + f.length
-        present = available >= end
-        if version_of_row is not None and f.version > 1:
-            present = present & (version_of_row >= f.version)
+        if whole and (version_of_row is None or f.version == 1):
+            present = None
+        else:
+            present = available >= end
+            if version_of_row is not None and f.version > 1:
+                present = present & (version_of_row >= f.version)
         sub = block[:, off:end]
         if f.type == MQLONG:
-            raw = np.ascontiguousarray(sub)
-            le = raw.view("<i4").reshape(n)
-            be = raw.view(">i4").reshape(n)
-            vals = np.where(big_endian, be, le).astype(np.int32)
-            vals[~present] = 0
+            if records is not None:
+                vals = records[f.name].astype(np.int32)
+            else:
+                raw = np.ascontiguousarray(sub)
+                le = raw.view("<i4").reshape(n)
+                be = raw.view(">i4").reshape(n)
+                vals = np.where(big_endian, be, le).astype(np.int32)
+            if present is not None:
+                vals[~present] = 0
             ints[f.name] = vals
             columns[f.name] = pa.Array.from_buffers(
-                pa.int32(), n, [_validity(present), pa.py_buffer(vals)])
+                pa.int32(), n, [None if present is None else _validity(present),
+                                pa.py_buffer(vals)])
         elif f.type == MQBYTE:
             raw = np.ascontiguousarray(sub)
             arr = pa.FixedSizeBinaryArray.from_buffers(
-                pa.binary(f.length), n, [_validity(present), pa.py_buffer(raw)])
+                pa.binary(f.length), n,
+                [None if present is None else _validity(present), pa.py_buffer(raw)])
             columns[f.name] = arr.cast(pa.binary())
         else:
             avail = np.clip(available - off, 0, f.length)

@@ -86,17 +86,29 @@ class _Chain:
                 pa.ListArray.from_arrays(off, items))
 
 
+def _factorize(values: np.ndarray) -> tuple[list, np.ndarray]:
+    """(distinct values, index of each row's value); one comparison pass when
+    every row has the same value, the usual case."""
+    n = len(values)
+    if n == 0:
+        return [], np.zeros(0, np.int64)
+    if (values == values[0]).all():
+        return [values[0]], np.zeros(n, np.int64)
+    uniq, inverse = np.unique(values.astype(str) if values.dtype == object else values,
+                              return_inverse=True)
+    return uniq.tolist(), inverse.ravel().astype(np.int64)
+
+
 def _codecs_for(ccsids: np.ndarray, families: np.ndarray | None = None):
     """Codec, blank, family and known-flag per row, looked up once per distinct pair."""
     n = len(ccsids)
     fam_in = families if families is not None else np.full(n, ASCII, dtype=object)
-    keys = np.char.add(ccsids.astype(str), np.char.add(":", fam_in.astype(str))) if n else \
-        np.zeros(0, dtype=str)
-    uniq, inverse = np.unique(keys, return_inverse=True)
+    fam_values, fam_idx = _factorize(np.asarray(fam_in, dtype=object))
+    keys = np.asarray(ccsids, dtype=np.int64) * 64 + fam_idx
+    uniq, inverse = _factorize(keys)
     table = []
-    for key in uniq.tolist():
-        c, fam = key.split(":", 1)
-        cs = charset(int(c), fam)
+    for key in uniq:
+        cs = charset(int(key) // 64, str(fam_values[int(key) % 64]))
         if cs.family not in (ASCII, EBCDIC):  # UTF-16 headers: read as ASCII
             cs = charset(819)
         table.append((cs.codec, cs.blank, cs.family, cs.known))
@@ -537,19 +549,19 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family, enc) 
     if not is_str.any():
         return pa.nulls(n, pa.string())
     rows = np.flatnonzero(is_str)
-    nib = (enc[rows] & 0x0F).astype(np.int64)
-    keys = np.char.add(np.char.add(ccsid[rows].astype(str), ":"),
-                       np.char.add(family[rows].astype(str), np.char.add(":", nib.astype(str))))
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    inverse = inverse.ravel()
+    nib = (np.asarray(enc)[rows] & 0x0F).astype(np.int64)
+    fam_values, fam_idx = _factorize(np.asarray(family, dtype=object)[rows])
+    keys = (np.asarray(ccsid)[rows].astype(np.int64) * 64 + fam_idx) * 16 + nib
+    uniq, inverse = _factorize(keys)
     parts: list[pa.Array] = []
     order: list[np.ndarray] = []
-    for gi, key in enumerate(uniq.tolist()):
-        c, fam, nb = key.split(":")
+    for gi, key in enumerate(uniq):
+        key = int(key)
+        c, fam, nb = key // 1024, str(fam_values[(key // 16) % 64]), str(key % 16)
         cs = charset(int(c), fam)
         codec = _utf16_codec(cs.codec, True if nb == "1" else False if nb == "2" else None)
-        rs = rows[inverse == gi]
-        sub = payload.take(pa.array(rs))
+        rs = rows if len(uniq) == 1 else rows[inverse == gi]
+        sub = payload if len(rs) == n else payload.take(pa.array(rs))
         decoded = None
         if codec in ("utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437"):
             data = sub.buffers()[2]
@@ -572,6 +584,8 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family, enc) 
             decoded = pa.array(values, pa.string())
         parts.append(decoded)
         order.append(rs)
+    if len(parts) == 1 and len(order[0]) == n:
+        return parts[0]
     merged = pa.concat_arrays(parts + [pa.nulls(1, pa.string())])
     index = np.full(n, len(merged) - 1, dtype=np.int64)
     index[np.concatenate(order)] = np.arange(len(merged) - 1)
