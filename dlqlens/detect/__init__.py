@@ -21,7 +21,12 @@ from dlqlens.detect.findings import (FINDINGS_COLUMNS, FINDINGS_SCHEMA, KINDS, S
 
 #: Detector registry: name -> "module:function". A test fails when a module of
 #: this package that defines ``detect`` is missing here.
-DETECTORS: dict[str, str] = {}
+DETECTORS: dict[str, str] = {
+    "backout_loop": "dlqlens.detect.backout:detect",
+    "expiry_buildup": "dlqlens.detect.expiry:detect",
+    "orphaned_reply": "dlqlens.detect.orphans:detect",
+    "reason_burst": "dlqlens.detect.bursts:detect",
+}
 
 
 def detector(name: str):
@@ -61,17 +66,37 @@ def run(df, detectors=None, *, queue_defs=None, **params):
     pyspark.sql.DataFrame
         Findings (:data:`FINDINGS_SCHEMA`), sorted by ``severity_rank`` then
         ``window_start``.
+
+    Raises
+    ------
+    KeyError
+        For a detector name not in :data:`DETECTORS`.
+    TypeError
+        For a parameter that none of the selected detectors accepts (a typo
+        would otherwise be ignored silently).
+
+    Notes
+    -----
+    Each detector reads ``df`` again; cache it (``df.cache()``) before running
+    several detectors over a capture decoded by the ``mqcapture`` source.
     """
     import inspect
 
     names = list(DETECTORS) if detectors is None else list(detectors)
+    fns = [(name, detector(name)) for name in names]
+    sigs = {name: inspect.signature(fn) for name, fn in fns}
+    takes_any = {name: any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+                 for name, sig in sigs.items()}
+    unused = [k for k in params
+              if not any(takes_any[n] or k in sigs[n].parameters for n, _ in fns)]
+    if unused:
+        raise TypeError(f"parameter(s) {', '.join(sorted(unused))} not accepted by any of the "
+                        f"detectors run ({', '.join(names) or 'none'})")
     result = None
-    for name in names:
-        fn = detector(name)
-        sig = inspect.signature(fn)
-        accepts_all = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-        kw = {k: v for k, v in params.items() if accepts_all or k in sig.parameters}
-        if "queue_defs" in sig.parameters or accepts_all:
+    for name, fn in fns:
+        sig = sigs[name]
+        kw = {k: v for k, v in params.items() if takes_any[name] or k in sig.parameters}
+        if "queue_defs" in sig.parameters or takes_any[name]:
             kw["queue_defs"] = queue_defs
         found = conform(fn(df, **kw))
         result = found if result is None else result.unionByName(found)

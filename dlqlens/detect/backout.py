@@ -1,0 +1,214 @@
+"""Backout loops and poison messages (finding kind ``backout_loop``).
+
+A message an application cannot process is got under syncpoint, fails, and is
+backed out: MQ adds one to its ``BackoutCount`` and it is first in line again.
+Unless something breaks the loop it comes back for ever. What breaks it (IBM
+MQ documentation, "Handling poison messages in IBM MQ classes for JMS" and
+"Backout queues and thresholds"; the queue attributes BOTHRESH and BOQNAME):
+the application (or the JMS/XMS client, or a broker input node) compares the
+count with the queue's BOTHRESH and moves the message to BOQNAME, or, when
+the queue has none, to the dead-letter queue with
+``MQRC_BACKOUT_THRESHOLD_REACHED`` (2362). A DLQ handler rule
+``ACTION(RETRY)`` that puts such a message back to its queue (with a
+BackoutCount of 0) restarts the loop: the RETRY ping-pong.
+
+Evidence this detector reads, one finding per queue and signal:
+
+``threshold_reached``
+    Dead letters with ``dlh.Reason`` 2362, by destination queue.
+``backout_count``
+    Messages whose ``md.BackoutCount`` is at or past ``backout_threshold``, or
+    past the queue's BOTHRESH when its definition is given; more severe when
+    the definition shows no BOQNAME (nothing will move the message away).
+``backout_queue``
+    Messages browsed on a backout queue: a queue named as some queue's
+    BOQNAME in the definitions, or one whose name matches
+    ``backout_queue_patterns``.
+``redelivered``
+    The same message put to the DLQ or a backout queue more than once: one
+    MsgId seen with two or more different DLQ put times (several snapshots),
+    or, when re-puts give it a new MsgId, one payload digest (SHA-256, non-empty
+    payloads) under ``min_repeats`` or more MsgIds.
+``ping_pong``
+    Messages on an input queue whose consumer dead-letters with 2362 (from
+    the same set of captures) that were put before the latest of those dead
+    letters and are still there, or carry a BackoutCount: they are going round
+    between the consumer's backouts and the DLQ handler's retries.
+"""
+
+from __future__ import annotations
+
+from dlqlens.detect.common import (capture_queue_column, definition_attr, glob_regex, message_ref,
+                                   queue_defs_frame, sorted_refs)
+from dlqlens.detect.findings import finding_columns
+from dlqlens.mq.constants import MQRC
+
+#: MQRC_BACKOUT_THRESHOLD_REACHED (2362).
+BACKOUT_THRESHOLD_REACHED = MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"]
+
+#: Queue-name patterns taken for backout queues when no definition says so.
+DEFAULT_BACKOUT_QUEUE_PATTERNS = ("*.BOQ", "*.BACKOUT", "*.BACKOUT.*", "*.BACKOUTQ", "*.BO",
+                                  "BOQ.*", "BACKOUT.*")
+
+SIGNALS = ("threshold_reached", "backout_count", "backout_queue", "redelivered", "ping_pong")
+
+
+def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int = 3,
+           backout_queue_patterns=DEFAULT_BACKOUT_QUEUE_PATTERNS, capture_queues=None):
+    """Find backout loops and poison messages.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (``load_capture`` output): reads ``source``,
+        ``message_number``, ``md`` (``BackoutCount``, ``MsgId``), ``dlh``
+        (``Reason``, ``DestQName``), ``put_ts``, ``dlh_put_ts`` and, when
+        present, ``payload`` and ``payload_length``.
+    queue_defs : mapping of str to queue definition, optional
+        :func:`dlqlens.mq.mqsc.read_queue_defs` output; ``bothresh`` and
+        ``boqname`` are used.
+    backout_threshold : int, default 3
+        BackoutCount (number of backouts) from which a message is reported
+        when its queue's BOTHRESH is unknown or 0.
+    min_repeats : int, default 3
+        Distinct MsgIds with one payload digest on the DLQ or backout queues
+        from which a re-put message is reported.
+    backout_queue_patterns : sequence of str
+        MQ-style ``*`` patterns of backout-queue names (used as well as the
+        BOQNAMEs of ``queue_defs``).
+    capture_queues : mapping of str to str, optional
+        Queue browsed by each capture file (see
+        :func:`dlqlens.detect.common.capture_queue_column`).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Findings (:data:`dlqlens.detect.findings.FINDINGS_SCHEMA`), kind
+        ``backout_loop``; ``evidence`` holds ``signal`` (one of
+        :data:`SIGNALS`), ``queue``, ``messages``, ``max_backout_count``,
+        ``threshold``, ``bothresh``, ``boqname`` and ``distinct_msgids``.
+
+    Raises
+    ------
+    ValueError
+        When ``backout_threshold`` or ``min_repeats`` is below 1.
+    """
+    from pyspark.sql import functions as F
+
+    if int(backout_threshold) < 1:
+        raise ValueError(f"backout_threshold must be 1 or more, not {backout_threshold}")
+    if int(min_repeats) < 2:
+        raise ValueError(f"min_repeats must be 2 or more, not {min_repeats}")
+    spark = df.sparkSession
+    has_payload = "payload" in df.columns
+    digest = (F.when(F.length(F.col("payload")) > 0, F.sha2(F.col("payload"), 256))
+              if has_payload else F.lit(None).cast("string"))
+    rows = df.select(
+        "source", "message_number",
+        capture_queue_column(F.col("source"), capture_queues).alias("cq"),
+        F.col("dlh").isNotNull().alias("is_dl"),
+        F.col("dlh.Reason").alias("reason"),
+        F.col("dlh.DestQName").alias("dest"),
+        F.col("md.BackoutCount").alias("bc"),
+        F.when(F.col("md.MsgId") != F.unhex(F.lit("00" * 24)), F.hex("md.MsgId")).alias("msgid"),
+        F.col("put_ts"), F.col("dlh_put_ts"),
+        F.coalesce("dlh_put_ts", "put_ts").alias("ts"),
+        digest.alias("digest"),
+    ).withColumn("home", F.when(F.col("is_dl"), F.col("dest")).otherwise(F.col("cq")))
+
+    defs = queue_defs_frame(spark, queue_defs, {"bothresh": "int", "boqname": "string"})
+    if defs is not None:
+        rows = rows.join(F.broadcast(defs.withColumnRenamed("queue", "home")), "home", "left")
+        boqnames = sorted({str(definition_attr(d, "boqname")).strip()
+                           for d in queue_defs.values() if definition_attr(d, "boqname")})
+    else:
+        rows = rows.withColumn("bothresh", F.lit(None).cast("int")) \
+                   .withColumn("boqname", F.lit(None).cast("string"))
+        boqnames = []
+    on_boq = (~F.col("is_dl")) & (F.col("cq").rlike(glob_regex(backout_queue_patterns))
+                                  | F.col("cq").isin(boqnames))
+    rows = rows.withColumn("on_boq", on_boq)
+    thresh = F.when(F.col("bothresh") > 0, F.least(F.col("bothresh"), F.lit(int(backout_threshold)))) \
+              .otherwise(F.lit(int(backout_threshold)))
+    rows = rows.withColumn("threshold", thresh)
+
+    parts = []
+    # threshold_reached: dead-lettered with 2362
+    parts.append(rows.where(F.col("is_dl") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED))
+                 .withColumn("signal", F.lit("threshold_reached")).withColumn("queue", F.col("dest")))
+    # backout_count: at or past the threshold
+    parts.append(rows.where(F.col("bc") >= F.col("threshold"))
+                 .withColumn("signal", F.lit("backout_count")).withColumn("queue", F.col("home")))
+    # backout_queue: browsed on a backout queue
+    parts.append(rows.where(F.col("on_boq"))
+                 .withColumn("signal", F.lit("backout_queue")).withColumn("queue", F.col("cq")))
+    # redelivered: the same MsgId put to the DLQ / a backout queue at different times
+    parked = rows.where(F.col("is_dl") | F.col("on_boq"))
+    again = (parked.where(F.col("msgid").isNotNull())
+             .groupBy("msgid").agg(F.countDistinct("cq", "ts").alias("puts"))
+             .where(F.col("puts") >= 2).select("msgid"))
+    parts.append(parked.join(again, "msgid", "left_semi")
+                 .withColumn("signal", F.lit("redelivered")).withColumn("queue", F.col("home")))
+    same_body = (parked.where(F.col("digest").isNotNull())
+                 .groupBy("home", "digest").agg(F.countDistinct("msgid").alias("ids"))
+                 .where(F.col("ids") >= int(min_repeats)).select("home", "digest"))
+    parts.append(parked.join(same_body, ["home", "digest"], "left_semi")
+                 .withColumn("signal", F.lit("redelivered")).withColumn("queue", F.col("home")))
+    # ping_pong: still on an input queue whose consumer dead-letters with 2362
+    loops = (rows.where(F.col("is_dl") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED))
+             .groupBy(F.col("dest").alias("cq")).agg(F.max("dlh_put_ts").alias("last_bo")))
+    parts.append(rows.where(~F.col("is_dl") & ~F.col("on_boq"))
+                 .join(F.broadcast(loops), "cq", "inner")
+                 .where((F.col("bc") > 0) | (F.col("put_ts") <= F.col("last_bo")))
+                 .drop("last_bo")
+                 .withColumn("signal", F.lit("ping_pong")).withColumn("queue", F.col("cq")))
+
+    cols = ["signal", "queue", "source", "message_number", "bc", "msgid", "ts", "threshold",
+            "bothresh", "boqname"]
+    hits = parts[0].select(*cols)
+    for p in parts[1:]:
+        hits = hits.unionByName(p.select(*cols))
+    hits = hits.where(F.col("queue").isNotNull())
+    groups = hits.groupBy("signal", "queue").agg(
+        sorted_refs(message_ref()).alias("refs"),
+        F.min("ts").alias("first"), F.max("ts").alias("last"),
+        F.max("bc").alias("max_bc"), F.countDistinct("msgid").alias("ids"),
+        F.max("threshold").alias("threshold"), F.max("bothresh").alias("bothresh"),
+        F.max("boqname").alias("boqname"),
+    )
+    n = F.size("refs")
+    no_boq = F.col("bothresh").isNotNull() & F.col("boqname").isNull()
+    severity = (F.when(F.col("signal").isin("threshold_reached", "ping_pong", "redelivered"), "high")
+                .when((F.col("signal") == "backout_count") & no_boq, "high")
+                .otherwise("medium"))
+    statement = (
+        F.when(F.col("signal") == "threshold_reached", F.format_string(
+            "%d message(s) for %s were dead-lettered with MQRC_BACKOUT_THRESHOLD_REACHED (2362): "
+            "its consumer backed each out until the backout threshold and had no backout queue "
+            "to move it to.", n, F.col("queue")))
+        .when(F.col("signal") == "backout_count", F.format_string(
+            "%d message(s) for %s have a BackoutCount of %d or more (up to %d): they were got and "
+            "backed out again and again%s.", n, F.col("queue"), F.col("threshold"), F.col("max_bc"),
+            F.when(no_boq, F.lit("; the queue has no BOQNAME, so nothing moves them away"))
+             .otherwise(F.lit(""))))
+        .when(F.col("signal") == "backout_queue", F.format_string(
+            "%d message(s) wait on backout queue %s: a consumer gave up on each after backing it "
+            "out to the threshold (poison messages).", n, F.col("queue")))
+        .when(F.col("signal") == "redelivered", F.format_string(
+            "%d message(s) for %s came back to the dead-letter or backout queue more than once "
+            "(same MsgId at different put times, or the same payload under %d MsgIds): a loop.",
+            n, F.col("queue"), F.col("ids")))
+        .otherwise(F.format_string(
+            "%d message(s) on %s are older than its consumer's latest MQRC_BACKOUT_THRESHOLD_REACHED "
+            "dead letter yet still there: they go round between the consumer's backouts and a DLQ "
+            "handler RETRY (ping-pong).", n, F.col("queue")))
+    )
+    evidence = F.struct(
+        F.col("signal"), F.col("queue"), n.alias("messages"),
+        F.col("max_bc").alias("max_backout_count"), F.col("threshold"), F.col("bothresh"),
+        F.col("boqname"), F.col("ids").alias("distinct_msgids"),
+    )
+    return groups.select(*finding_columns(
+        kind="backout_loop", severity=severity, queues=F.array(F.col("queue")),
+        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+        evidence=evidence, statement=statement))

@@ -1,0 +1,162 @@
+"""Reason bursts (finding kind ``reason_burst``).
+
+An incident shows on a dead-letter queue as a run of dead letters with one
+``dlh.Reason`` for one destination queue, starting when the incident starts
+and stopping when it is fixed: a consumer outage fills the queue (2053
+MQRC_Q_FULL), a deployment deletes it (2085 MQRC_UNKNOWN_OBJECT_NAME), a
+security change takes an authority away (2035 MQRC_NOT_AUTHORIZED), a queue is
+put-inhibited (2051). Isolated dead letters of the same kind trickling in at a
+steady low rate (a misaddressed application) are not a burst.
+
+For each (reason, destination queue, destination queue manager), dead letters
+are ordered by their DLQ put time (``dlh_put_ts``); a gap longer than
+``max_gap`` seconds ends a run. A run is a burst when it holds at least
+``min_messages`` distinct messages at a mean rate of at least ``min_rate``
+per second. Each burst gives its onset and end (first and last DLQ put), its
+first and last message, its duration, mean and peak (busiest minute) rates,
+the quiet time before it, and whether it was still going at the capture
+(its end within ``max_gap`` of the capture's latest put).
+
+Reasons that a dedicated detector explains are left out by default (see
+:data:`DEFAULT_EXCLUDED_REASONS`); pass ``exclude_reasons=()`` to keep them.
+"""
+
+from __future__ import annotations
+
+from dlqlens.detect.common import epoch_seconds, message_ref, sorted_refs
+from dlqlens.detect.findings import finding_columns
+from dlqlens.mq.constants import MQFB, MQRC
+
+#: MQRC_BACKOUT_THRESHOLD_REACHED (backout detector) and the trigger-monitor
+#: feedback codes MQFB_APPL_CANNOT_BE_STARTED, MQFB_TM_ERROR and
+#: MQFB_APPL_TYPE_ERROR (trigger detectors).
+DEFAULT_EXCLUDED_REASONS = (MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"],
+                            MQFB["MQFB_APPL_CANNOT_BE_STARTED"], MQFB["MQFB_TM_ERROR"],
+                            MQFB["MQFB_APPL_TYPE_ERROR"])
+
+
+def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float = 0.2,
+           exclude_reasons=DEFAULT_EXCLUDED_REASONS, high_count: int = 100):
+    """Find bursts of one reason to one destination.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows: reads ``source``, ``message_number``, ``md.MsgId``,
+        ``dlh`` (``Reason``, ``DestQName``, ``DestQMgrName``), ``reason_name``,
+        ``put_ts`` and ``dlh_put_ts``. Rows without an MQDLH or without a
+        valid DLQ put time are ignored.
+    max_gap : float, default 60
+        Seconds without such a dead letter that end a burst.
+    min_messages : int, default 10
+        Distinct messages a burst needs (the same message in several
+        snapshots counts once).
+    min_rate : float, default 0.2
+        Mean dead letters per second a burst needs (0.2/s = 12 a minute).
+    exclude_reasons : sequence of int
+        Reasons not considered (:data:`DEFAULT_EXCLUDED_REASONS`).
+    high_count : int, default 100
+        Messages from which a burst is ``high`` severity; bursts still going at
+        the capture are ``high`` too; others are ``medium``.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Findings, kind ``reason_burst``, one per burst; ``queues`` is the
+        destination queue; ``window_start``/``window_end`` the onset and end
+        (UTC). ``evidence``: ``reason``, ``reason_name``, ``dest_queue``,
+        ``dest_qmgr``, ``messages``, ``first_message``, ``last_message``
+        (``{source, message_number}``), ``duration_seconds``,
+        ``rate_per_second``, ``peak_per_minute``, ``quiet_before_seconds``
+        (null for the first burst of its kind), ``ongoing_at_capture``.
+
+    Raises
+    ------
+    ValueError
+        When ``max_gap`` <= 0, ``min_messages`` < 2 or ``min_rate`` < 0.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if float(max_gap) <= 0:
+        raise ValueError(f"max_gap must be more than 0 seconds, not {max_gap}")
+    if int(min_messages) < 2:
+        raise ValueError(f"min_messages must be 2 or more, not {min_messages}")
+    if float(min_rate) < 0:
+        raise ValueError(f"min_rate must be 0 or more per second, not {min_rate}")
+    excluded = [int(r) for r in exclude_reasons]
+
+    latest = F.max(F.greatest("put_ts", "dlh_put_ts")).over(Window.partitionBy("source"))
+    rows = df.select(
+        "source", "message_number",
+        F.col("dlh.Reason").alias("reason"),
+        F.col("dlh.DestQName").alias("dest"),
+        F.coalesce(F.col("dlh.DestQMgrName"), F.lit("")).alias("dest_qmgr"),
+        F.col("reason_name"),
+        F.coalesce(F.hex("md.MsgId"),
+                   F.concat_ws("#", "source", F.col("message_number").cast("string"))).alias("mid"),
+        F.col("dlh_put_ts").alias("ts"),
+        latest.alias("captured"),
+        F.col("dlh").isNotNull().alias("is_dl"),
+    ).where(F.col("is_dl") & F.col("ts").isNotNull() & F.col("reason").isNotNull())
+    if excluded:
+        rows = rows.where(~F.col("reason").isin(excluded))
+    key = ["reason", "dest", "dest_qmgr"]
+    w = Window.partitionBy(*key).orderBy("ts", "mid")
+    t = epoch_seconds(F.col("ts"))
+    rows = rows.withColumn("t", t).withColumn("gap", F.col("t") - F.lag("t").over(w))
+    rows = rows.withColumn("new", F.when(F.col("gap").isNull() | (F.col("gap") > float(max_gap)), 1)
+                           .otherwise(0))
+    rows = rows.withColumn("burst", F.sum("new").over(w.rowsBetween(Window.unboundedPreceding, 0)))
+    rows = rows.withColumn("quiet", F.when(F.col("new") == 1, F.col("gap")))
+
+    ref = message_ref()
+    runs = rows.groupBy(*key, "burst").agg(
+        F.countDistinct("mid", "ts").alias("n"),
+        F.min("ts").alias("first"), F.max("ts").alias("last"),
+        F.max("quiet").alias("quiet_before"),
+        F.max("captured").alias("captured"),
+        F.first("reason_name", ignorenulls=True).alias("reason_name"),
+        F.min_by(ref, F.struct("ts", "mid")).alias("first_ref"),
+        F.max_by(ref, F.struct("ts", "mid")).alias("last_ref"),
+        sorted_refs(ref).alias("refs"),
+    )
+    duration = epoch_seconds(F.col("last")) - epoch_seconds(F.col("first"))
+    runs = runs.withColumn("duration", duration) \
+               .withColumn("rate", F.col("n") / F.greatest(F.col("duration"), F.lit(1.0)))
+    runs = runs.where((F.col("n") >= int(min_messages)) & (F.col("rate") >= float(min_rate)))
+    peaks = (rows.groupBy(*key, "burst", F.date_trunc("minute", "ts").alias("minute"))
+             .agg(F.countDistinct("mid", "ts").alias("per_minute"))
+             .groupBy(*key, "burst").agg(F.max("per_minute").alias("peak")))
+    runs = runs.join(peaks, key + ["burst"], "left")
+    ongoing = (epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))) <= float(max_gap)
+    runs = runs.withColumn("ongoing", ongoing)
+    name = F.coalesce(F.col("reason_name"), F.lit("reason"))
+    statement = F.format_string(
+        "Burst of %d dead letters with %s (%d) for %s%s from %s to %s UTC (%.0f s, %.2f a second, "
+        "busiest minute %d)%s%s.",
+        F.col("n"), name, F.col("reason"), F.col("dest"),
+        F.when(F.col("dest_qmgr") != "", F.concat(F.lit(" on "), F.col("dest_qmgr")))
+         .otherwise(F.lit("")),
+        F.date_format("first", "yyyy-MM-dd HH:mm:ss"), F.date_format("last", "yyyy-MM-dd HH:mm:ss"),
+        F.col("duration"), F.col("rate"), F.col("peak"),
+        F.when(F.col("quiet_before").isNotNull(),
+               F.format_string(", after %.0f s without one", F.col("quiet_before")))
+         .otherwise(F.lit("")),
+        F.when(F.col("ongoing"), F.lit("; still going when the capture was taken"))
+         .otherwise(F.lit("")),
+    )
+    evidence = F.struct(
+        F.col("reason"), F.col("reason_name"), F.col("dest").alias("dest_queue"),
+        F.col("dest_qmgr"), F.col("n").alias("messages"),
+        F.col("first_ref").alias("first_message"), F.col("last_ref").alias("last_message"),
+        F.round("duration", 3).alias("duration_seconds"),
+        F.round("rate", 4).alias("rate_per_second"), F.col("peak").alias("peak_per_minute"),
+        F.round("quiet_before", 3).alias("quiet_before_seconds"),
+        F.col("ongoing").alias("ongoing_at_capture"),
+    )
+    severity = F.when((F.col("n") >= int(high_count)) | F.col("ongoing"), "high").otherwise("medium")
+    return runs.select(*finding_columns(
+        kind="reason_burst", severity=severity, queues=F.array(F.col("dest")),
+        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+        evidence=evidence, statement=statement))

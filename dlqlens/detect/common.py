@@ -1,0 +1,192 @@
+"""Column helpers shared by the detectors (no detector lives here).
+
+Every helper returns Spark column expressions or small DataFrames: nothing
+here collects a capture.
+
+The captured queue
+------------------
+A capture DataFrame says which file each row came from (``source``) but not
+which queue was browsed. :func:`capture_queue_column` recovers it from the
+file name as ``dlqlens simulate`` and the usual ``<qmgr>_<queue>.<ext>``
+naming write it (``QM.APP_PAYMENTS.BOQ.raw`` -> ``PAYMENTS.BOQ``), or takes it
+from a ``capture_queues`` mapping (file name or path -> queue name) when the
+caller knows better. Dead letters are recognised by their MQDLH, never by the
+queue name.
+
+Capture time
+------------
+:func:`capture_time_column` is the instant a capture (one ``source``) was
+taken: the latest put time found in that capture (``put_ts`` or
+``dlh_put_ts``), unless the caller gives the real time. A browse does not
+record when it ran, and the newest put is the best lower bound the data holds.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+
+#: File name extensions stripped before reading a queue name out of a capture's name.
+CAPTURE_EXTENSIONS = ("raw", "dmp", "bcg", "txt", "out", "log", "bin", "dat", "msg", "qmsg")
+
+
+def capture_queue_column(source_col, capture_queues: Mapping[str, str] | None = None):
+    """The captured queue's name for each row, from its ``source``.
+
+    Parameters
+    ----------
+    source_col : pyspark.sql.Column
+        The ``source`` column (a file path or name).
+    capture_queues : mapping of str to str, optional
+        Explicit queue names by source (the full ``source`` value or its base
+        name). Sources it does not list fall back to the file-name rule.
+
+    Returns
+    -------
+    pyspark.sql.Column
+        string: the part of the base name after the first ``_`` with a known
+        capture extension (:data:`CAPTURE_EXTENSIONS`) removed, or the whole
+        base name when it holds no ``_``.
+    """
+    from pyspark.sql import functions as F
+
+    base = F.regexp_extract(source_col, r"([^/\\]+)$", 1)
+    ext = "|".join(CAPTURE_EXTENSIONS)
+    stem = F.regexp_replace(base, rf"\.(?:{ext})$", "")
+    guessed = F.when(stem.contains("_"), F.regexp_extract(stem, r"^[^_]*_(.+)$", 1)).otherwise(stem)
+    if not capture_queues:
+        return guessed
+    expr = guessed
+    for key, queue in capture_queues.items():
+        expr = F.when((source_col == F.lit(key)) | (base == F.lit(key)), F.lit(queue)).otherwise(expr)
+    return expr
+
+
+def capture_time_column(capture_time=None):
+    """The capture instant of each row's capture (UTC timestamp).
+
+    Parameters
+    ----------
+    capture_time : datetime or str, optional
+        The real time of the capture, for every source (naive datetimes are
+        taken as UTC; strings as ISO 8601). When omitted, the latest put time
+        (``put_ts`` or ``dlh_put_ts``) within the row's ``source``.
+
+    Returns
+    -------
+    pyspark.sql.Column
+        timestamp; a window over ``source`` when ``capture_time`` is omitted.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if capture_time is not None:
+        return F.lit(to_utc(capture_time)).cast("timestamp")
+    latest = F.greatest(F.col("put_ts"), F.col("dlh_put_ts"))
+    return F.max(latest).over(Window.partitionBy("source"))
+
+
+def to_utc(value) -> _dt.datetime:
+    """``value`` (datetime or ISO 8601 string) as a naive UTC datetime.
+
+    Raises
+    ------
+    ValueError
+        When a string is not ISO 8601.
+    """
+    if isinstance(value, str):
+        value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def message_ref():
+    """``struct(source, message_number)``: how a finding points at a message row."""
+    from pyspark.sql import functions as F
+
+    return F.struct(F.col("source").alias("source"),
+                    F.col("message_number").cast("int").alias("message_number"))
+
+
+def sorted_refs(ref_col):
+    """Aggregate: the distinct message references of a group, sorted."""
+    from pyspark.sql import functions as F
+
+    return F.array_sort(F.collect_set(ref_col))
+
+
+def epoch_seconds(ts_col):
+    """A timestamp column as seconds since the epoch (double, sub-second kept)."""
+    from pyspark.sql import functions as F
+
+    return F.unix_micros(ts_col.cast("timestamp")) / F.lit(1e6)
+
+
+def definition_attr(definition, name: str):
+    """Attribute ``name`` (lower-case MQSC name) of a queue definition, or None.
+
+    Accepts the objects of :func:`dlqlens.mq.mqsc.read_queue_defs` (attributes
+    or a mapping of them) and plain dicts, so detectors and tests can pass
+    either.
+    """
+    if definition is None:
+        return None
+    if isinstance(definition, Mapping):
+        return definition.get(name, definition.get(name.upper()))
+    value = getattr(definition, name, None)
+    if value is None:
+        for holder in ("attributes", "attrs"):
+            attrs = getattr(definition, holder, None)
+            if isinstance(attrs, Mapping):
+                value = attrs.get(name, attrs.get(name.upper()))
+                if value is not None:
+                    break
+    return value
+
+
+def queue_defs_frame(spark, queue_defs, attrs: Mapping[str, str]):
+    """A small DataFrame of queue attributes: ``queue`` plus one column per attribute.
+
+    Parameters
+    ----------
+    queue_defs : mapping of str to definition, or None
+        Queue definitions by name (:func:`dlqlens.mq.mqsc.read_queue_defs`).
+    attrs : mapping of str to str
+        Attribute (lower-case MQSC name) -> Spark type (``"int"``, ``"string"``).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame or None
+        None when there are no definitions. Integer attributes that are not
+        numbers become null; blank strings become null.
+    """
+    if not queue_defs:
+        return None
+    rows = []
+    for qname, definition in queue_defs.items():
+        row = [str(qname).strip()]
+        for attr, typ in attrs.items():
+            value = definition_attr(definition, attr)
+            if typ == "int":
+                try:
+                    value = int(value) if value is not None else None
+                except (TypeError, ValueError):
+                    value = None
+            else:
+                value = str(value).strip() if value is not None else None
+                value = value or None
+            row.append(value)
+        rows.append(tuple(row))
+    ddl = "queue string, " + ", ".join(f"{a} {t}" for a, t in attrs.items())
+    return spark.createDataFrame(rows, ddl)
+
+
+def glob_regex(patterns) -> str:
+    """One anchored Java regex matching any of the MQ-style ``*`` patterns (case-sensitive)."""
+    import re
+
+    parts = []
+    for p in patterns:
+        parts.append("".join(".*" if ch == "*" else re.escape(ch) for ch in p))
+    return "^(?:" + "|".join(parts) + ")$" if parts else "^$a"

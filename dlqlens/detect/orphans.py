@@ -1,0 +1,135 @@
+"""Orphaned replies (finding kind ``orphaned_reply``).
+
+A requester that opens a model queue gets a temporary dynamic reply queue
+(named from the model's DynamicQName, ``AMQ.*`` by default on distributed
+platforms and for JMS temporary queues, ``CSQ.*`` on z/OS). It is deleted when
+the requester closes it or ends. A reply (or a report, such as an expiration
+report) that arrives afterwards cannot be put: the receiving channel agent or
+the queue manager dead-letters it with MQRC_UNKNOWN_OBJECT_NAME (2085), or
+MQRC_Q_DELETED (2052) when a handle to the deleted queue is still used. Such
+dead letters mean a requester gave up (timed out) before its answer came:
+a slow service, not a configuration error. (IBM MQ documentation: "Dynamic
+queues", MQOD DynamicQName, reason codes 2085 and 2052.)
+
+Findings are grouped by the requesting application as far as the dead letter
+shows it: the queue manager of the reply queues (``dlh.DestQMgrName``), the
+name prefix of the reply queues (``AMQ.``, or a model's prefix) and the queue
+manager that created the request's MsgId, read from the reply's CorrelId when
+it starts ``AMQ `` (the default for replies and reports is to copy the request's
+MsgId there).
+"""
+
+from __future__ import annotations
+
+from dlqlens.detect.common import glob_regex, message_ref, sorted_refs
+from dlqlens.detect.findings import finding_columns
+from dlqlens.mq.constants import MQMT, MQRC
+
+#: Reasons that mean "the reply queue is gone".
+DEFAULT_REASONS = (MQRC["MQRC_UNKNOWN_OBJECT_NAME"], MQRC["MQRC_Q_DELETED"])
+
+#: Temporary dynamic queue names: the default DynamicQName prefixes.
+DEFAULT_PREFIXES = ("AMQ.*", "CSQ.*")
+
+
+def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int = 1,
+           high_count: int = 100):
+    """Find replies and reports dead-lettered because their temporary reply queue is gone.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows: reads ``source``, ``message_number``, ``md`` (``MsgType``,
+        ``CorrelId``, ``PutApplName``, ``UserIdentifier``), ``dlh`` (``Reason``,
+        ``DestQName``, ``DestQMgrName``), ``put_ts`` and ``dlh_put_ts``.
+    reasons : sequence of int
+        ``dlh.Reason`` values that mean the destination does not exist
+        (default 2085 and 2052).
+    model_prefixes : sequence of str
+        Extra MQ-style patterns of dynamic queue names (a model queue's
+        DynamicQName, for example ``QUOTE.REPLY.*``), besides ``AMQ.*`` and
+        ``CSQ.*``.
+    min_messages : int, default 1
+        Dead letters a group needs to be reported.
+    high_count : int, default 100
+        Dead letters from which a group is ``high`` severity (``medium`` below).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Findings, kind ``orphaned_reply``, one per requesting application;
+        ``queues`` holds the reply queue prefix pattern; ``evidence``:
+        ``reply_qmgr``, ``queue_prefix``, ``requester_qmgr``, ``reasons``
+        (count by reason), ``replies``, ``reports``, ``other``,
+        ``distinct_queues``, ``responders`` (PutApplName, at most 10),
+        ``users`` (UserIdentifier, at most 10).
+
+    Raises
+    ------
+    ValueError
+        When ``reasons`` is empty or ``min_messages`` < 1.
+    """
+    from pyspark.sql import functions as F
+
+    reasons = [int(r) for r in reasons]
+    if not reasons:
+        raise ValueError("reasons must name at least one reason code")
+    if int(min_messages) < 1:
+        raise ValueError(f"min_messages must be 1 or more, not {min_messages}")
+    pattern = glob_regex(tuple(DEFAULT_PREFIXES) + tuple(model_prefixes))
+    correl = F.col("md.CorrelId")
+    origin = F.when(F.substring(correl, 1, 4) == F.lit(b"AMQ "),
+                    F.trim(F.decode(F.substring(correl, 5, 12), "US-ASCII")))
+    rows = df.where(F.col("dlh").isNotNull()
+                    & F.col("dlh.Reason").isin(reasons)
+                    & F.col("dlh.DestQName").rlike(pattern)).select(
+        "source", "message_number",
+        F.col("dlh.Reason").alias("reason"),
+        F.col("dlh.DestQName").alias("dest"),
+        F.coalesce(F.col("dlh.DestQMgrName"), F.lit("")).alias("reply_qmgr"),
+        F.regexp_extract(F.col("dlh.DestQName"), r"^(.*\.)[^.]*$", 1).alias("prefix"),
+        F.coalesce(origin, F.lit("")).alias("requester_qmgr"),
+        F.col("md.MsgType").alias("msgtype"),
+        F.col("md.PutApplName").alias("appl"),
+        F.col("md.UserIdentifier").alias("user"),
+        F.coalesce("dlh_put_ts", "put_ts").alias("ts"),
+    )
+    groups = rows.groupBy("reply_qmgr", "prefix", "requester_qmgr").agg(
+        sorted_refs(message_ref()).alias("refs"),
+        F.min("ts").alias("first"), F.max("ts").alias("last"),
+        F.countDistinct("dest").alias("queues_n"),
+        F.sum(F.when(F.col("msgtype") == MQMT["MQMT_REPLY"], 1).otherwise(0)).alias("replies"),
+        F.sum(F.when(F.col("msgtype") == MQMT["MQMT_REPORT"], 1).otherwise(0)).alias("reports"),
+        F.slice(F.array_sort(F.collect_set("appl")), 1, 10).alias("responders"),
+        F.slice(F.array_sort(F.collect_set("user")), 1, 10).alias("users"),
+        F.array_sort(F.collect_set("reason")).alias("reason_list"),
+    ).where(F.size("refs") >= int(min_messages))
+    by_reason = (rows.groupBy("reply_qmgr", "prefix", "requester_qmgr", "reason").count()
+                 .groupBy("reply_qmgr", "prefix", "requester_qmgr")
+                 .agg(F.map_from_entries(F.collect_list(
+                     F.struct(F.col("reason").cast("string"), F.col("count")))).alias("by_reason")))
+    groups = groups.join(by_reason, ["reply_qmgr", "prefix", "requester_qmgr"], "left")
+    n = F.size("refs")
+    requester = F.when(F.col("requester_qmgr") != "",
+                       F.format_string(" (requests from queue manager %s)", F.col("requester_qmgr"))
+                       ).otherwise(F.lit(""))
+    statement = F.format_string(
+        "%d repl%s and report(s) to %d temporary dynamic queue(s) %s* on %s could not be "
+        "delivered because the queue no longer exists (%s)%s: the requesting application had "
+        "closed its reply queue, most likely after giving up waiting.",
+        n, F.when(n == 1, F.lit("y")).otherwise(F.lit("ies")), F.col("queues_n"), F.col("prefix"),
+        F.when(F.col("reply_qmgr") != "", F.col("reply_qmgr")).otherwise(F.lit("its queue manager")),
+        F.array_join(F.col("reason_list").cast("array<string>"), ", "), requester)
+    evidence = F.struct(
+        F.col("reply_qmgr"), F.col("prefix").alias("queue_prefix"), F.col("requester_qmgr"),
+        F.col("by_reason").alias("reasons"), F.col("replies").cast("long").alias("replies"),
+        F.col("reports").cast("long").alias("reports"),
+        (n - F.col("replies") - F.col("reports")).cast("long").alias("other"),
+        F.col("queues_n").alias("distinct_queues"), F.col("responders"), F.col("users"),
+    )
+    severity = F.when(n >= int(high_count), "high").otherwise("medium")
+    return groups.select(*finding_columns(
+        kind="orphaned_reply", severity=severity,
+        queues=F.array(F.concat(F.col("prefix"), F.lit("*"))),
+        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+        evidence=evidence, statement=statement))
