@@ -1,0 +1,695 @@
+"""MQSC object definitions: queues, processes and the queue manager, as administrators keep them.
+
+Reads the text ``dmpmqcfg`` writes and ``runmqsc`` reads::
+
+    * comment
+    ALTER QMGR TRIGINT(999999999) DEADQ('SYSTEM.DEAD.LETTER.QUEUE')
+    DEFINE QLOCAL('APP.WORK') +
+       DESCR('work queue') +
+       TRIGGER TRIGTYPE(FIRST) +
+       INITQ('APP.INITQ') PROCESS('WORK.PROC') +
+       REPLACE
+    DEF QL(APP.INITQ) MAXDEPTH(1000)
+    DEFINE PROCESS('WORK.PROC') APPLTYPE(UNIX) APPLICID('/opt/work/bin/worker')
+
+Rules followed (IBM MQ, "Rules for using MQSC commands"):
+
+* A line whose first non-blank character is ``*`` is a comment; blank lines
+  are ignored.
+* A line ending (after trailing blanks) in ``-`` continues from the first
+  column of the next line; one ending in ``+`` continues from the first
+  non-blank character of the next line. The continuation character is
+  removed; the rest of the line, blanks included, is kept.
+* Keywords are case-insensitive; unquoted names and values are folded to
+  upper case; quoted strings keep their case, and a quote inside a quoted
+  string is written twice (``'it''s'``). A blank quoted name ``' '`` is
+  blank.
+* Verbs and object types may be abbreviated as MQSC allows (``DEF``, ``ALT``,
+  ``DEL``; ``QL``/``QLOCAL``, ``QR``/``QREMOTE``, ``QA``/``QALIAS``,
+  ``QM``/``QMODEL``, ``PRO``/``PROCESS``).
+* ``DEFINE`` of an object that exists fails unless ``REPLACE`` is given
+  (``NOREPLACE`` is the default); ``LIKE(name)`` copies the attributes of an
+  object of the same type defined earlier in the text; ``ALTER`` changes an
+  existing object; ``DELETE`` removes it.
+
+Attributes are kept under their lower-case MQSC names, with the defaults of
+the simulator (:data:`dlqlens.sim.qmgr.QLOCAL_DEFAULTS`) filled in for every
+attribute not given, so that analyses and the simulator read one vocabulary:
+``maxdepth`` (int), ``put``/``get`` (``'ENABLED'``/``'DISABLED'``),
+``trigger`` (bool, from ``TRIGGER``/``NOTRIGGER``), ``trigtype``
+(``'FIRST'``, ``'EVERY'``, ``'DEPTH'``, ``'NONE'``), ``trigdpth``,
+``trigmpri``, ``initq``, ``process``, ``bothresh``, ``boqname``... Character
+attributes are stripped of trailing blanks (``BOQNAME(' ')`` is ``''``).
+Attributes the module does not know are kept (lower case, values as written)
+and reported in :attr:`Definitions.warnings`; they are never fatal. Commands
+for other object types (channels, listeners, authority records...) are checked
+for syntax and skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from dlqlens.errors import DlqlensError
+from dlqlens.mq.constants import MQAT
+
+
+class MqscError(DlqlensError):
+    """MQSC text that cannot be read.
+
+    Attributes
+    ----------
+    source : str
+        File name (or ``"<string>"``).
+    line, column : int
+        1-based position of the problem in the source text.
+    expected, found : str
+        What the parser expected there and what it found.
+    """
+
+    def __init__(self, source: str, line: int, column: int, expected: str, found: str):
+        self.source = source
+        self.line = line
+        self.column = column
+        self.expected = expected
+        self.found = found
+        super().__init__(f"{source}:{line}:{column}: expected {expected}, found {found}")
+
+
+# ---------------------------------------------------------------------------
+# vocabulary
+# ---------------------------------------------------------------------------
+
+VERBS = {"DEFINE": "DEFINE", "DEF": "DEFINE", "ALTER": "ALTER", "ALT": "ALTER",
+         "DELETE": "DELETE", "DEL": "DELETE"}
+
+#: Object type keywords (and abbreviations) -> canonical type.
+OBJECT_TYPES = {
+    "QLOCAL": "QLOCAL", "QL": "QLOCAL", "QREMOTE": "QREMOTE", "QR": "QREMOTE",
+    "QALIAS": "QALIAS", "QA": "QALIAS", "QMODEL": "QMODEL", "QM": "QMODEL",
+    "PROCESS": "PROCESS", "PRO": "PROCESS", "QMGR": "QMGR",
+}
+
+#: Keyword abbreviations and synonyms MQSC accepts for attributes we read.
+KEYWORD_SYNONYMS = {"TARGQ": "TARGET", "DESC": "DESCR"}
+
+_ENABLED = ("ENABLED", "DISABLED")
+_CHOICES = {
+    "put": _ENABLED, "get": _ENABLED, "defpsist": ("NO", "YES"),
+    "msgdlvsq": ("PRIORITY", "FIFO"), "trigtype": ("FIRST", "EVERY", "DEPTH", "NONE"),
+    "usage": ("NORMAL", "XMITQ"), "deftype": ("PREDEFINED", "PERMDYN", "TEMPDYN", "SHAREDYN"),
+    "targtype": ("QUEUE", "TOPIC"),
+}
+_INTS = {"maxdepth": (0, 999999999), "maxmsgl": (0, 104857600), "defprty": (0, 9),
+         "bothresh": (0, 999999999), "trigdpth": (1, 999999999), "trigmpri": (0, 9),
+         "trigint": (0, 999999999)}
+_FLAGS = {"TRIGGER": ("trigger", True), "NOTRIGGER": ("trigger", False)}
+
+#: MQSC APPLTYPE keywords -> MQAT value (IBM, "DEFINE PROCESS": APPLTYPE).
+APPLTYPES = {
+    "CICS": MQAT["MQAT_CICS"], "DEF": MQAT["MQAT_DEFAULT"], "DOS": MQAT["MQAT_DOS"],
+    "IMS": MQAT["MQAT_IMS"], "MVS": MQAT["MQAT_MVS"], "NOTESAGENT": MQAT["MQAT_NOTES_AGENT"],
+    "NSK": MQAT["MQAT_NSK"], "OS2": MQAT["MQAT_OS2"], "OS400": MQAT["MQAT_OS400"],
+    "UNIX": MQAT["MQAT_UNIX"], "WINDOWS": MQAT["MQAT_WINDOWS"],
+    "WINDOWSNT": MQAT["MQAT_WINDOWS_NT"], "WLM": MQAT["MQAT_WLM"], "VMS": MQAT["MQAT_VMS"],
+}
+
+
+def _sim_qlocal_defaults() -> dict:
+    from dlqlens.sim.qmgr import QLOCAL_DEFAULTS
+
+    return {k: v for k, v in QLOCAL_DEFAULTS.items() if k not in ("authorized", "spool")}
+
+
+#: Defaults of each object type (lower-case MQSC names). QLOCAL's are the simulator's.
+def type_defaults(objtype: str) -> dict:
+    """The attribute defaults of ``objtype`` (a copy), as ``SYSTEM.DEFAULT.*`` objects have them.
+
+    Raises
+    ------
+    KeyError
+        For an object type this module does not model.
+    """
+    qlocal = _sim_qlocal_defaults()
+    if objtype == "QLOCAL":
+        return qlocal
+    if objtype == "QMODEL":
+        d = dict(qlocal)
+        d["deftype"] = "TEMPDYN"  # SYSTEM.DEFAULT.MODEL.QUEUE
+        return d
+    if objtype == "QREMOTE":
+        return {"rname": "", "rqmname": "", "xmitq": "", "put": "ENABLED", "defpsist": "NO",
+                "defprty": 0, "descr": ""}
+    if objtype == "QALIAS":
+        return {"target": "", "targtype": "QUEUE", "put": "ENABLED", "get": "ENABLED",
+                "defpsist": "NO", "defprty": 0, "descr": ""}
+    if objtype == "PROCESS":
+        return {"appltype": MQAT["MQAT_DEFAULT"], "applicid": "", "envrdata": "", "userdata": "",
+                "descr": ""}
+    if objtype == "QMGR":
+        return {"trigint": 999999999, "deadq": "", "maxmsgl": 4194304, "descr": ""}
+    raise KeyError(objtype)
+
+
+#: Attributes each type knows (others are kept and warned about).
+def _known(objtype: str) -> set:
+    extra = {"QLOCAL": {"like"}, "QMODEL": {"like"}}.get(objtype, set())
+    return set(type_defaults(objtype)) | extra
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+
+@dataclass
+class QueueDefinition:
+    """One queue's definition (QLOCAL, QMODEL, QREMOTE or QALIAS).
+
+    Attributes
+    ----------
+    name : str
+        Queue name as MQ stores it (unquoted names upper-cased).
+    type : str
+        ``'QLOCAL'``, ``'QMODEL'``, ``'QREMOTE'`` or ``'QALIAS'``.
+    attributes : dict
+        Lower-case MQSC attribute name -> value, defaults filled in (see the
+        module docstring for types). ``attributes["trigger"]`` is a bool.
+    source : str
+        Where it was defined.
+    line : int
+        Line of the DEFINE (or first ALTER) that made it.
+
+    Attribute values are also readable as ``qdef.trigtype`` and
+    ``qdef["trigtype"]``.
+    """
+
+    name: str
+    type: str
+    attributes: dict = field(default_factory=dict)
+    source: str = "<string>"
+    line: int = 0
+
+    def __getattr__(self, name):
+        attrs = self.__dict__.get("attributes")
+        if attrs is not None and name in attrs:
+            return attrs[name]
+        raise AttributeError(name)
+
+    def __getitem__(self, name):
+        return self.attributes[name]
+
+    def get(self, name, default=None):
+        """``attributes.get(name, default)``."""
+        return self.attributes.get(name, default)
+
+    def sim_attributes(self) -> dict:
+        """The attributes :meth:`dlqlens.sim.qmgr.QueueManager.define_qlocal` accepts."""
+        known = _sim_qlocal_defaults()
+        return {k: v for k, v in self.attributes.items() if k in known}
+
+
+@dataclass
+class ProcessDefinition:
+    """One process definition (DEFINE PROCESS): ``appltype`` (MQAT int), ``applicid``,
+    ``envrdata``, ``userdata``, ``descr`` in :attr:`attributes`."""
+
+    name: str
+    attributes: dict = field(default_factory=dict)
+    source: str = "<string>"
+    line: int = 0
+    type: str = "PROCESS"
+
+    def __getattr__(self, name):
+        attrs = self.__dict__.get("attributes")
+        if attrs is not None and name in attrs:
+            return attrs[name]
+        raise AttributeError(name)
+
+    def __getitem__(self, name):
+        return self.attributes[name]
+
+    def get(self, name, default=None):
+        return self.attributes.get(name, default)
+
+
+class Definitions(dict):
+    """Queue definitions by name (a ``dict[str, QueueDefinition]``), plus the rest.
+
+    Attributes
+    ----------
+    processes : dict of str to ProcessDefinition
+    qmgr : dict
+        Queue manager attributes from ``ALTER QMGR`` (``trigint`` in
+        milliseconds, ``deadq``...), defaults filled in.
+    warnings : list of str
+        ``source:line:column: message`` for everything read but not used:
+        unknown attributes, skipped object types, DEFINE of an existing
+        object without REPLACE, ALTER or LIKE of an unknown object.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.processes: dict[str, ProcessDefinition] = {}
+        self.qmgr: dict = type_defaults("QMGR")
+        self.warnings: list[str] = []
+
+    @property
+    def trigint(self) -> int:
+        """The queue manager's TRIGINT in milliseconds (999999999 unless altered)."""
+        return int(self.qmgr.get("trigint", 999999999))
+
+
+# ---------------------------------------------------------------------------
+# lexing
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _Command:
+    text: str
+    pos: list  # (line, column) of each character of text
+
+
+@dataclass
+class _Tok:
+    kind: str  # WORD, QUOTED, LP, RP, COMMA
+    value: str
+    line: int
+    column: int
+
+
+def _commands(text: str, source: str) -> list[_Command]:
+    """Join continuation lines into commands, dropping comments and blank lines."""
+    out: list[_Command] = []
+    cur_text: list[str] = []
+    cur_pos: list = []
+    continuing = False
+    strip_lead = False
+    last_line = 0
+    for lineno, line in enumerate(text.splitlines(), 1):
+        last_line = lineno
+        if not continuing:
+            stripped = line.strip()
+            if not stripped or stripped.startswith("*"):
+                continue
+        start = len(line) - len(line.lstrip()) if continuing and strip_lead else 0
+        body = line[start:].rstrip()
+        if body.endswith(("+", "-")):
+            continuing, strip_lead = True, body.endswith("+")
+            body = body[:-1]
+        else:
+            continuing = False
+        for i, ch in enumerate(body):
+            cur_text.append(ch)
+            cur_pos.append((lineno, start + i + 1))
+        if not continuing:
+            if "".join(cur_text).strip():
+                out.append(_Command("".join(cur_text), cur_pos))
+            cur_text, cur_pos = [], []
+    if continuing:
+        raise MqscError(source, last_line, 1, "a line continuing the command",
+                        "end of input after a continuation character")
+    return out
+
+
+def _tokens(cmd: _Command, source: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    s = cmd.text
+    i = 0
+    n = len(s)
+
+    def where(k):
+        if k < len(cmd.pos):
+            return cmd.pos[k]
+        return cmd.pos[-1][0], cmd.pos[-1][1] + 1
+
+    while i < n:
+        ch = s[i]
+        if ch.isspace():
+            i += 1
+            continue
+        line, col = where(i)
+        if ch == "(":
+            toks.append(_Tok("LP", ch, line, col))
+            i += 1
+        elif ch == ")":
+            toks.append(_Tok("RP", ch, line, col))
+            i += 1
+        elif ch == ",":
+            toks.append(_Tok("COMMA", ch, line, col))
+            i += 1
+        elif ch == "'" or ch == '"':
+            quote = ch
+            j = i + 1
+            buf = []
+            while True:
+                if j >= n:
+                    el, ec = where(n)
+                    raise MqscError(source, el, ec, f"closing {quote} of the string opened at "
+                                    f"line {line} column {col}", "end of command")
+                if s[j] == quote:
+                    if j + 1 < n and s[j + 1] == quote:
+                        buf.append(quote)
+                        j += 2
+                        continue
+                    break
+                buf.append(s[j])
+                j += 1
+            toks.append(_Tok("QUOTED", "".join(buf), line, col))
+            i = j + 1
+        else:
+            j = i
+            while j < n and not s[j].isspace() and s[j] not in "(),'\"":
+                j += 1
+            toks.append(_Tok("WORD", s[i:j], line, col))
+            i = j
+    return toks
+
+
+# ---------------------------------------------------------------------------
+# parsing
+# ---------------------------------------------------------------------------
+
+def _describe(tok: _Tok | None) -> str:
+    if tok is None:
+        return "end of command"
+    if tok.kind == "QUOTED":
+        return f"quoted string '{tok.value}'"
+    return repr(tok.value)
+
+
+class _Parser:
+    def __init__(self, toks: list[_Tok], source: str, end: tuple[int, int]):
+        self.toks = toks
+        self.i = 0
+        self.source = source
+        self.end = end
+
+    def peek(self) -> _Tok | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def next(self) -> _Tok | None:
+        t = self.peek()
+        self.i += 1
+        return t
+
+    def fail(self, tok: _Tok | None, expected: str):
+        line, col = (tok.line, tok.column) if tok is not None else self.end
+        raise MqscError(self.source, line, col, expected, _describe(tok))
+
+    def value(self) -> tuple[object, _Tok]:
+        """After '(': the value up to the matching ')'.
+
+        Returns a string (quoted: as written; unquoted: upper-cased), or a
+        list of strings for a list value, and the first token.
+        """
+        first = self.peek()
+        items: list[str] = []
+        depth = 0
+        while True:
+            t = self.next()
+            if t is None:
+                self.fail(t, "')' closing the value")
+            if t.kind == "RP":
+                if depth == 0:
+                    break
+                depth -= 1
+                continue
+            if t.kind == "LP":
+                depth += 1
+                continue
+            if t.kind == "COMMA":
+                continue
+            items.append(t.value if t.kind == "QUOTED" else t.value.upper())
+        if not items:
+            return "", first
+        if len(items) == 1:
+            return items[0], first
+        return items, first
+
+
+def _name_of(p: _Parser, objtype: str) -> tuple[str, _Tok]:
+    t = p.next()
+    if t is None:
+        p.fail(t, f"'(' and the {objtype} name")
+    if t.kind == "LP":
+        nt = p.next()
+        if nt is None or nt.kind not in ("WORD", "QUOTED"):
+            p.fail(nt, f"the {objtype} name")
+        close = p.next()
+        if close is None or close.kind != "RP":
+            p.fail(close, f"')' after the {objtype} name")
+        name = nt.value if nt.kind == "QUOTED" else nt.value.upper()
+    elif t.kind in ("WORD", "QUOTED") and objtype != "QMGR":
+        name = t.value if t.kind == "QUOTED" else t.value.upper()
+        nt = t
+    else:
+        p.fail(t, f"'(' and the {objtype} name")
+    name = name.rstrip()
+    if not name:
+        p.fail(nt, f"a non-blank {objtype} name")
+    if len(name) > 48:
+        p.fail(nt, "a name of at most 48 characters")
+    return name, nt
+
+
+def _convert(objtype: str, key: str, raw, tok: _Tok, p: _Parser):
+    """Type a known attribute's value; raises MqscError on a bad one."""
+    if key in _INTS:
+        lo, hi = _INTS[key]
+        try:
+            v = int(raw)
+        except (TypeError, ValueError):
+            p.fail(tok, f"an integer {lo}-{hi} for {key.upper()}")
+        if not lo <= v <= hi:
+            p.fail(tok, f"an integer {lo}-{hi} for {key.upper()}")
+        return v
+    if key in _CHOICES and objtype != "PROCESS":
+        v = str(raw).upper()
+        if v not in _CHOICES[key]:
+            p.fail(tok, f"{key.upper()}({'|'.join(_CHOICES[key])})")
+        return v
+    if key == "appltype" and objtype == "PROCESS":
+        v = str(raw).upper()
+        if v in APPLTYPES:
+            return APPLTYPES[v]
+        try:
+            return int(v)
+        except ValueError:
+            p.fail(tok, f"APPLTYPE({'|'.join(sorted(APPLTYPES))}) or an integer")
+    if isinstance(raw, list):
+        return raw
+    return str(raw).rstrip()
+
+
+def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
+    toks = _tokens(cmd, source)
+    end = (cmd.pos[-1][0], cmd.pos[-1][1] + 1) if cmd.pos else (0, 0)
+    p = _Parser(toks, source, end)
+    vt = p.next()
+    if vt is None:
+        return
+    verb = VERBS.get(vt.value.upper()) if vt.kind == "WORD" else None
+
+    def warn(tok, msg):
+        defs.warnings.append(f"{source}:{tok.line}:{tok.column}: {msg}")
+
+    if verb is None:
+        _skip_syntax(p)
+        warn(vt, f"command {vt.value.upper()} skipped (only DEFINE, ALTER, DELETE are read)")
+        return
+    ot = p.next()
+    if ot is None or ot.kind != "WORD":
+        p.fail(ot, f"an object type after {verb}")
+    objtype = OBJECT_TYPES.get(ot.value.upper())
+    if objtype is None:
+        # another object type (CHANNEL, LISTENER, TOPIC, AUTHINFO, ...): syntax-check and skip
+        if p.peek() is not None and p.peek().kind == "LP":
+            _name_of(p, ot.value.upper())
+        _skip_syntax(p)
+        return
+    if objtype == "QMGR":
+        name, ntok = "", ot
+        if verb != "ALTER":
+            p.fail(ot, "ALTER QMGR (the queue manager is neither defined nor deleted in MQSC)")
+    else:
+        name, ntok = _name_of(p, objtype)
+
+    # keyword list
+    given: dict = {}
+    unknown: dict = {}
+    replace = False
+    like = None
+    known = _known(objtype)
+    while True:
+        t = p.next()
+        if t is None:
+            break
+        if t.kind != "WORD":
+            p.fail(t, "an attribute keyword")
+        kw = t.value.upper()
+        kw = KEYWORD_SYNONYMS.get(kw, kw)
+        has_value = p.peek() is not None and p.peek().kind == "LP"
+        if has_value:
+            p.next()
+            raw, vtok = p.value()
+            vtok = vtok or t
+        else:
+            raw, vtok = None, t
+        if kw in ("REPLACE", "NOREPLACE", "PURGE", "NOPURGE", "FORCE") and not has_value:
+            replace = replace or kw == "REPLACE"
+            continue
+        if kw in _FLAGS and not has_value and objtype in ("QLOCAL", "QMODEL"):
+            key, val = _FLAGS[kw]
+            given[key] = val
+            continue
+        key = kw.lower()
+        if key == "like" and has_value:
+            like = (str(raw).rstrip(), vtok)
+            continue
+        if key in known and has_value:
+            given[key] = _convert(objtype, key, raw, vtok, p)
+        elif key in known:
+            p.fail(p.peek(), f"'(' and a value after {kw}")
+        else:
+            unknown[key] = raw if has_value else True
+            warn(t, f"{objtype}({name}): attribute {kw} kept but not used")
+
+    if objtype == "QMGR":
+        defs.qmgr.update(given)
+        defs.qmgr.update(unknown)
+        return
+
+    table = defs.processes if objtype == "PROCESS" else defs
+    existing = table.get(name)
+    if verb == "DELETE":
+        if existing is None:
+            warn(ntok, f"DELETE {objtype}({name}): no such object defined earlier")
+        else:
+            del table[name]
+        return
+    if verb == "ALTER":
+        if existing is None:
+            warn(ntok, f"ALTER {objtype}({name}): no such object defined earlier; "
+                       "taken as a definition with defaults")
+            existing = _new(objtype, name, type_defaults(objtype), source, ntok.line)
+            table[name] = existing
+        elif existing.type != objtype:
+            p.fail(ntok, f"{existing.type} (the type {name} was defined with)",)
+        existing.attributes.update(given)
+        existing.attributes.update(unknown)
+        return
+    # DEFINE
+    if existing is not None and not replace:
+        warn(ntok, f"DEFINE {objtype}({name}): already defined and NOREPLACE; definition ignored")
+        return
+    if existing is not None and existing.type != objtype:
+        p.fail(ntok, f"a {existing.type} definition (REPLACE cannot change the type of {name})")
+    base = type_defaults(objtype)
+    if like is not None:
+        model = table.get(like[0])
+        if model is None or model.type != objtype:
+            warn(like[1], f"LIKE({like[0]}): no {objtype} of that name defined earlier; "
+                          "defaults used")
+        else:
+            base.update(model.attributes)
+            base["descr"] = model.attributes.get("descr", "")
+    base.update(given)
+    base.update(unknown)
+    table[name] = _new(objtype, name, base, source, ntok.line)
+
+
+def _new(objtype, name, attrs, source, line):
+    if objtype == "PROCESS":
+        return ProcessDefinition(name, attrs, source, line)
+    return QueueDefinition(name, objtype, attrs, source, line)
+
+
+def _skip_syntax(p: _Parser) -> None:
+    """Check the rest of a command for balanced parentheses."""
+    depth = 0
+    while True:
+        t = p.next()
+        if t is None:
+            break
+        if t.kind == "LP":
+            depth += 1
+        elif t.kind == "RP":
+            depth -= 1
+            if depth < 0:
+                p.fail(t, "a keyword (unbalanced ')')")
+    if depth > 0:
+        p.fail(None, "')' closing the value")
+
+
+# ---------------------------------------------------------------------------
+# API
+# ---------------------------------------------------------------------------
+
+def parse_definitions(text: str, source: str = "<string>") -> Definitions:
+    """Parse MQSC text into queue, process and queue-manager definitions.
+
+    Parameters
+    ----------
+    text : str
+        MQSC commands (``dmpmqcfg`` output, a runmqsc script).
+    source : str
+        Name used in errors and warnings.
+
+    Returns
+    -------
+    Definitions
+        A ``dict`` of :class:`QueueDefinition` by queue name, with
+        ``.processes``, ``.qmgr`` and ``.warnings``.
+
+    Raises
+    ------
+    MqscError
+        On a syntax error (unterminated string, unbalanced parenthesis,
+        missing name, continuation at the end of the text) or a bad value of
+        a known attribute (``TRIGTYPE(SOMETIMES)``, ``MAXDEPTH(lots)``),
+        naming source, line, column, what was expected and what was found.
+    """
+    defs = Definitions()
+    for cmd in _commands(text, source):
+        _parse_command(cmd, source, defs)
+    return defs
+
+
+def parse_mqsc(text: str, source: str = "<string>") -> Definitions:
+    """Queue definitions by name from MQSC text (see :func:`parse_definitions`).
+
+    Returns
+    -------
+    Definitions
+        ``dict[str, QueueDefinition]``; process definitions are in
+        ``.processes`` and the queue manager's TRIGINT in ``.trigint``.
+    """
+    return parse_definitions(text, source)
+
+
+def read_queue_defs(path: str | os.PathLike) -> Definitions:
+    """Read an MQSC file (``dmpmqcfg -m QM -a > qm.mqsc``) into queue definitions.
+
+    The file is read as UTF-8 (undecodable bytes replaced); errors name the file.
+
+    Raises
+    ------
+    MqscError
+        On a syntax error in the file.
+    dlqlens.errors.UsageError
+        When the file cannot be read.
+    """
+    from dlqlens.errors import UsageError
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read queue definitions {os.fspath(path)}: {exc.strerror}") \
+            from None
+    return parse_definitions(text, os.fspath(path))
+
+
+__all__ = ["APPLTYPES", "Definitions", "MqscError", "ProcessDefinition", "QueueDefinition",
+           "parse_definitions", "parse_mqsc", "read_queue_defs", "type_defaults"]
