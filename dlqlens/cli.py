@@ -18,6 +18,7 @@ COMMAND_MODULES: dict[str, str] = {
     "decode": "dlqlens.capture.cli",
     "rules": "dlqlens.rules.cli",
     "simulate": "dlqlens.sim.cli",
+    "detect": "dlqlens.detect.cli",
 }
 
 

@@ -1,0 +1,191 @@
+"""``dlqlens detect``: run the detectors over captures and print the findings.
+
+Wired into the main command through :data:`dlqlens.cli.COMMAND_MODULES`
+(``"detect": "dlqlens.detect.cli"``). Runs on Spark (Java 17+).
+
+Text output lists the findings most severe first, each as a heading line
+(severity, kind, queues, time window, message count), its statement, its
+evidence and the first messages it points at; ``--jsonl`` prints one JSON
+object per finding instead (:func:`dlqlens.detect.findings.finding_record`).
+Values that come from the captures (queue names, application names) are
+printed with control characters escaped, so a hostile message cannot drive
+the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+#: Messages listed under each finding in the text output.
+SHOWN_MESSAGES = 5
+
+
+def register(sub) -> None:
+    from dlqlens.capture.reader import MODES
+
+    p = sub.add_parser(
+        "detect", help="find failure patterns (backout loops, expiry build-up, ...) in captures",
+        description="Run the detectors over one or many captures (snapshots of a dead-letter "
+                    "queue, and backout, initiation and application queues beside it) and print "
+                    "the findings, most severe first. Runs on Spark (Java 17+).")
+    p.add_argument("captures", nargs="+", metavar="CAPTURE",
+                   help="capture files, directories or glob patterns")
+    p.add_argument("--queue-defs", metavar="FILE",
+                   help="queue definitions as MQSC DEFINE QLOCAL(...) text (dmpmqcfg output): "
+                        "BOTHRESH, BOQNAME, trigger attributes")
+    p.add_argument("--detectors", metavar="NAME[,NAME...]", action="append",
+                   help="detectors to run (default: all); repeat or separate with commas")
+    p.add_argument("--param", metavar="NAME=VALUE", action="append", default=[],
+                   help="a detector parameter, e.g. --param backout_threshold=5 "
+                        "--param max_gap=120 (VALUE read as JSON when it parses, else text)")
+    p.add_argument("--capture-time", metavar="ISO8601",
+                   help="when the captures were taken (UTC); default: each capture's latest put")
+    p.add_argument("--jsonl", action="store_true", help="one JSON object per finding")
+    p.add_argument("--list", action="store_true", help="print the detector names and exit")
+    p.add_argument("--format", default="auto", help="auto (default), raw, dmpmqmsg or amqsbcg")
+    p.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES,
+                   help="what to do with malformed messages (default PERMISSIVE)")
+    p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    p.set_defaults(func=run_detect)
+
+
+def parse_params(items) -> dict:
+    """``["name=value", ...]`` -> ``{name: value}`` (values JSON when they parse).
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        For an item without ``=`` or with an empty name.
+    """
+    from dlqlens.errors import UsageError
+
+    out = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name:
+            raise UsageError(f"--param {item!r}: expected NAME=VALUE")
+        try:
+            out[name] = json.loads(value)
+        except ValueError:
+            out[name] = value
+        if isinstance(out[name], list):
+            out[name] = tuple(out[name])
+    return out
+
+
+def detector_names(values) -> list[str] | None:
+    """The ``--detectors`` values split on commas, checked against the registry."""
+    from dlqlens.detect import DETECTORS
+    from dlqlens.errors import UsageError
+
+    if not values:
+        return None
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    unknown = [n for n in names if n not in DETECTORS]
+    if unknown:
+        raise UsageError(f"unknown detector(s) {', '.join(unknown)}; known: "
+                         f"{', '.join(sorted(DETECTORS))}")
+    return names
+
+
+def load_queue_defs(path):
+    """Queue definitions from an MQSC file (:func:`dlqlens.mq.mqsc.read_queue_defs`)."""
+    from dlqlens.errors import UsageError
+
+    try:
+        from dlqlens.mq.mqsc import read_queue_defs
+    except ImportError:
+        raise UsageError("--queue-defs needs dlqlens.mq.mqsc, which this installation "
+                         "does not have") from None
+    try:
+        return read_queue_defs(path)
+    except OSError as exc:
+        raise UsageError(f"--queue-defs {path}: {exc.strerror or exc}") from None
+
+
+def safe(text) -> str:
+    """``text`` with control characters shown as escapes (capture values are untrusted)."""
+    if text is None:
+        return ""
+    s = str(text)
+    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode()
+                   for ch in s)
+
+
+def format_finding(record: dict) -> str:
+    """The text form of one :func:`finding_record` dict (several lines, no trailing newline)."""
+    def when(v):
+        return (v[:10] + " " + v[11:23] + "Z") if v else "?"  # milliseconds are enough here
+
+    head = (f"[{record['severity'].upper()}] {record['kind']}  "
+            f"{safe(', '.join(record['queues']))}  "
+            f"{when(record['window_start'])} .. {when(record['window_end'])}  "
+            f"{record['message_count']} message(s)")
+    lines = [head, "    " + safe(record["statement"])]
+    ev = record.get("evidence") or {}
+    if ev:
+        parts = []
+        for k, v in ev.items():
+            if isinstance(v, (dict, list)):
+                v = json.dumps(v, ensure_ascii=True, separators=(",", ":"))
+            parts.append(f"{k}={safe(v)}")
+        lines.append("    evidence: " + "; ".join(parts))
+    msgs = record["messages"][:SHOWN_MESSAGES]
+    if msgs:
+        shown = ", ".join(f"{safe(m['source'])}#{m['message_number']}" for m in msgs)
+        more = record["message_count"] - len(msgs)
+        lines.append("    messages: " + shown + (f" (+{more} more)" if more > 0 else ""))
+    return "\n".join(lines)
+
+
+def run_detect(args) -> int:
+    from dlqlens.capture.reader import ReadOptions, plan_pieces
+    from dlqlens.detect import DETECTORS, finding_record, run
+    from dlqlens.errors import UsageError
+
+    if args.list:
+        for name in DETECTORS:
+            print(name)
+        return 0
+    names = detector_names(args.detectors)
+    params = parse_params(args.param)
+    if args.capture_time:
+        from dlqlens.detect.common import to_utc
+
+        try:
+            params["capture_time"] = to_utc(args.capture_time)
+        except ValueError:
+            raise UsageError(f"--capture-time {args.capture_time!r}: expected ISO 8601, "
+                             "e.g. 2024-03-15T08:30:00Z") from None
+    queue_defs = load_queue_defs(args.queue_defs) if args.queue_defs else None
+    ReadOptions(format=args.format, mode=args.mode)
+    plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early, before the JVM
+
+    from dlqlens.spark.session import get_spark, load_capture
+
+    spark = get_spark(args.master)
+    df = load_capture(spark, args.captures, format=args.format, mode=args.mode).cache()
+    try:
+        try:
+            findings = run(df, names, queue_defs=queue_defs, **params)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        out = sys.stdout
+        counts: dict[str, int] = {}
+        for row in findings.toLocalIterator():
+            rec = finding_record(row)
+            counts[rec["severity"]] = counts.get(rec["severity"], 0) + 1
+            if args.jsonl:
+                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            else:
+                out.write(format_finding(rec) + "\n\n")
+        out.flush()
+    finally:
+        df.unpersist()
+    total = sum(counts.values())
+    by = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info")
+                   if s in counts)
+    print(f"dlqlens: {total} finding(s)" + (f": {by}" if by else ""), file=sys.stderr)
+    return 0
