@@ -50,8 +50,8 @@ _END = re.compile(r"No more messages|^\*{4}\s+Summary\s+\*{4}|MQGET \d+, failed"
 _QUOTED = re.compile(r"^\s*(\w+)\s*:\s*'(.*)'\s*$")
 _PAIR = re.compile(r"^\s*(\w+)\s*:\s*('(?:[^']*)'|-?\d+)\s+(\w+)\s*:\s*('(?:[^']*)'|-?\d+)\s*$")
 _NUMBER = re.compile(r"^\s*(\w+)\s*:\s*(-?\d+)(?:\s*\[(.*)\])?\s*$")
-_HEXVAL = re.compile(r"^\s*(\w+)\s*:\s*X'([0-9A-Fa-f]*)'\s*$")
-_HEXONLY = re.compile(r"^\s*X'([0-9A-Fa-f]*)'\s*$")
+_HEXVAL = re.compile(r"^\s*(\w+)\s*:\s*X'([^']*)'\s*$")
+_HEXONLY = re.compile(r"^\s*X'([^']*)'\s*$")
 
 _MD_INT = {f.name for f in MQMD.fields if f.type == MQLONG}
 _MD_CHAR = {f.name for f in MQMD.fields if f.type == MQCHAR}
@@ -92,9 +92,16 @@ class _Message:
         self.total: int | None = None
         self.hex: list[str] = []
         self.collected = 0
+        self.zero_filled = 0
+        self.length_bad = False
         self.issues = []
         self.raw_lines: list[str] = []
 
+
+#: Missing dump lines within a message's stated length are zero-filled so
+#: that later bytes keep their place, up to this many bytes per message (256
+#: lines); a larger gap is reported and not filled (memory follows the file).
+MAX_ZERO_FILL = 4096
 
 #: Bytes read from the file at a time by the fast reader (whole messages: a
 #: block is cut before an ``MQGET of message number`` line).
@@ -214,9 +221,16 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
         if cur.section == "length":
             m = _LENGTH.match(text)
             if m:
-                cur.shown = int(m.group(1))
-                cur.total = int(m.group(2)) if m.group(2) else cur.shown
                 cur.section = "data"
+                shown = int(m.group(1))
+                total = int(m.group(2)) if m.group(2) else shown
+                if max(shown, total) >= 2**31:  # amqsbcg prints MQLONG lengths
+                    cur.issues.append(("length_mismatch", "length line",
+                                       "a length of at most 2147483647 bytes (an MQLONG)",
+                                       repr(stripped[:60]), number))
+                    cur.length_bad = True
+                else:
+                    cur.shown, cur.total = shown, total
             continue
         if cur.section == "data":
             m = _DUMP.match(text)
@@ -231,9 +245,14 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
                 # missing dump lines (a gap within the stated length): zero-fill
                 # them so later bytes keep their place, and report the gap once.
                 # Any other offset is itself damaged: the line follows on.
-                if cur.collected < off <= (cur.shown or 0):
-                    cur.hex.append("00" * (off - cur.collected))
+                # The fill is bounded per message (MAX_ZERO_FILL): a stated
+                # length in the gigabytes must not make a small file allocate them.
+                gap = off - cur.collected
+                if cur.collected < off <= (cur.shown or 0) and \
+                        cur.zero_filled + gap <= MAX_ZERO_FILL:
+                    cur.hex.append("00" * gap)
                     cur.collected = off
+                    cur.zero_filled += gap
             if re.fullmatch(r"(?:[0-9A-Fa-f]{2})*", digits) is None:
                 # keep the line's byte positions: each pair is a byte, bad pairs 0
                 cur.issues.append(("bad_hex", "hex dump", "pairs of hex digits",
@@ -298,7 +317,9 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
         data = b""
     shown = m.shown if m.shown is not None else len(data)
     total = m.total if m.total is not None else shown
-    if m.shown is None:
+    if m.shown is None and m.length_bad:
+        pass  # reported where the length was read
+    elif m.shown is None:
         issue("data_truncated", "length line", "' length - N bytes' and a hex dump",
               "none", m.line)
     elif len(data) < shown:

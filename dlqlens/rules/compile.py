@@ -168,25 +168,46 @@ def _java_literal(ch: str) -> str:
     return "\\x{%x}" % ord(ch)
 
 
+def _linear_body(glob: str, literal: Callable[[str], str]) -> str:
+    """The regular expression of a glob, built so that a backtracking engine
+    (Java's, Python's) runs it in ``O(len(value) * len(glob))``.
+
+    The naive translation (``*`` → ``.*``) backtracks exponentially in the
+    number of ``*`` on shapes like ``*A*A*A*A*B`` against ``AAAA...``. Here
+    the glob is split at its ``*``: the first piece is anchored at the start,
+    the last at the end, and each middle piece is found at its *leftmost*
+    occurrence inside an atomic group (``(?>.*?piece)``), which the engine
+    never re-enters. Taking the leftmost occurrence of each middle piece is
+    exact for globs (a later occurrence never leaves more room for the rest),
+    so the expression accepts the same values as the naive one.
+    """
+
+    def piece(text: str) -> str:
+        return "".join("." if ch == _QUESTION else literal(ch) for ch in text)
+
+    parts = glob.split(_STAR)
+    if len(parts) == 1:
+        return piece(parts[0])
+    middle = "".join(f"(?>.*?{piece(p)})" for p in parts[1:-1] if p)
+    return piece(parts[0]) + middle + ".*" + piece(parts[-1])
+
+
 def java_regex(glob: str) -> str:
     """The anchored Java regular expression (Spark ``rlike``) of a glob.
 
-    ``*`` → ``.*``, ``?`` → ``.``, other characters literal; ``(?s)`` so
-    that ``.`` also matches line terminators; ``\\A`` and ``\\z`` anchor the
-    whole value (Java's ``$`` would also accept a final line terminator).
+    ``*`` any run of characters, ``?`` any one character, other characters
+    literal, built by :func:`_linear_body` so that matching takes linear time
+    whatever the pattern; ``(?s)`` so that ``.`` also matches line
+    terminators; ``\\A`` and ``\\z`` anchor the whole value (Java's ``$``
+    would also accept a final line terminator).
     """
-    body = "".join(
-        ".*" if ch == _STAR else "." if ch == _QUESTION else _java_literal(ch) for ch in glob
-    )
-    return "(?s)\\A" + body + "\\z"
+    return "(?s)\\A" + _linear_body(glob, _java_literal) + "\\z"
 
 
 def python_regex(glob: str) -> re.Pattern:
-    """The same glob as a compiled Python pattern (for ``fullmatch``)."""
-    body = "".join(
-        ".*" if ch == _STAR else "." if ch == _QUESTION else re.escape(ch) for ch in glob
-    )
-    return re.compile(body, re.DOTALL)
+    """The same glob as a compiled Python pattern (for ``fullmatch``; linear
+    time, see :func:`_linear_body`)."""
+    return re.compile(_linear_body(glob, re.escape), re.DOTALL)
 
 
 def plan_matches(alternatives: Iterable[Alternative], value: str) -> bool:
