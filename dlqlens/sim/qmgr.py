@@ -41,7 +41,7 @@ Getting (:meth:`QueueManager.get`)
     locks the message; commit removes it, backout puts it back where it was with
     BackoutCount + 1.
 
-Triggering (seed 001, "Conditions for a trigger event")
+Triggering (seed 001, "Conditions for a trigger event"; :mod:`dlqlens.mq.triggering` decides)
     Conditions 1-10 are checked on every put to a triggered queue: priority at
     least TRIGMPRI (the queue's DEFPRTY standing in for the message's priority
     on an ``MSGDLVSQ(FIFO)`` queue, item 14); the number of qualifying messages
@@ -71,6 +71,7 @@ import os
 import pickle
 from dataclasses import dataclass
 
+from dlqlens.mq import triggering
 from dlqlens.mq.constants import MQAT, MQFB, MQRC, MQRO
 from dlqlens.sim.engine import Simulation, SimulationError
 from dlqlens.sim.wire import HEADER_LENGTH, data_length, header_codec, pack_data
@@ -684,16 +685,15 @@ class QueueManager:
         if any(k in attrs for k in ("trigmpri", "defprty", "msgdlvsq")):
             q._recount()
         changed = {k for k in attrs if attrs[k] != old[k]}
-        if q.usage == "NORMAL":
-            relevant = {"trigtype", "trigmpri"} | ({"trigdpth"} if q.trigtype == "DEPTH" else set())
-            if ("trigger" in changed and q.trigger) or (q.trigger and changed & relevant):
-                self._trigger_on_event(q, "alter", skip=(8,))
-            if "get" in changed and q.get == "ENABLED":
-                q.wake()
-                self._trigger_on_event(q, "get_enabled", skip=(5,))
-            if "put" in changed and q.put == "ENABLED":
-                for aq in self._served_by(q):
-                    self._trigger_on_event(aq, "initq_put_enabled", skip=())
+        causes = triggering.alter_causes(q, changed, usage_normal=q.usage == "NORMAL")
+        if "alter" in causes:
+            self._trigger_on_event(q, "alter")
+        if "get_enabled" in causes:
+            q.wake()
+            self._trigger_on_event(q, "get_enabled")
+        if "initq_put_enabled" in causes:
+            for aq in self._served_by(q):
+                self._trigger_on_event(aq, "initq_put_enabled")
 
     # -- identifiers and time ----------------------------------------------------------------
     def new_msgid(self) -> bytes:
@@ -1004,7 +1004,7 @@ class QueueManager:
         q.ipprocs += 1
         if q.ipprocs == 1:
             for aq in self._served_by(q):
-                self._trigger_on_event(aq, "initq_open", skip=(8,))
+                self._trigger_on_event(aq, "initq_open")
 
     def close_input(self, q: LocalQueue, actor: Actor, *, drained: bool = True) -> None:
         """MQCLOSE of an input handle; the last close may trigger (seed 001, item 12).
@@ -1014,76 +1014,44 @@ class QueueManager:
         ``trigger_storm`` (the closed loop of item 12, note a).
         """
         q.ipprocs -= 1
-        if q.ipprocs == 0 and not q.deleted and q.trigtype in ("FIRST", "DEPTH"):
-            self._trigger_on_event(q, "close", skip=(4, 5), storm=not drained)
+        if q.ipprocs == 0:
+            self._trigger_on_event(q, "close", storm=not drained)
 
     # -- triggering ----------------------------------------------------------------------------
     def _served_by(self, initq: LocalQueue) -> list[LocalQueue]:
         return [q for q in self.objects.values()
                 if isinstance(q, LocalQueue) and q.initq == initq.name and q is not initq]
 
-    def _trigger_conditions(self, q: LocalQueue, skip=()):
-        """Conditions 5-10 of seed 001; returns (process, initq) when they hold."""
-        if 5 not in skip and self.platform == "zos" and q.get == "DISABLED":
-            return None
-        proc = self.processes.get(q.process.strip()) if q.process.strip() else None
-        if proc is None:
-            return None
-        initq = self.objects.get(q.initq.strip()) if q.initq.strip() else None
-        if not isinstance(initq, LocalQueue) or initq.deleted:
-            return None
-        if initq.get == "DISABLED" or initq.put == "DISABLED" or initq.usage != "NORMAL":
-            return None
-        if 8 not in skip and initq.ipprocs <= 0:
-            return None
-        if not q.trigger or q.trigtype == "NONE":
-            return None
-        return proc, initq
+    # the ``world`` of dlqlens.mq.triggering: every condition is decided there
+    def process_defined(self, name: str) -> bool:
+        """Condition 6: a process definition ``name`` exists."""
+        return name in self.processes
+
+    def initiation_queue(self, name: str) -> LocalQueue | None:
+        """The local queue ``name`` (condition 7), or None."""
+        q = self.objects.get(name)
+        return q if isinstance(q, LocalQueue) else None
 
     def _trigger_on_put(self, q: LocalQueue, m: SimMessage) -> None:
-        """Conditions 1-4 and 11 on a put (seed 001)."""
-        if not q.trigger or q.trigtype == "NONE" or not m.counted:
-            return
-        prev = q.trig_count - 1
-        cause = None
-        storm = False
-        if q.trigtype == "EVERY":
-            cause = "every"
-        elif q.trigtype == "FIRST":
-            if prev == 0:
-                cause = "first"
-            else:
-                since = self.sim.now - (q.last_trigger if q.last_trigger is not None else 0)
-                if since * 10 >= self.trigint:  # ticks are 10 ms
-                    cause, storm = "trigint", True
-        else:  # DEPTH
-            if prev == q.trigdpth - 1:
-                cause = "depth"
-            elif prev >= q.trigdpth:
-                cause = "depth_again"
-        if cause is None:
-            return
-        if q.trigtype in ("FIRST", "DEPTH") and q.ipprocs > 0:
-            return
-        found = self._trigger_conditions(q)
-        if found is not None:
-            self._make_trigger(q, *found, cause=cause, storm=storm)
+        """Items 1-11 and 14 of seed 001 on a put (:func:`dlqlens.mq.triggering.on_put`)."""
+        last = q.last_trigger
+        d = triggering.on_put(q, self, counted=m.counted, prev_count=q.trig_count - 1,
+                              now_ms=self.sim.now * 10,  # ticks are 10 ms
+                              last_trigger_ms=None if last is None else last * 10,
+                              trigint_ms=self.trigint)
+        if d.trigger:
+            self._make_trigger(q, cause=d.cause, storm=d.cause == "trigint")
 
-    def _trigger_on_event(self, q: LocalQueue, cause: str, skip=(), storm: bool = False) -> None:
-        """Items 12 and 13 of seed 001: enough qualifying messages, then the conditions."""
-        if q.deleted or not q.trigger or q.trigtype == "NONE":
+    def _trigger_on_event(self, q: LocalQueue, cause: str, storm: bool = False) -> None:
+        """Items 12 and 13 of seed 001 (:func:`dlqlens.mq.triggering.on_event`)."""
+        if q.deleted:
             return
-        need = q.trigdpth if q.trigtype == "DEPTH" else 1
-        if q.trig_count < need:
-            return
-        if 4 not in skip and q.trigtype in ("FIRST", "DEPTH") and q.ipprocs > 0:
-            return
-        found = self._trigger_conditions(q, skip)
-        if found is not None:
-            self._make_trigger(q, *found, cause=cause, storm=storm)
+        if triggering.on_event(q, self, cause).trigger:
+            self._make_trigger(q, cause=cause, storm=storm)
 
-    def _make_trigger(self, q: LocalQueue, proc: ProcessDefinition, initq: LocalQueue, *,
-                      cause: str, storm: bool) -> None:
+    def _make_trigger(self, q: LocalQueue, *, cause: str, storm: bool) -> None:
+        proc = self.processes[q.process.strip()]
+        initq = self.objects[q.initq.strip()]
         tm = {"Version": 1, "QName": q.name, "ProcessName": proc.name,
               "TriggerData": q.trigdata, "ApplType": proc.appltype, "ApplId": proc.applicid,
               "EnvData": proc.envrdata, "UserData": proc.userdata}
@@ -1097,8 +1065,8 @@ class QueueManager:
         q.last_trigger = self.sim.now
         self.sim.stats["trigger_messages"] += 1
         self.sim.stats[f"trigger_messages:{self.name}:{q.name}"] += 1
-        if q.trigtype == "DEPTH":
-            q.trigger = False  # IBM TriggerType: TriggerControl set to MQTC_OFF after DEPTH
+        for k, v in triggering.after_trigger(q).items():  # DEPTH: TRIGGER off
+            setattr(q, k, v)
         rc = self.put(initq.name, tmsg, actor=self.actor, context="default")
         if rc == OK:
             return
