@@ -1,0 +1,443 @@
+"""Fuzzing of the capture readers and the rules parser.
+
+Targets: ``raw``, ``dmpmqmsg``, ``amqsbcg`` (each reader with its format
+forced), ``auto`` (format sniffing, then the reader it picks) and ``rules``
+(the rules-table parser, validator, linter and matchers).
+
+Capture inputs are real captures written by the project's own writers from
+random messages (both byte orders, ASCII and EBCDIC, MQDLH / MQXQH / MQTM /
+RFH2 chains), then damaged by random mutations: byte flips, 32-bit values
+that matter (0, -1, 2**31 - 1, MQMD and MQDLH sizes) written over any
+offset, cuts, insertions, deletions and duplications of stretches, and for
+the text formats dropped, repeated or swapped lines and damaged hex digits.
+Every input is read in the three reader modes and must satisfy
+:func:`check_capture`: no exception but a whole-file :class:`CaptureError`
+(and, in ``FAILFAST`` only, :class:`MalformedMessageError`), ``framed ==
+rows + dropped`` in every mode, the same messages framed in every mode,
+``DROPMALFORMED`` keeping exactly the well-formed rows, ``FAILFAST``
+raising exactly when a row is malformed and naming the file and an offset or
+line, and every issue naming the file, message number, place, field,
+expected and found.
+
+Run at length (one target or all; inputs tried are printed per target)::
+
+    python -m tests.fuzz --examples 200000            # every target
+    python -m tests.fuzz --target raw --examples 50000
+    python -m tests.fuzz --budget 240                 # four minutes per target
+    python -m tests.fuzz --atheris --target dmpmqmsg --seconds 300
+
+The test suite runs every target briefly (``tests/hostile/test_fuzz.py``;
+``DLQLENS_FUZZ_EXAMPLES`` sets how many inputs per target, default 25).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.capture.message import CaptureMessage, dead_letter
+from dlqlens.capture.reader import MODES, read_capture
+from dlqlens.decode.issues import STATUSES, WELL_FORMED
+from dlqlens.errors import CaptureError, MalformedMessageError
+from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
+
+TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules")
+COUNTS: dict[str, int] = {t: 0 for t in TARGETS}
+
+NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
+INTERESTING = [0, 1, 2, -1, -2, 36, 172, 324, 364, 428, 684, 2**31 - 1, -2**31, 0x7FFFFFF0,
+               0x40404040, 0x20202020, 546, 785, 819, 500, 1208]
+
+
+# ---------------------------------------------------------------------------
+# inputs
+# ---------------------------------------------------------------------------
+
+names = st.text(NAME_CHARS, max_size=12)
+
+
+@st.composite
+def messages(draw) -> CaptureMessage:
+    ebcdic = draw(st.booleans())
+    big = draw(st.booleans())
+    encoding = 785 if big else 546
+    ccsid = draw(st.sampled_from([500, 37] if ebcdic else [819, 1208, 437]))
+    codec = "cp500" if ebcdic else "latin-1"
+    bo = ">" if big else "<"
+    chain = draw(st.sampled_from(["", "MQXMIT", "MQHRF2", "MQTRIG", "MQDEAD"]))
+    payload = draw(st.binary(max_size=64))
+    inner_fmt = "MQSTR"
+    if chain == "MQXMIT":
+        payload = MQXQH.pack({"Version": 1, "RemoteQName": draw(names),
+                              "MsgDesc.StrucId": "MD  ", "MsgDesc.Version": 1,
+                              "MsgDesc.Encoding": encoding, "MsgDesc.CodedCharSetId": ccsid,
+                              "MsgDesc.Format": "MQSTR"}, bo, codec) + payload
+    elif chain == "MQHRF2":
+        folder = b"<usr><a>" + draw(st.binary(max_size=12)) + b"</a></usr>"
+        folder += b" " * ((-len(folder)) % 4)
+        body = struct.pack(bo + "i", len(folder)) + folder
+        payload = MQRFH2.pack({"Version": 2, "StrucLength": 36 + len(body),
+                               "Encoding": encoding, "CodedCharSetId": ccsid,
+                               "Format": "MQSTR", "NameValueCCSID": 1208}, bo, codec) \
+            + body + payload
+    elif chain == "MQTRIG":
+        payload = MQTM.pack({"Version": 1, "QName": draw(names), "ApplType": 6}, bo, codec)
+    elif chain == "MQDEAD":
+        payload = MQDLH.pack({"Version": 1, "Reason": 2053, "Encoding": encoding,
+                              "CodedCharSetId": ccsid, "Format": "MQSTR"}, bo, codec) + payload
+    if chain:
+        inner_fmt = chain
+    md = {"Version": draw(st.sampled_from([1, 2])), "Format": inner_fmt,
+          "Encoding": encoding, "CodedCharSetId": ccsid, "PutApplName": draw(names),
+          "UserIdentifier": draw(names), "BackoutCount": draw(st.integers(0, 20)),
+          "PutDate": "20240315", "PutTime": "10153012",
+          "MsgId": draw(st.binary(min_size=24, max_size=24))}
+    if draw(st.integers(0, 5)) == 0:  # a message without an MQDLH
+        return CaptureMessage(md=md, data=payload, md_byteorder=bo, md_codec=codec)
+    dlh = {"Reason": draw(st.sampled_from([2053, 2035, 2085, 65536, -1, 0])),
+           "DestQName": draw(names), "DestQMgrName": draw(names), "PutApplType": 6,
+           "PutApplName": draw(names), "PutDate": "20240315", "PutTime": "10153157"}
+    return dead_letter(md, dlh, payload, encoding=encoding, ccsid=ccsid, md_byteorder=bo,
+                       md_codec=codec)
+
+
+def write_bytes(fmt: str, msgs: list[CaptureMessage], variant: int) -> bytes:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "c"
+        if fmt == "raw":
+            if len(msgs) == 1 and variant == 2:
+                raw.write_single(p, msgs[0])
+            else:
+                raw.write_raw(p, msgs, index=variant != 1)
+        elif fmt == "dmpmqmsg":
+            dmpmqmsg.write_dmpmqmsg(p, msgs, ascii_column=variant == 1,
+                                    newline="\r\n" if variant == 2 else "\n")
+        else:
+            amqsbcg.write_amqsbcg(p, msgs, dlh_block=variant == 1,
+                                  newline="\r\n" if variant == 2 else "\n")
+        return p.read_bytes()
+
+
+byte_mutation = st.one_of(
+    st.tuples(st.just("flip"), st.integers(0, 1 << 20), st.integers(0, 255)),
+    st.tuples(st.just("int32"), st.integers(0, 1 << 20), st.sampled_from(INTERESTING),
+              st.booleans()),
+    st.tuples(st.just("cut"), st.integers(0, 1 << 20)),
+    st.tuples(st.just("insert"), st.integers(0, 1 << 20), st.binary(max_size=16)),
+    st.tuples(st.just("delete"), st.integers(0, 1 << 20), st.integers(1, 400)),
+    st.tuples(st.just("dup"), st.integers(0, 1 << 20), st.integers(1, 400)),
+)
+line_mutation = st.one_of(
+    st.tuples(st.just("dropline"), st.integers(0, 1 << 16)),
+    st.tuples(st.just("dupline"), st.integers(0, 1 << 16)),
+    st.tuples(st.just("swaplines"), st.integers(0, 1 << 16), st.integers(0, 1 << 16)),
+    st.tuples(st.just("badhex"), st.integers(0, 1 << 16), st.integers(0, 80),
+              st.sampled_from("GZ-' \0\xff")),
+    st.tuples(st.just("number"), st.integers(0, 1 << 16),
+              st.sampled_from(["-1", "99999999999", "0", "2147483648",
+                               "99999999999999999999999", "-", ""])),
+)
+
+
+def mutate(data: bytes, muts) -> bytes:
+    b = bytearray(data)
+    for m in muts:
+        kind, n = m[0], max(len(b), 1)
+        if kind == "flip" and b:
+            b[m[1] % n] = m[2]
+        elif kind == "int32" and b:
+            p = m[1] % n
+            b[p:p + 4] = struct.pack(">i" if m[3] else "<i", m[2])
+        elif kind == "cut":
+            del b[m[1] % n:]
+        elif kind == "insert":
+            p = m[1] % n
+            b[p:p] = m[2]
+        elif kind == "delete":
+            p = m[1] % n
+            del b[p:p + m[2]]
+        elif kind == "dup":
+            p = m[1] % n
+            b[p:p] = b[p:p + m[2]]
+        else:
+            lines = bytes(b).split(b"\n")
+            k = len(lines)
+            i = m[1] % k
+            if kind == "dropline":
+                del lines[i]
+            elif kind == "dupline":
+                lines.insert(i, lines[i])
+            elif kind == "swaplines":
+                j = m[2] % k
+                lines[i], lines[j] = lines[j], lines[i]
+            elif kind == "badhex":
+                ln = bytearray(lines[i])
+                if ln:
+                    ln[m[2] % len(ln)] = ord(m[3]) if m[3] != "\xff" else 0xFF
+                lines[i] = bytes(ln)
+            elif kind == "number":
+                # replace the first run of digits of the line
+                ln = lines[i].decode("latin-1")
+                j = next((c for c, ch in enumerate(ln) if ch.isdigit()), None)
+                if j is not None:
+                    e = j
+                    while e < len(ln) and ln[e].isdigit():
+                        e += 1
+                    ln = ln[:j] + m[2] + ln[e:]
+                lines[i] = ln.encode("latin-1")
+            b = bytearray(b"\n".join(lines))
+    return bytes(b)
+
+
+@st.composite
+def captures(draw, fmt: str) -> bytes:
+    """The bytes of a damaged capture in ``fmt`` (``auto``: any format, or junk)."""
+    if fmt == "auto":
+        if draw(st.integers(0, 9)) == 0:
+            return draw(st.binary(max_size=2048))
+        fmt = draw(st.sampled_from(["raw", "dmpmqmsg", "amqsbcg"]))
+    msgs = draw(st.lists(messages(), min_size=0, max_size=4))
+    data = write_bytes(fmt, msgs, draw(st.integers(0, 2)))
+    muts = st.one_of(byte_mutation, line_mutation) if fmt != "raw" else byte_mutation
+    return mutate(data, draw(st.lists(muts, max_size=5)))
+
+
+# ---------------------------------------------------------------------------
+# the invariants
+# ---------------------------------------------------------------------------
+
+def check_issue(i: dict, path: str, number: int) -> None:
+    assert i["message"].startswith(f"{path}: message {number}"), i
+    assert i["field"], i
+    assert i["offset"] is not None or i["line"] is not None, i
+    assert f"expected {i['expected']}, found {i['found']}" in i["message"], i
+
+
+def check_capture(path: str | os.PathLike, fmt: str) -> dict:
+    """Read ``path`` in every mode and check the invariants; returns the stats
+    per mode (``None`` for a whole-file refusal)."""
+    path = str(path)
+    out: dict = {}
+    refused = None
+    failfast_error = None
+    for mode in MODES:
+        try:
+            res = read_capture(path, format=fmt, mode=mode)
+        except CaptureError as exc:  # the whole file refused: the same in every mode
+            assert str(exc).startswith(path), exc
+            assert refused in (None, str(exc)), (refused, exc)
+            refused = str(exc)
+            out[mode] = None
+            continue
+        except MalformedMessageError as exc:
+            assert mode == "FAILFAST", exc
+            i = exc.issue
+            assert i["source"] == path and str(exc).startswith(path), i
+            assert i.get("offset") is not None or i.get("line") is not None, i
+            failfast_error = i
+            out[mode] = "raised"
+            continue
+        s = res.stats
+        assert s.framed == s.rows + s.dropped, s
+        assert res.table.num_rows == s.rows, s
+        assert sum(s.dropped_by_status.values()) == s.dropped, s
+        out[mode] = res
+    if refused is not None:
+        assert all(v is None for v in out.values()), out
+        return out
+    perm, drop, fail = out["PERMISSIVE"], out["DROPMALFORMED"], out["FAILFAST"]
+    rows = perm.table.to_pylist()
+    assert perm.stats.dropped == 0 and perm.stats.framed == len(rows)
+    assert drop.stats.framed == perm.stats.framed
+    statuses = [r["decode_status"] for r in rows]
+    good = [s in WELL_FORMED for s in statuses]
+    assert drop.stats.rows == sum(good) and drop.stats.dropped == len(rows) - sum(good)
+    for r in rows:
+        assert r["decode_status"] in STATUSES
+        assert r["source"] == path
+        if r["decode_status"] != "ok":
+            assert r["decode_issues"], r["decode_status"]
+        for i in r["decode_issues"]:
+            check_issue(i, path, r["message_number"])
+    assert [r["message_number"] for r in rows] == list(range(1, len(rows) + 1))
+    if all(good):
+        assert fail != "raised" and fail.stats.rows == len(rows)
+    else:
+        assert fail == "raised", "FAILFAST did not raise on a malformed message"
+        first_bad = next(r for r, g in zip(rows, good) if not g)
+        assert failfast_error["message_number"] == first_bad["message_number"]
+    return out
+
+
+def check_rules(text: str) -> None:
+    from dlqlens.rules import lint, parse
+    from dlqlens.rules.compile import plan_matches, plan_string
+    from dlqlens.rules.match import match_string
+
+    table = parse(text, source="fuzz.rul")
+    for d in table.diagnostics:
+        assert d.line >= 1 and d.message
+    lint(table)
+    for rule in table.rules:
+        for pat in rule.patterns:
+            if pat.kind != "string" or pat.is_any:
+                continue
+            for value in ("", "APP.IN", pat.value[:pat.length], "A" * pat.length):
+                assert plan_matches(plan_string(pat.value, pat.length), value) == \
+                    match_string(pat.value, value, pat.length), (pat.value, value)
+
+
+KEYWORDS = ["INPUTQ", "INPUTQM", "RETRYINT", "WAIT", "DESTQ", "DESTQM", "FEEDBACK", "FORMAT",
+            "MSGTYPE", "PERSIST", "REASON", "REPLYQ", "REPLYQM", "USERID", "APPLNAME",
+            "APPLTYPE", "ACTION", "FWDQ", "FWDQM", "HEADER", "PUTAUT", "RETRY"]
+VALUES = ["*", "?*", "*?*?*?*?*?*?*?*?*?*?*X", "'A B'", "''", "'it''s'", "MQRC_Q_FULL", "2053",
+          "DISCARD", "IGNORE", "RETRY", "FWD", "&REPLYQ", "YES", "NO", "DEF", "CTX",
+          "-1", "99999999999", "APP.*", "'*A*A*A*A*A*A*A*A*B'"]
+
+
+@st.composite
+def rules_texts(draw) -> str:
+    lines = []
+    for _ in range(draw(st.integers(0, 8))):
+        kind = draw(st.integers(0, 9))
+        if kind == 0:
+            lines.append(draw(st.text(max_size=80)))
+        elif kind == 1:
+            lines.append("* " + draw(st.text(max_size=20)))
+        else:
+            items = [f"{draw(st.sampled_from(KEYWORDS))}({draw(st.sampled_from(VALUES))})"
+                     for _ in range(draw(st.integers(1, 5)))]
+            line = draw(st.sampled_from([" ", ",", "  ", "\t"])).join(items)
+            if draw(st.integers(0, 4)) == 0:  # a continuation somewhere inside
+                cut = draw(st.integers(0, len(line)))
+                line = line[:cut] + draw(st.sampled_from(["+\n   ", "-\n   ", "+\n"])) + line[cut:]
+            lines.append(line)
+    text = "\n".join(lines) + draw(st.sampled_from(["\n", "", "\r\n"]))
+    for _ in range(draw(st.integers(0, 3))):
+        p = draw(st.integers(0, max(len(text), 1)))
+        text = text[:p] + draw(st.sampled_from(["\x1b", "\x00", "\r", "+", "-", "'", "(", ")",
+                                                "\u2028", "\x85", "\ufeff", "*"])) + text[p:]
+    return text
+
+
+# ---------------------------------------------------------------------------
+# running
+# ---------------------------------------------------------------------------
+
+def fuzz_settings(examples: int, *, derandomize: bool = False) -> settings:
+    return settings(max_examples=examples, deadline=None, database=None,
+                    derandomize=derandomize, print_blob=True,
+                    phases=[Phase.generate, Phase.shrink],
+                    suppress_health_check=list(HealthCheck))
+
+
+def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
+    """Run ``examples`` inputs against ``target``; returns the inputs tried.
+    A failing input raises (after shrinking) with the falsifying example."""
+    start = COUNTS[target]
+    tmp = Path(tempfile.mkdtemp(prefix=f"dlqlens-fuzz-{target}-"))
+    ext = {"raw": ".bin", "dmpmqmsg": ".dmp", "amqsbcg": ".bcg", "auto": ".txt"}
+
+    if target == "rules":
+        @fuzz_settings(examples, derandomize=derandomize)
+        @given(rules_texts())
+        def one(text):
+            COUNTS[target] += 1
+            check_rules(text)
+    else:
+        @fuzz_settings(examples, derandomize=derandomize)
+        @given(captures(target))
+        def one(data):
+            COUNTS[target] += 1
+            p = tmp / f"input{ext[target]}"
+            p.write_bytes(data)
+            check_capture(p, target)
+    try:
+        one()
+    finally:
+        for f in tmp.iterdir():
+            f.unlink()
+        tmp.rmdir()
+    return COUNTS[target] - start
+
+
+def atheris_main(target: str, seconds: int, argv: list[str]) -> None:  # pragma: no cover
+    """Coverage-guided fuzzing with atheris (when installed): raw bytes of
+    ``target``'s format, seeded with the hostile corpus."""
+    import atheris
+
+    with atheris.instrument_imports():
+        import dlqlens.capture.amqsbcg  # noqa: F401
+        import dlqlens.capture.dmpmqmsg  # noqa: F401
+        import dlqlens.capture.raw  # noqa: F401
+        import dlqlens.decode.records  # noqa: F401
+        import dlqlens.rules.parser  # noqa: F401
+    tmp = Path(tempfile.mkdtemp(prefix="dlqlens-atheris-"))
+    p = tmp / "input.txt"
+
+    def one(data: bytes):
+        COUNTS[target] += 1
+        if target == "rules":
+            check_rules(data.decode("latin-1"))
+            return
+        p.write_bytes(data)
+        check_capture(p, target)
+
+    corpus = Path(__file__).parent / "hostile" / "corpus"
+    args = [sys.argv[0], f"-max_total_time={seconds}", "-max_len=65536", *argv]
+    if corpus.exists() and target != "rules":
+        args.append(str(corpus))
+    t0 = time.time()
+    atheris.Setup(args, one)
+    try:
+        atheris.Fuzz()
+    finally:
+        print(f"atheris {target}: {COUNTS[target]} inputs in {time.time() - t0:.0f} s")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__.split("\n")[0])
+    ap.add_argument("--target", choices=TARGETS + ("all",), default="all")
+    ap.add_argument("--examples", type=int, default=2000, help="inputs per target (hypothesis)")
+    ap.add_argument("--atheris", action="store_true", help="coverage-guided, raw bytes")
+    ap.add_argument("--seconds", type=int, default=300, help="atheris run time per target")
+    ap.add_argument("--budget", type=int, default=0,
+                    help="hypothesis: run batches of inputs for this many seconds per target")
+    args, rest = ap.parse_known_args(argv)
+    targets = TARGETS if args.target == "all" else (args.target,)
+    if args.atheris:
+        if len(targets) != 1:
+            ap.error("--atheris fuzzes one --target at a time")
+        atheris_main(targets[0], args.seconds, rest)
+        return 0
+    failures = 0
+    for t in targets:
+        t0 = time.time()
+        try:
+            if args.budget:
+                # random batches until the time budget is spent
+                n = 0
+                while time.time() - t0 < args.budget:
+                    n += run_target(t, min(args.examples, 500))
+            else:
+                n = run_target(t, args.examples)
+            print(f"{t}: {n} inputs, no failure ({time.time() - t0:.0f} s)", flush=True)
+        except Exception as exc:  # report and go on with the other targets
+            failures += 1
+            print(f"{t}: FAILED after {COUNTS[t]} inputs ({time.time() - t0:.0f} s): "
+                  f"{type(exc).__name__}: {exc}", flush=True)
+    print("total inputs: " + ", ".join(f"{t} {COUNTS[t]}" for t in targets), flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,454 @@
+"""Generate the hostile-input corpus of ``tests/hostile/corpus/`` and its manifest.
+
+Run ``python tests/hostile/generate.py`` from the repository root: every file
+is rebuilt from a fixed seed (the test suite checks that a fresh run gives the
+committed bytes). Each case is one small file plus an entry in
+``MANIFEST.json`` saying what it is and what must happen when it is read:
+
+``good``
+    payloads of the good messages around the bad one; each must come out as a
+    row with ``decode_status`` ``ok`` and exactly that payload.
+``bad``
+    ``[status, issue code]`` pairs that must be found among the rows.
+``framed``
+    exact number of messages framed (``None``: not pinned).
+``error``
+    the read of the file named explicitly (``format`` as given) must raise
+    this exception class with a message naming the file.
+
+Rules-table cases (``kind: "rules"``) say which diagnostic codes must appear
+(``diagnostics``) and, for pathological patterns, which field values they are
+matched against (``match``).
+
+Big cases (a 100 MB single line, files claiming gigabyte lengths backed by
+real data) are not committed: ``tests/hostile/test_hostile.py`` builds them
+in a temporary directory with :func:`big_cases`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+
+from dlqlens.capture import amqsbcg, dmpmqmsg, raw  # noqa: E402
+from dlqlens.capture.message import CaptureMessage, dead_letter  # noqa: E402
+from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH  # noqa: E402
+
+CORPUS = HERE / "corpus"
+MANIFEST = HERE / "MANIFEST.json"
+SEED = 20240315
+
+GOOD_BEFORE = b"good before"
+GOOD_AFTER = b"good after"
+
+
+def md_fields(**kw) -> dict:
+    md = {"Version": 2, "MsgType": 8, "Expiry": -1, "Priority": 4, "Persistence": 1,
+          "MsgId": b"AMQ QM1         \x01\x02\x03\x04\x05\x06\x07\x08",
+          "ReplyToQMgr": "QM1", "UserIdentifier": "app", "PutApplType": 6,
+          "PutApplName": "orders", "PutDate": "20240315", "PutTime": "10153012",
+          "Format": "MQSTR", "Encoding": 546, "CodedCharSetId": 819}
+    md.update(kw)
+    return md
+
+
+def dlh_fields(**kw) -> dict:
+    d = {"Reason": 2053, "DestQName": "APP.IN", "DestQMgrName": "QM1", "PutApplType": 6,
+         "PutApplName": "amqrmppa", "PutDate": "20240315", "PutTime": "10153157"}
+    d.update(kw)
+    return d
+
+
+def good(payload: bytes) -> CaptureMessage:
+    return dead_letter(md_fields(), dlh_fields(), payload, ccsid=819)
+
+
+def with_data(data: bytes, **md) -> CaptureMessage:
+    """A message whose data is ``data`` exactly (MQMD fields from ``md``)."""
+    return CaptureMessage(md=md_fields(**md), data=data, md_byteorder="<", md_codec="latin-1")
+
+
+def dlh(fmt: str = "MQSTR", **kw) -> bytes:
+    return MQDLH.pack(dlh_fields(Format=fmt, Encoding=546, CodedCharSetId=819, Version=1,
+                                 **kw), "<", "latin-1")
+
+
+def xqh(fmt: str = "MQSTR") -> bytes:
+    return MQXQH.pack({"Version": 1, "RemoteQName": "REMOTE.Q", "RemoteQMgrName": "QM2",
+                       "MsgDesc.StrucId": "MD  ", "MsgDesc.Version": 1,
+                       "MsgDesc.Encoding": 546, "MsgDesc.CodedCharSetId": 819,
+                       "MsgDesc.Format": fmt}, "<", "latin-1")
+
+
+def tm() -> bytes:
+    return MQTM.pack({"Version": 1, "QName": "APP.TRIGGERED", "ProcessName": "PROC",
+                      "ApplType": 6, "ApplId": "/usr/bin/app"}, "<", "latin-1")
+
+
+def rfh2(fmt: str = "MQSTR", folders: bytes = b"", length: int | None = None,
+         struc_id: str | None = None) -> bytes:
+    body = b""
+    if folders:
+        pad = (-len(folders)) % 4
+        f = folders + b" " * pad
+        body = struct.pack("<i", len(f)) + f
+    values = {"Version": 2, "StrucLength": length if length is not None else 36 + len(body),
+              "Encoding": 546, "CodedCharSetId": 819, "Format": fmt, "NameValueCCSID": 1208}
+    if struc_id is not None:
+        values["StrucId"] = struc_id
+    return MQRFH2.pack(values, "<", "latin-1") + body
+
+
+FOLDER = b"<usr><id>42</id></usr>"
+
+
+def record(m: CaptureMessage) -> bytes:
+    body = m.md_bytes() + m.data
+    return struct.pack(">I", len(body)) + body
+
+
+RAW_HEAD = raw.MAGIC + struct.pack(">I", raw.FORMAT_VERSION)
+
+
+def raw_between(*middle: bytes) -> bytes:
+    """A raw capture (no index): good, the middle records, good."""
+    return RAW_HEAD + record(good(GOOD_BEFORE)) + b"".join(middle) + record(good(GOOD_AFTER))
+
+
+def write_text(fmt: str, path: Path, messages: list[CaptureMessage]) -> None:
+    if fmt == "dmpmqmsg":
+        dmpmqmsg.write_dmpmqmsg(path, messages)
+    else:
+        amqsbcg.write_amqsbcg(path, messages)
+
+
+def text_between(fmt: str, bad: CaptureMessage) -> bytes:
+    """The text capture of good, ``bad``, good (written by the format's writer)."""
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d) / "capture"
+        write_text(fmt, tmp, [good(GOOD_BEFORE), bad, good(GOOD_AFTER)])
+        return tmp.read_bytes()
+
+
+GB = ["good before", "good after"]
+
+
+def cases() -> list[tuple[dict, bytes]]:
+    """``(manifest entry, file bytes)`` of every committed case."""
+    rnd = random.Random(SEED)
+    out: list[tuple[dict, bytes]] = []
+
+    def add(name, what, data, *, format="auto", good=GB, bad=(), framed=None, error=None,
+            kind="capture", **extra):
+        entry = {"file": name, "kind": kind, "what": what, "format": format,
+                 "good": list(good), "bad": [list(b) for b in bad], "framed": framed,
+                 "error": error}
+        entry.update(extra)
+        out.append((entry, data))
+
+    md_bytes = good(b"x").md_bytes()
+    full = {
+        "MQDLH": (dlh("MQSTR") + b"payload", "MQDEAD", len(dlh())),
+        "MQXQH": (xqh("MQSTR") + b"payload", "MQXMIT", len(xqh())),
+        "MQTM": (dlh("MQTRIG") + tm(), "MQDEAD", len(dlh()) + len(tm())),
+        "RFH2": (dlh("MQHRF2") + rfh2("MQSTR", FOLDER) + b"payload", "MQDEAD", None),
+    }
+    # --- truncations at every header boundary ------------------------------
+    for cut, label in ((100, "inside"), (323, "one byte short of")):
+        add(f"raw_trunc_mqmd_{cut}.bin",
+            f"raw: a record whose body stops {label} the MQMD ({cut} bytes), between good ones",
+            raw_between(struct.pack(">I", cut) + md_bytes[:cut]),
+            bad=[["bad_framing", "bad_length"]], framed=3)
+    add("raw_trunc_mqmd_end.bin",
+        "raw: a record that is exactly an MQMD (Format MQDEAD, no data at all)",
+        raw_between(record(with_data(b"", Format="MQDEAD"))),
+        bad=[["truncated", "header_truncated"]], framed=3)
+    for hdr, (data, md_fmt, _) in full.items():
+        starts = {"MQDLH": [0], "MQXQH": [0], "MQTM": [len(dlh())], "RFH2": [len(dlh())]}[hdr]
+        for s in starts:
+            for k, label in ((s + 3, "mid_strucid"), (s + 20, "mid"),
+                             (s + {"MQDLH": 171, "MQXQH": 427, "MQTM": 683,
+                                   "RFH2": 35}[hdr], "one_short")):
+                name = f"{hdr.lower()}_trunc_{label}"
+                m = with_data(data[:k], Format=md_fmt)
+                want = [["bad_header" if hdr == "RFH2" and label != "mid_strucid"
+                         else "truncated", "header_truncated"]]
+                add(f"raw_{name}.bin",
+                    f"raw: {hdr} cut after {k - s} of its bytes ({label}), between good ones",
+                    raw_between(record(m)), bad=want, framed=3)
+                if label == "mid":
+                    for fmt in ("dmpmqmsg", "amqsbcg"):
+                        ext = "dmp" if fmt == "dmpmqmsg" else "bcg"
+                        add(f"{fmt}_{name}.{ext}",
+                            f"{fmt}: {hdr} cut after {k - s} bytes of the data",
+                            text_between(fmt, m), bad=want, framed=3)
+    rf = rfh2("MQSTR", FOLDER)
+    add("raw_rfh2_trunc_folders.bin",
+        "raw: RFH2 whose StrucLength covers folders the record does not have",
+        raw_between(record(with_data(dlh("MQHRF2") + rf[:40], Format="MQDEAD"))),
+        bad=[["bad_header", "bad_struc_length"]], framed=3)
+    last = record(good(b"cut short at the end of the file"))
+    add("raw_trunc_last_record.bin",
+        "raw: the last record's length prefix runs past the end of the file",
+        RAW_HEAD + record(good(GOOD_BEFORE)) + record(good(GOOD_AFTER)) + last[:-10],
+        bad=[["truncated", "data_truncated"]], framed=3)
+    # --- wrong StrucIds -----------------------------------------------------
+    bad_md = bytearray(md_bytes)
+    bad_md[:4] = b"MX  "
+    add("raw_wrong_strucid_md.bin", "raw: an MQMD StrucId 'MX  ' (length prefix fine)",
+        raw_between(struct.pack(">I", len(bad_md) + 4) + bytes(bad_md) + b"data"),
+        bad=[["bad_descriptor", "bad_md"]], framed=3)
+    for hdr, data, md_fmt in (("dlh", b"DLX " + dlh()[4:] + b"p", "MQDEAD"),
+                              ("xqh", b"XQX " + xqh()[4:] + b"p", "MQXMIT"),
+                              ("tm", dlh("MQTRIG") + b"TX  " + tm()[4:], "MQDEAD"),
+                              ("rfh2", dlh("MQHRF2") + rfh2(struc_id="RFX ") + b"p", "MQDEAD")):
+        add(f"raw_wrong_strucid_{hdr}.bin", f"raw: {hdr.upper()} with a wrong StrucId",
+            raw_between(record(with_data(data, Format=md_fmt))),
+            bad=[["bad_header", "bad_struc_id"]], framed=3)
+        add(f"dmpmqmsg_wrong_strucid_{hdr}.dmp", f"dmpmqmsg: {hdr.upper()} with a wrong StrucId",
+            text_between("dmpmqmsg", with_data(data, Format=md_fmt)),
+            bad=[["bad_header", "bad_struc_id"]], framed=3)
+    # --- lengths that claim gigabytes / negative lengths --------------------
+    add("raw_length_gigabytes_mid.bin",
+        "raw: a length prefix of 3 GB (X'C0000000') between good records",
+        raw_between(struct.pack(">I", 0xC0000000) + md_bytes + b"tail"),
+        bad=[["bad_framing", "bad_length"]], framed=3)
+    add("raw_length_gigabytes_last.bin",
+        "raw: the last record claims 2 GB (X'7FFFFFFF') and holds a few bytes",
+        RAW_HEAD + record(good(GOOD_BEFORE)) + record(good(GOOD_AFTER))
+        + struct.pack(">I", 0x7FFFFFFF) + good(b"x").md_bytes() + dlh()[:40],
+        bad=[["bad_framing", "bad_length"]], framed=3)
+    add("raw_length_negative.bin",
+        "raw: a length prefix of -1 (X'FFFFFFFF') between good records",
+        raw_between(struct.pack(">i", -1) + md_bytes + b"tail"),
+        bad=[["bad_framing", "bad_length"]], framed=3)
+    n_fake = 1 << 60
+    add("raw_index_claims_2e60_records.bin",
+        "raw: an index trailer claiming 2**60 records",
+        raw_between() + struct.pack(">Q", n_fake) + raw.INDEX_MAGIC, good=GB,
+        bad=[["bad_framing", "bad_length"]], framed=3)
+    for val, label in ((0x7FFFFFF0, "gigabytes"), (-1, "negative"), (-36, "negative36"),
+                       (0, "zero")):
+        add(f"raw_rfh2_struclength_{label}.bin",
+            f"raw: RFH2 StrucLength {val}",
+            raw_between(record(with_data(dlh("MQHRF2") + rfh2(length=val) + b"p",
+                                         Format="MQDEAD"))),
+            bad=[["bad_header", "bad_struc_length"]], framed=3)
+    add("raw_md_version_negative.bin", "raw: MQMD Version -1",
+        raw_between(struct.pack(">I", len(md_bytes) + 2) + md_bytes[:4]
+                    + struct.pack("<i", -1) + md_bytes[8:] + b"pp"),
+        bad=[["bad_descriptor", "bad_md"]], framed=3)
+    # amqsbcg: stated lengths and dump offsets in the gigabytes
+    bcg = text_between("amqsbcg", good(b"middle message")).decode()
+    lines = bcg.split("\n")
+    mid_at = [i for i, ln in enumerate(lines) if "MQGET of message number 2" in ln][0]
+    dump_at = [i for i in range(mid_at, len(lines)) if lines[i].startswith("00000000:")][0]
+    len_at = [i for i in range(mid_at, len(lines)) if "length - " in lines[i]][0]
+
+    def bcg_with(length_line: str, *, insert=None) -> bytes:
+        bl = list(lines)
+        bl[len_at] = length_line
+        if insert is not None:
+            bl.insert(dump_at + 1, insert)
+        return "\n".join(bl).encode()
+
+    add("amqsbcg_length_gigabytes.bcg",
+        "amqsbcg: 'length - 2147483000 bytes' with a dump of a few bytes",
+        bcg_with(" length - 2147483000 bytes"), bad=[["truncated", "data_truncated"]], framed=3)
+    add("amqsbcg_length_of_gigabytes.bcg",
+        "amqsbcg: 'length - 20 of 2147483000 bytes' (a browse that kept 20 bytes)",
+        bcg_with(" length - 20 of 2147483000 bytes"), bad=[["bad_data", "length_mismatch"]],
+        framed=3)
+    add("amqsbcg_length_huge_number.bcg",
+        "amqsbcg: a length of 99999999999999999999999 bytes (more than any integer column)",
+        bcg_with(" length - 99999999999999999999999 bytes"),
+        bad=[["bad_data", "length_mismatch"]], framed=3)
+    add("amqsbcg_length_negative.bcg",
+        "amqsbcg: 'length - -5 bytes'",
+        bcg_with(" length - -5 bytes"), bad=[["truncated", "data_truncated"]], framed=3)
+    add("amqsbcg_dump_offset_gigabytes.bcg",
+        "amqsbcg: length 2147483000 and a dump line at offset X'7FFFF000' "
+        "(a gap that must not be zero-filled in memory)",
+        bcg_with(" length - 2147483000 bytes",
+                 insert="7FFFF000:  4142 4344                                'ABCD            '"),
+        bad=[["bad_data", "length_mismatch"]], framed=3)
+    dm = text_between("dmpmqmsg", good(b"middle message")).decode()
+    dm_lines = dm.split("\n")
+    msg_starts = [i for i, ln in enumerate(dm_lines) if ln.startswith("A VER")]
+    in_mid = range(msg_starts[1], msg_starts[2])
+    hl = list(dm_lines)
+    for i in in_mid:
+        if hl[i].startswith("A ORL"):
+            hl[i] = "A ORL 99999999999"
+        if hl[i].startswith("A BOC"):
+            hl[i] = "A BOC -99999999999"
+    add("dmpmqmsg_orl_huge.dmp", "dmpmqmsg: A ORL 99999999999 and A BOC -99999999999",
+        "\n".join(hl).encode(), bad=[["bad_descriptor", "bad_md_field"]], framed=3)
+    # --- invalid hex -------------------------------------------------------
+    xs = [i for i in in_mid if dm_lines[i].startswith("X ")]
+    mid_x = xs[len(xs) // 2]
+    hl = list(dm_lines)
+    hl[mid_x] = "X " + "ZZ" + hl[mid_x][4:]
+    add("dmpmqmsg_invalid_hex.dmp", "dmpmqmsg: an X line starting 'ZZ'",
+        "\n".join(hl).encode(), bad=[["bad_data", "bad_hex"]], framed=3)
+    hl = list(dm_lines)
+    hl[mid_x] = hl[mid_x] + "A"
+    add("dmpmqmsg_odd_hex.dmp", "dmpmqmsg: an X line with an odd number of digits",
+        "\n".join(hl).encode(), bad=[["bad_data", "bad_hex"]], framed=3)
+    hl = list(dm_lines)
+    msi = [i for i in in_mid if dm_lines[i].startswith("A MSI")][0]
+    hl[msi] = "A MSI " + "G" * 48
+    add("dmpmqmsg_invalid_hex_msgid.dmp", "dmpmqmsg: A MSI of non-hex digits",
+        "\n".join(hl).encode(), bad=[["bad_descriptor", "bad_md_field"]], framed=3)
+    bl = list(lines)
+    bl[dump_at] = bl[dump_at][:11] + "G1G2" + bl[dump_at][15:]
+    add("amqsbcg_invalid_hex.bcg", "amqsbcg: a dump line with 'G1G2' in its hex columns",
+        "\n".join(bl).encode(), bad=[["bad_data", "bad_hex"]], framed=3)
+    bl = list(lines)
+    mi = [i for i in range(mid_at, len(lines)) if "MsgId" in lines[i]][0]
+    bl[mi] = "  MsgId : X'ZZZZ'"
+    add("amqsbcg_invalid_hex_msgid.bcg", "amqsbcg: MsgId X'ZZZZ'",
+        "\n".join(bl).encode(), bad=[["bad_descriptor", "bad_md_field"]], framed=3)
+    # --- NUL bytes ----------------------------------------------------------
+    add("raw_nul_stretch.bin", "raw: 4 KB of NUL bytes between two good records",
+        raw_between(bytes(4096)), bad=[["bad_framing", "bad_length"]], framed=3)
+    nl = list(dm_lines)
+    pan = [i for i in in_mid if dm_lines[i].startswith("A PAN")][0]
+    nl[pan] = "A PAN ord\0\0ers"
+    nl.insert(mid_x, "\0" * 40)
+    add("dmpmqmsg_nul_bytes.dmp", "dmpmqmsg: NULs in an attribute value and a line of NULs",
+        "\n".join(nl).encode(), bad=[["bad_framing", "unframed"]], framed=4)
+    bl = list(lines)
+    bl.insert(mid_at + 3, "\0\0\0\0  Report   : \0  MsgType : 8")
+    add("amqsbcg_nul_bytes.bcg", "amqsbcg: NULs in a descriptor line",
+        "\n".join(bl).encode(), good=GB, bad=[], framed=3)
+    # --- mixed encodings ----------------------------------------------------
+    ebc = dead_letter(md_fields(Encoding=785, CodedCharSetId=500), dlh_fields(),
+                      "EBCDIC payload".encode("cp500"), encoding=785, ccsid=500)
+    add("raw_mixed_layouts.bin",
+        "raw: ASCII little-endian and EBCDIC big-endian records in one file",
+        raw_between(record(ebc)), good=GB, bad=[], framed=3)
+    mixed = (dm.replace("A PAN orders", "A PAN ordérs", 1).encode("utf-8")
+             + "A PAN caf\xe9\n".encode("latin-1") + "X 41\n".encode("utf-16-le")
+             + "\n".encode())
+    add("dmpmqmsg_mixed_encodings.dmp",
+        "dmpmqmsg: UTF-8, Latin-1 and UTF-16LE lines in one file",
+        mixed, bad=[["bad_framing", "unframed"]], framed=5)
+    bmix = bcg.replace("orders", "ordérs", 1).encode("utf-8") + \
+        "MQGET of message number 9\n****Message descriptor****\n  PutApplName    : 'caf\xe9'\n" \
+        .encode("latin-1") + "garbage\n".encode("utf-16-le")
+    add("amqsbcg_mixed_encodings.bcg",
+        "amqsbcg: UTF-8, Latin-1 and UTF-16LE text in one file",
+        bmix, good=GB, bad=[["bad_descriptor", "bad_md_field"]], framed=4)
+    # --- EBCDIC in an ASCII-labelled message --------------------------------
+    ebc_dlh = MQDLH.pack(dlh_fields(Format="MQSTR", Encoding=785, CodedCharSetId=500,
+                                    Version=1), ">", "cp500")
+    add("raw_ebcdic_dlh_ascii_label.bin",
+        "raw: MQMD says CCSID 819 / Encoding 546 but the MQDLH is EBCDIC big-endian",
+        raw_between(record(with_data(ebc_dlh + b"x", Format="MQDEAD"))),
+        bad=[["ok", "charset_mismatch"], ["ok", "encoding_mismatch"]], framed=3)
+    add("raw_ebcdic_payload_ascii_label.bin",
+        "raw: MQDLH says CCSID 819, the payload is EBCDIC text",
+        raw_between(record(with_data(dlh("MQSTR") + "HELLO EBCDIC".encode("cp500"),
+                                     Format="MQDEAD"))),
+        good=GB, bad=[], framed=3)
+    # --- deep and looping header chains -------------------------------------
+    deep = dlh("MQHRF2") + b"".join(rfh2("MQHRF2") for _ in range(40)) + b"end"
+    add("raw_deep_chain.bin", "raw: MQDLH followed by 40 chained RFH2 headers",
+        raw_between(record(with_data(deep, Format="MQDEAD"))),
+        bad=[["bad_header", "chain_too_deep"]], framed=3)
+    loop = dlh("MQDEAD") * 30 + b"end"
+    add("raw_loop_dlh.bin", "raw: MQDLH whose Format is MQDEAD again, 30 times",
+        raw_between(record(with_data(loop, Format="MQDEAD"))),
+        bad=[["bad_header", "chain_too_deep"]], framed=3)
+    xloop = xqh("MQXMIT") * 30 + b"end"
+    add("raw_loop_xqh.bin", "raw: MQXQH whose MsgDesc.Format is MQXMIT again, 30 times",
+        raw_between(record(with_data(xloop, Format="MQXMIT"))),
+        bad=[["bad_header", "chain_too_deep"]], framed=3)
+    self_loop = dlh("MQHRF2") + rfh2("MQHRF2", length=0) * 4
+    add("raw_loop_rfh2_self.bin",
+        "raw: RFH2 with StrucLength 0 and Format MQHRF2 (points at itself)",
+        raw_between(record(with_data(self_loop, Format="MQDEAD"))),
+        bad=[["bad_header", "bad_struc_length"]], framed=3)
+    # --- empty files, binary junk ------------------------------------------
+    add("empty.bin", "an empty file", b"", good=[], framed=0)
+    add("empty.txt", "an empty .txt file", b"", good=[], framed=0)
+    add("blank_lines.txt", "a .txt file of blank lines only", b"\n\r\n  \n" * 10,
+        good=[], framed=0, error="CaptureError")
+    junk = bytes(rnd.randrange(256) for _ in range(8192))
+    add("binary_junk.txt", "8 KB of random bytes named .txt", junk, good=[], framed=None,
+        error="CaptureError")
+    for fmt in ("dmpmqmsg", "amqsbcg", "raw"):
+        add(f"binary_junk_as_{fmt}.txt", f"8 KB of random bytes read as format={fmt}",
+            junk, format=fmt, good=[], framed=None,
+            error="CaptureError" if fmt == "raw" else None)
+    junk_nl = bytes(rnd.choice(b"AXST *\n\0\xff") for _ in range(8192))
+    for fmt in ("dmpmqmsg", "amqsbcg"):
+        add(f"line_junk_as_{fmt}.txt",
+            f"8 KB of 'A', 'X', 'S', 'T', '*', blanks, NULs and line ends read as {fmt}",
+            junk_nl, format=fmt, good=[], framed=None)
+    # --- rules tables -------------------------------------------------------
+    pat = "*?" * 20 + "X"
+    add("rules_star_question.rul",
+        "rules: DESTQ('*?*?...*?X') and APPLNAME('*A*A*A*A*A*A*B') patterns",
+        (f"DESTQ('{pat[:46]}') ACTION(DISCARD)\n"
+         "APPLNAME('*A*A*A*A*A*A*A*A*A*A*A*B') ACTION(IGNORE)\n"
+         "DESTQ('?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*?*') ACTION(RETRY)\n"
+         "ACTION(IGNORE)\n").encode(),
+        kind="rules", good=[], diagnostics=[],
+        match=[[pat[:46], "A" * 47], ["*A*A*A*A*A*A*A*A*A*A*A*B", "A" * 27],
+               ["?*" * 24, " " * 48]])
+    cont = "ACTION(DISCARD) DESTQ('A+\n" + "B+\n" * 3000 + "C')\n"
+    add("rules_huge_continuation.rul",
+        "rules: one entry continued over 3,000 lines (a 3,002-character value)",
+        cont.encode(), kind="rules", good=[], diagnostics=["value-too-long"])
+    ctl = ("INPUTQ(\x1bDLQ) \x07\x0c\n"
+           "REASON(MQRC_Q_FULL)\x0b ACTION(RETRY)\r\r\n"
+           "DESTQ('A\x08B\x7f\x85\u2028') ACTION(DISCARD)\n"
+           "\x1b[31mACTION(IGNORE)\x1b[0m\n")
+    add("rules_control_chars.rul",
+        "rules: ESC, BEL, FF, VT, CR, BS, DEL, NEL and U+2028 in entries",
+        ctl.encode("utf-8"), kind="rules", good=[],
+        diagnostics=["needs-quotes", "unknown-keyword", "missing-action"])
+    add("rules_nul.rul", "rules: a table with a NUL byte", b"ACTION(IGNORE)\0\n",
+        kind="rules", good=[], diagnostics=[], error="RulesError")
+    add("rules_binary_junk.rul", "rules: 8 KB of random bytes (no NUL)",
+        bytes(b if b else 1 for b in junk), kind="rules", good=[], diagnostics=["syntax"])
+    return out
+
+
+def big_cases(directory: Path) -> list[tuple[dict, Path]]:
+    """The cases too big to commit, written into ``directory`` (about 300 MB)."""
+    directory = Path(directory)
+    out = []
+    line = directory / "single_line_100mb.txt"
+    with open(line, "wb") as fh:
+        block = b"X 4142434445464748" * (1 << 16)
+        for _ in range(100 * (1 << 20) // len(block)):
+            fh.write(block)
+    out.append(({"file": line.name, "what": "a 100 MB single line (no line end)",
+                 "format": "dmpmqmsg", "good": [], "bad": [["bad_framing", "unframed"]],
+                 "framed": 1, "error": None}, line))
+    return out
+
+
+def write_corpus() -> list[dict]:
+    CORPUS.mkdir(exist_ok=True)
+    entries = []
+    for entry, data in cases():
+        (CORPUS / entry["file"]).write_bytes(data)
+        entries.append(entry)
+    MANIFEST.write_text(json.dumps({"seed": SEED, "cases": entries}, indent=1) + "\n")
+    return entries
+
+
+if __name__ == "__main__":
+    n = len(write_corpus())
+    print(f"{n} cases written to {CORPUS} and {MANIFEST}")
