@@ -19,6 +19,7 @@ COMMAND_MODULES: dict[str, str] = {
     "rules": "dlqlens.rules.cli",
     "simulate": "dlqlens.sim.cli",
     "detect": "dlqlens.detect.cli",
+    "triggers": "dlqlens.triggers.cli",
 }
 
 

@@ -622,6 +622,29 @@ def _skip_syntax(p: _Parser) -> None:
         p.fail(None, "')' closing the value")
 
 
+def parse_attributes(text: str, objtype: str = "QLOCAL", source: str = "<string>",
+                     line: int = 1, column: int = 1) -> dict:
+    """The attributes given in ``text`` (MQSC keyword syntax), typed, without defaults.
+
+    ``parse_attributes("TRIGGER TRIGTYPE(DEPTH) TRIGDPTH(5)")`` is
+    ``{'trigger': True, 'trigtype': 'DEPTH', 'trigdpth': 5}``: what an
+    ``ALTER QLOCAL(...) TRIGGER TRIGTYPE(DEPTH) TRIGDPTH(5)`` changes.
+    Positions in errors are ``line`` and ``column`` plus the offset in ``text``.
+
+    Raises
+    ------
+    MqscError
+        As :func:`parse_definitions`.
+    """
+    defs = Definitions()
+    probe = _new(objtype, "_", {}, source, line)
+    (defs.processes if objtype == "PROCESS" else defs)["_"] = probe
+    prefix = f"ALTER {objtype}(_) "
+    pos = [(line, column)] * len(prefix) + [(line, column + i) for i in range(len(text))]
+    _parse_command(_Command(prefix + text, pos), source, defs)
+    return dict(probe.attributes)
+
+
 # ---------------------------------------------------------------------------
 # API
 # ---------------------------------------------------------------------------
@@ -692,4 +715,4 @@ def read_queue_defs(path: str | os.PathLike) -> Definitions:
 
 
 __all__ = ["APPLTYPES", "Definitions", "MqscError", "ProcessDefinition", "QueueDefinition",
-           "parse_definitions", "parse_mqsc", "read_queue_defs", "type_defaults"]
+           "parse_attributes", "parse_definitions", "parse_mqsc", "read_queue_defs", "type_defaults"]

@@ -3,7 +3,7 @@
 Source: IBM MQ, "Conditions for a trigger event" (``shared/seeds/001``); the
 numbers used everywhere in dlqlens are the items of that list (1-14). The
 simulator (:mod:`dlqlens.sim.qmgr`) and the trigger-condition evaluator
-(:mod:`dlqlens.detect.trigger_eval`) both decide with :func:`on_put` and
+(:mod:`dlqlens.triggers.evaluator`) both decide with :func:`on_put` and
 :func:`on_event`; neither holds a condition of its own.
 
 Nothing here changes state. The caller gives:
@@ -223,7 +223,7 @@ def on_put(q, world, *, counted: bool, prev_count: int, now_ms: float,
         return Decision(False, failed=tuple(failed), item=item)
     failed.extend(supporting(q, world, explain=explain))
     if failed:
-        return Decision(False, failed=tuple(sorted(set(failed), key=failed.index)), item=item)
+        return Decision(False, failed=tuple(sorted(set(failed))), item=item)
     return Decision(True, cause=cause, item=item)
 
 
