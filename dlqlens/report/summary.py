@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
+from dlqlens.report.safe import printable
 
 
 @dataclass
@@ -75,7 +76,11 @@ class CaptureSummary:
     sources: list = field(default_factory=list)
 
     def to_text(self) -> str:
-        """The summary as plain text (a terminal, a ticket, an e-mail)."""
+        """The summary as plain text (a terminal, a ticket, an e-mail); control
+        characters from captures are shown escaped (:func:`~dlqlens.report.safe.printable`)."""
+        return printable(self._text())
+
+    def _text(self) -> str:
         out = []
         n_drop = int(self.dropped["messages"].sum()) if len(self.dropped) else 0
         out.append(f"Messages: {self.messages} summarised of {self.framed} framed"

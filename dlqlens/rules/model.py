@@ -500,8 +500,11 @@ class Diagnostic:
     rule_index: int | None = None
 
     def format(self, source: str = "<rules>") -> str:
-        """``SOURCE:LINE:COL: severity code: message``."""
-        return f"{source}:{self.line}:{self.column}: {self.severity} {self.code}: {self.message}"
+        """``SOURCE:LINE:COL: severity code: message`` (control characters escaped)."""
+        from dlqlens.report.safe import printable
+
+        return printable(f"{source}:{self.line}:{self.column}: {self.severity} {self.code}: "
+                         f"{self.message}")
 
     def to_dict(self) -> dict:
         """One element of ``diagnostics`` in the ``rules check --json`` contract."""
@@ -549,8 +552,11 @@ class LintFinding:
     reasoning: str | None = None
 
     def format(self, source: str = "<rules>") -> str:
-        """``SOURCE:LINE:COL: severity code: message``."""
-        return f"{source}:{self.line or 1}:{self.column or 1}: {self.severity} {self.code}: {self.message}"
+        """``SOURCE:LINE:COL: severity code: message`` (control characters escaped)."""
+        from dlqlens.report.safe import printable
+
+        return printable(f"{source}:{self.line or 1}:{self.column or 1}: {self.severity} "
+                         f"{self.code}: {self.message}")
 
     def to_dict(self) -> dict:
         """One element of ``lint`` in the ``rules check --json`` contract."""

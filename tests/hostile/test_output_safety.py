@@ -1,0 +1,224 @@
+"""Output safety: capture content is untrusted.
+
+* HTML (the summary's ``_repr_html_``) escapes every value that came from a
+  message: script and markup payloads in PutApplName, DestQName,
+  UserIdentifier, payload text and issue text come out as text;
+* terminal text escapes control characters (an ESC sequence in a capture
+  cannot rewrite the terminal);
+* names inside captures are never used as paths;
+* nothing from a capture is evaluated (no eval/exec/pickle/yaml on it).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import dlqlens
+from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.capture.message import dead_letter
+from dlqlens.capture.reader import read_capture
+from dlqlens.report.safe import printable
+from dlqlens.report.summary import CaptureSummary
+
+SCRIPT = "<script>alert(1)</script>"         # 25: fits PutApplName (28)
+IMG = "<img src=x onerror=alert(2)>"           # 28: fits DestQName (48)
+USER = "<b>'&\"</b>"                           # 11: fits UserIdentifier (12)
+PAYLOAD = b'<script>alert("payload")</script><iframe src="//evil">'
+STRAY = "<script>document.location='//evil'</script>"
+
+
+def hostile_message(**md):
+    m = {"Format": "MQSTR", "PutApplName": SCRIPT, "UserIdentifier": USER,
+         "ReplyToQ": "<svg onload=alert(3)>", "PutDate": "20240315", "PutTime": "10153012"}
+    m.update(md)
+    return dead_letter(m, {"Reason": 2053, "DestQName": IMG, "DestQMgrName": "<u>QM</u>",
+                           "PutApplName": SCRIPT, "PutDate": "20240315",
+                           "PutTime": "10153157"}, PAYLOAD, ccsid=819)
+
+
+def write_all(d: Path) -> list[Path]:
+    m = hostile_message()
+    paths = [d / "h.bin", d / "h.dmp", d / "h.bcg"]
+    raw.write_raw(paths[0], [m, m])
+    text = dmpmqmsg.format_message(m)
+    paths[1].write_text("* QLOAD Version:8.0\n\n" + text + STRAY + "\n" + text)
+    amqsbcg.write_amqsbcg(paths[2], [m])
+    return paths
+
+
+def summary_of(table) -> CaptureSummary:
+    """A CaptureSummary built with pandas from decoded rows (the figures the
+    Spark ``summarize`` computes, without a JVM)."""
+    df = table.to_pandas()
+    md = pd.json_normalize(df["md"].tolist()).add_prefix("md.")
+    dlh = pd.json_normalize([d or {} for d in df["dlh"].tolist()]).add_prefix("dlh.")
+    flat = pd.concat([df.drop(columns=["md", "dlh"]), md, dlh], axis=1)
+
+    def count(cols, names):
+        out = flat.groupby(cols, dropna=False).size().reset_index(name="messages")
+        return out.rename(columns=dict(zip(cols, names)))
+
+    first_issue = [(i[0]["message"] if len(i) else "") for i in df["decode_issues"]]
+    problems = flat.assign(issue=first_issue)[flat["decode_status"] != "ok"][
+        ["source", "message_number", "source_line", "source_offset", "decode_status", "issue"]]
+    return CaptureSummary(
+        framed=len(df), messages=len(df), dropped=pd.DataFrame(columns=["decode_status", "messages"]),
+        by_status=count(["decode_status"], ["decode_status"]),
+        by_reason=count(["dlh.Reason", "reason_name"], ["Reason", "reason_name"]),
+        by_destination=count(["dlh.DestQMgrName", "dlh.DestQName"], ["DestQMgrName", "DestQName"]),
+        by_application=count(["md.PutApplName", "md.UserIdentifier", "payload_text"],
+                             ["PutApplName", "UserIdentifier", "payload_text"]),
+        by_dlq_putter=count(["dlh.PutApplName"], ["PutApplName"]),
+        times={k: None for k in ("oldest_put", "newest_put", "oldest_dlq_put", "newest_dlq_put")},
+        without_dlh=0, problems=problems, problem_count=len(problems),
+        sources=sorted(set(df["source"])))
+
+
+class Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attrs: list = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.attrs.extend(attrs)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+SAFE_TAGS = {"h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td"}
+
+
+def test_decoded_values_carry_the_markup_verbatim(tmp_path):
+    rows = read_capture(write_all(tmp_path)).table.to_pylist()
+    good = [r for r in rows if r["decode_status"] == "ok"]
+    assert len(good) == 5
+    for r in good:
+        assert r["md"]["PutApplName"] == SCRIPT and r["dlh"]["DestQName"] == IMG
+        assert r["md"]["UserIdentifier"] == USER and r["payload_text"] == PAYLOAD.decode()
+
+
+def test_summary_html_escapes_capture_content(tmp_path):
+    res = read_capture(write_all(tmp_path))
+    s = summary_of(res.table)
+    assert s.problem_count == 1  # the stray <script> line of the dmpmqmsg file
+    html = s._repr_html_()
+    p = Tags()
+    p.feed(html)
+    assert p.tags <= SAFE_TAGS, p.tags - SAFE_TAGS
+    assert all(name in ("border", "class", "style") for name, _ in p.attrs), p.attrs
+    text = "".join(p.text)
+    # the values are shown, as text
+    for value in (SCRIPT, IMG, USER, PAYLOAD.decode(), "<u>QM</u>"):
+        assert value in text, value
+    assert "&lt;script&gt;" in html and "<script" not in html and "<img" not in html
+    assert STRAY[:30] in text  # the unframed line's issue text, escaped too
+
+
+@pytest.mark.spark
+def test_spark_summary_html_escapes_capture_content(spark, tmp_path):
+    from dlqlens.report.summary import summarize
+    from dlqlens.spark import load_capture
+
+    paths = write_all(tmp_path)
+    html = summarize(load_capture(spark, [str(p) for p in paths]))._repr_html_()
+    p = Tags()
+    p.feed(html)
+    assert p.tags <= SAFE_TAGS, p.tags - SAFE_TAGS
+    assert "<script" not in html and "<img" not in html and "&lt;script&gt;" in html
+    assert SCRIPT in "".join(p.text)
+
+
+def test_summary_text_escapes_terminal_controls(tmp_path):
+    m = hostile_message(PutApplName="\x1b]0;pwned\x07\x1b[2J", UserIdentifier="a\rb")
+    p = tmp_path / "esc.bin"
+    raw.write_raw(p, [m])
+    res = read_capture(p)
+    assert res.table.to_pylist()[0]["md"]["PutApplName"].startswith("\x1b]0;")
+    text = summary_of(res.table).to_text()
+    assert "\x1b" not in text and "\r" not in text and "\x07" not in text
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in text
+
+
+def test_printable():
+    assert printable("A\x1b[31m\r\n\tB\x85\u2028\x00é") == "A\\x1b[31m\\x0d\n\tB\\x85\\u2028\\x00é"
+
+
+def test_rules_diagnostics_escape_terminal_controls():
+    from dlqlens.rules import parse
+
+    t = parse("\x1b[31mACTION(IGNORE)\r\n")
+    out = "\n".join(d.format("t.rul") for d in t.diagnostics)
+    assert "\\x1b[31m" in out and "\x1b" not in out
+
+
+def test_names_in_captures_are_never_used_as_paths(tmp_path, monkeypatch):
+    """Queue, application and user names that look like paths are only data."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    names = {"PutApplName": "../pwned-appl", "ReplyToQ": "../pwned-replyq",
+             "UserIdentifier": "../pwned", "ReplyToQMgr": "/tmp/dlqlens-pwned-qm"}
+    m = dead_letter({"Format": "MQSTR", **names},
+                    {"Reason": 2053, "DestQName": "../pwned-destq",
+                     "DestQMgrName": "../../pwned-qm"}, b"../pwned-payload")
+    before = sorted(os.listdir(tmp_path))
+    for fmt, name in (("raw", "c.bin"), ("dmpmqmsg", "c.dmp"), ("amqsbcg", "c.bcg")):
+        p = tmp_path / name
+        {"raw": raw.write_raw, "dmpmqmsg": dmpmqmsg.write_dmpmqmsg,
+         "amqsbcg": amqsbcg.write_amqsbcg}[fmt](p, [m])
+        before.append(name)
+        res = read_capture(p)
+        summary_of(res.table).to_text()
+        summary_of(res.table)._repr_html_()
+        (row,) = res.table.to_pylist()
+        assert row["md"]["PutApplName"] == "../pwned-appl"
+        assert row["source"] == str(p)  # the file read, not a name from inside it
+    assert sorted(os.listdir(tmp_path)) == sorted(before) and os.listdir(work) == []
+    assert not os.path.exists("/tmp/dlqlens-pwned-qm")
+
+
+#: Calls that evaluate or deserialise data, and the only places allowed to
+#: make them (none reads capture content).
+BUILTINS = {"eval", "exec", "compile", "__import__"}
+MODULES = {"pickle", "marshal", "yaml", "dill", "shelve", "subprocess", "importlib"}
+ALLOWED = {
+    ("dlqlens/sim/qmgr.py", "pickle.dump"): "the simulator's own spool files",
+    ("dlqlens/sim/qmgr.py", "pickle.load"): "the simulator's own spool files, written "
+                                            "earlier in the same run",
+    ("dlqlens/spark/session.py", "subprocess.run"): "subprocess.run([java, '-version'])",
+    ("dlqlens/cli.py", "importlib.import_module"): "fixed list of CLI modules",
+    ("dlqlens/detect/__init__.py", "importlib.import_module"): "the DETECTORS registry",
+}
+
+
+def test_nothing_from_a_capture_is_evaluated():
+    root = Path(dlqlens.__file__).parent
+    found = {}
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root.parent).as_posix()
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func
+            if isinstance(fn, ast.Name) and fn.id in BUILTINS:
+                found.setdefault((rel, fn.id), node.lineno)
+            elif isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and (
+                    fn.value.id in MODULES or (fn.value.id == "os" and fn.attr in
+                                               ("system", "popen", "execv", "execvp"))):
+                found.setdefault((rel, f"{fn.value.id}.{fn.attr}"), node.lineno)
+    unexpected = {k: v for k, v in found.items() if k not in ALLOWED}
+    assert not unexpected, f"evaluating or deserialising calls: {unexpected}"
+    # and the allowed pickle is never fed capture bytes: it reads its own spool
+    qmgr = (root / "sim" / "qmgr.py").read_text()
+    assert "pickle.load(r)" in qmgr and "self.paths" in qmgr
