@@ -1,0 +1,266 @@
+"""Trigger storms and trigger failures (finding kinds ``trigger_storm`` and ``trigger_failure``).
+
+A trigger message (MsgType datagram, Format ``MQTRIG``, an MQTM naming the
+application queue ``QName``, the process ``ProcessName`` and the program
+``ApplId``) is what the queue manager puts on an initiation queue when the
+conditions for a trigger event hold (IBM MQ, "Conditions for a trigger
+event", seed 001; :mod:`dlqlens.mq.triggering`). Two patterns show in captures:
+
+Trigger storm (:func:`trigger_storm`)
+    Many trigger messages for one application queue and process within a
+    short time. With TRIGTYPE(FIRST) the queue manager makes one when the
+    queue's qualifying depth goes from 0 to 1, and again only when TRIGINT
+    has passed since the last one (item 11) or when the last program with the
+    queue open for input closes it leaving messages (item 12): a server that
+    ends before draining its queue is started again and again (item 12 note
+    a), and a low TRIGINT re-triggers on every put. With DEPTH, TRIGGER turns
+    off after each trigger message. A burst of them on an initiation queue
+    is therefore a server that does not drain, a TRIGINT set too low, or a
+    trigger monitor that cannot keep up. (TRIGTYPE(EVERY) makes one per
+    message by design: give the queue definitions so such queues are judged
+    against that.)
+
+Trigger failure (:func:`trigger_failure`)
+    A trigger message on a dead-letter queue. The trigger monitor
+    (runmqtrm, CKTI) dead-letters the trigger messages it cannot act on with
+    a feedback code in ``dlh.Reason``: MQFB_APPL_CANNOT_BE_STARTED (265),
+    MQFB_TM_ERROR (266: not a valid MQTM), MQFB_APPL_TYPE_ERROR (267: an
+    ApplType it cannot start), MQFB_STOPPED_BY_MSG_EXIT (268),
+    MQFB_ACTIVITY/CICS codes and the like (``spec/mqdlh.md`` §5). The queue
+    manager dead-letters a trigger message it cannot put on the initiation
+    queue (full, put-inhibited, deleted, message too big) with that put's
+    MQRC (IBM, "When triggering does not work"). Either way the application
+    was not started for the messages waiting on its queue.
+
+A row is a trigger message when its Format (``md.Format``, or
+``dlh.Format`` after an MQDLH) is ``MQTRIG`` or an MQTM (``tm.StrucId``
+``'TM  '``) was decoded; the MQTM may be missing when the capture is
+truncated, and the finding then names the initiation queue (``dlh.DestQName``)
+instead of the application queue.
+"""
+
+from __future__ import annotations
+
+from dlqlens.detect.common import definition_attr, epoch_seconds, message_ref, sorted_refs
+from dlqlens.detect.findings import finding_columns
+from dlqlens.mq.constants import MQFB, MQFB_NAMES, MQRC_NAMES
+
+#: Feedback codes a trigger monitor puts in dlh.Reason, by severity.
+MONITOR_FEEDBACK = {
+    MQFB["MQFB_APPL_CANNOT_BE_STARTED"]: "the trigger monitor could not start the application",
+    MQFB["MQFB_TM_ERROR"]: "the trigger monitor found no valid MQTM in the trigger message",
+    MQFB["MQFB_APPL_TYPE_ERROR"]: "the trigger monitor cannot start applications of this ApplType",
+    MQFB["MQFB_STOPPED_BY_MSG_EXIT"]: "a message exit stopped the trigger message",
+}
+
+
+def _trim(col):
+    from pyspark.sql import functions as F
+
+    return F.rtrim(F.ltrim(col))
+
+
+def _trigger_rows(df):
+    """Trigger-message rows with the columns the detectors read.
+
+    Columns added: ``dead`` (bool: the row starts with an MQDLH), ``appq``
+    (MQTM QName, trimmed, or null), ``process``, ``applid``, ``appltype``,
+    ``reason`` (dlh.Reason), ``destq`` (dlh.DestQName), ``ts`` (put time: the
+    MQMD's, else the MQDLH's), ``ref`` (struct(source, message_number)).
+    """
+    from pyspark.sql import functions as F
+
+    md_fmt = _trim(F.col("md.Format"))
+    dlh_fmt = _trim(F.col("dlh.Format"))
+    dead = F.col("dlh").isNotNull() & F.col("dlh.Reason").isNotNull()
+    has_tm = F.col("tm").isNotNull() & (F.col("tm.StrucId") == F.lit("TM  "))
+    is_trig = F.when(dead, (dlh_fmt == "MQTRIG") | has_tm) \
+               .otherwise((md_fmt == "MQTRIG") | has_tm)
+    rows = df.where(F.coalesce(is_trig, F.lit(False)))
+    blank = lambda c: F.when(_trim(c) == "", F.lit(None)).otherwise(_trim(c))  # noqa: E731
+    return rows.select(
+        dead.alias("dead"),
+        blank(F.col("tm.QName")).alias("appq"),
+        blank(F.col("tm.ProcessName")).alias("process"),
+        blank(F.col("tm.ApplId")).alias("applid"),
+        F.col("tm.ApplType").alias("appltype"),
+        F.col("dlh.Reason").alias("reason"),
+        blank(F.col("dlh.DestQName")).alias("destq"),
+        F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")).alias("ts"),
+        F.col("dlh_put_ts").alias("dlq_ts"),
+        message_ref().alias("ref"),
+    )
+
+
+def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int = 5,
+                  min_rate: float = 1.0, high_rate: float = 10.0, trigint: int | None = None):
+    """Find bursts of trigger messages for one application queue and process.
+
+    Trigger messages that are not dead-lettered (captures of initiation
+    queues, or of any queue they were moved to) are grouped by application
+    queue (``tm.QName``), process (``tm.ProcessName``) and burst: a burst
+    ends when no trigger message for the pair comes for ``gap`` seconds
+    (Spark ``session_window``). A burst is a storm when it holds at least
+    ``min_messages`` trigger messages at a rate of at least ``min_rate`` per
+    minute, and, when the queue's definition is given, more than its
+    TRIGTYPE allows (FIRST: one per TRIGINT over the burst plus one; DEPTH:
+    one per TRIGDPTH... bounded the same way; EVERY queues are never
+    reported: one trigger message per message is what EVERY means).
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows: reads ``source``, ``message_number``, ``md.Format``,
+        ``dlh`` (``Reason``, ``Format``), ``tm`` (``StrucId``, ``QName``,
+        ``ProcessName``, ``ApplId``, ``ApplType``), ``put_ts``, ``dlh_put_ts``.
+    queue_defs : mapping of str to QueueDefinition, optional
+        :func:`dlqlens.mq.mqsc.read_queue_defs` output: ``trigtype`` and
+        (its ``.trigint`` or ``trigint``) are used.
+    gap : float, default 60.0
+        Seconds without a trigger message that end a burst.
+    min_messages : int, default 5
+        Trigger messages a burst needs to be reported.
+    min_rate : float, default 1.0
+        Trigger messages per minute a burst needs (count over its span,
+        the span taken as at least one second).
+    high_rate : float, default 10.0
+        Trigger messages per minute from which the finding is ``high``
+        severity (``medium`` below).
+    trigint : int, optional
+        The queue manager's TRIGINT in milliseconds, when the definitions do
+        not carry it.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Findings (:data:`dlqlens.detect.findings.FINDINGS_SCHEMA`), kind
+        ``trigger_storm``, one per burst; ``queues`` is the application
+        queue; ``evidence`` holds ``count``, ``span_seconds``,
+        ``rate_per_minute``, ``process``, ``applid``, ``trigtype``,
+        ``trigint_ms`` and ``allowed`` (the most trigger messages TRIGTYPE and
+        TRIGINT allow over the span, null without definitions).
+    """
+    from pyspark.sql import functions as F
+
+    spark = df.sparkSession
+    rows = _trigger_rows(df).where(~F.col("dead") & F.col("appq").isNotNull())
+    grouped = (rows.groupBy("appq", "process",
+                            F.session_window(F.col("ts"), f"{float(gap)} seconds").alias("w"))
+               .agg(F.count(F.lit(1)).alias("n"), F.min("ts").alias("first"),
+                    F.max("ts").alias("last"), F.first("applid", ignorenulls=True).alias("applid"),
+                    sorted_refs(F.col("ref")).alias("refs")))
+    span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
+    grouped = grouped.withColumn("span", span) \
+                     .withColumn("rate", F.col("n") * 60.0 / F.col("span"))
+    ti_default = trigint if trigint is not None else getattr(queue_defs, "trigint", None)
+    defs = []
+    for qname, d in (queue_defs or {}).items():
+        tt = definition_attr(d, "trigtype")
+        defs.append((str(qname).strip(), None if tt is None else str(tt).upper(),
+                     ti_default))
+    if defs:
+        dframe = spark.createDataFrame(defs, "appq string, trigtype string, trigint_ms long")
+        grouped = grouped.join(dframe, "appq", "left")
+    else:
+        grouped = grouped.withColumn("trigtype", F.lit(None).cast("string")) \
+                         .withColumn("trigint_ms", F.lit(None).cast("long"))
+    allowed = F.when(F.col("trigint_ms").isNotNull() & F.col("trigtype").isin("FIRST", "DEPTH"),
+                     F.floor(F.col("span") * 1000.0 / F.greatest(F.col("trigint_ms"), F.lit(1)))
+                     + 1).cast("long")
+    grouped = grouped.withColumn("allowed", allowed)
+    storm = (grouped.where((F.col("n") >= int(min_messages)) & (F.col("rate") >= float(min_rate)))
+             .where(F.col("trigtype").isNull() | (F.col("trigtype") != "EVERY"))
+             .where(F.col("allowed").isNull() | (F.col("n") > F.col("allowed"))))
+    severity = F.when(F.col("rate") >= float(high_rate), "high").otherwise("medium")
+    rate_txt = F.format_number(F.col("rate"), 1)
+    statement = F.concat(
+        F.lit("Queue "), F.col("appq"), F.lit(" was triggered "), F.col("n").cast("string"),
+        F.lit(" times in "), F.format_number(F.col("span"), 0), F.lit(" s ("), rate_txt,
+        F.lit(" per minute) for process "), F.coalesce(F.col("process"), F.lit("(blank)")),
+        F.lit(": a server that ends before draining its queue is restarted on every close, "
+              "or TRIGINT is too low to damp re-triggering."))
+    evidence = F.struct(
+        F.col("n").alias("count"), F.round(F.col("span"), 3).alias("span_seconds"),
+        F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
+        F.col("applid"), F.col("trigtype"), F.col("trigint_ms"), F.col("allowed"))
+    return storm.select(*finding_columns(
+        kind="trigger_storm", severity=severity, queues=F.array(F.col("appq")),
+        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+        evidence=evidence, statement=statement))
+
+
+def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: int = 10):
+    """Find trigger messages on a dead-letter queue: applications that were not started.
+
+    Dead-lettered trigger messages are grouped by application queue
+    (``tm.QName``; the initiation queue ``dlh.DestQName`` when the MQTM is
+    missing), process, program (``tm.ApplId``) and ``dlh.Reason``. A reason
+    that is a feedback code of a trigger monitor (:data:`MONITOR_FEEDBACK`,
+    other MQFB values) means the monitor could not act on it; an MQRC
+    means the queue manager could not put it on the initiation queue
+    ``dlh.DestQName``.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (the columns :func:`trigger_storm` reads).
+    queue_defs : mapping, optional
+        Accepted for the common detector signature; not used.
+    min_messages : int, default 1
+        Dead-lettered trigger messages a group needs to be reported.
+    high_count : int, default 10
+        From this many the finding is ``high`` (``medium`` below; a single
+        unstartable application is still a failure to look at).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Findings, kind ``trigger_failure``, one per group; ``queues`` is the
+        application queue then the initiation queue; ``evidence`` holds
+        ``count``, ``reason``, ``reason_name``, ``process``, ``applid``,
+        ``appltype``, ``initq`` and ``rate_per_minute``.
+    """
+    from pyspark.sql import functions as F
+
+    spark = df.sparkSession
+    rows = _trigger_rows(df).where(F.col("dead"))
+    grouped = (rows.groupBy(F.coalesce("appq", "destq").alias("appq"), "process", "applid",
+                            "reason")
+               .agg(F.count(F.lit(1)).alias("n"), F.first("destq", ignorenulls=True).alias("initq"),
+                    F.first("appltype", ignorenulls=True).alias("appltype"),
+                    F.min(F.coalesce("dlq_ts", "ts")).alias("first"),
+                    F.max(F.coalesce("dlq_ts", "ts")).alias("last"),
+                    sorted_refs(F.col("ref")).alias("refs"))
+               .where(F.col("n") >= int(min_messages)))
+    names = [(code, MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code),
+              MONITOR_FEEDBACK.get(code) or (
+                  "the trigger monitor rejected it" if code in MQFB_NAMES
+                  else "the queue manager could not put it on the initiation queue"))
+             for code in sorted(set(MQFB_NAMES) | set(MQRC_NAMES))]
+    nframe = spark.createDataFrame(names, "reason int, reason_name string, meaning string")
+    grouped = grouped.join(F.broadcast(nframe), "reason", "left")
+    span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
+    grouped = grouped.withColumn("rate", F.col("n") * 60.0 / span)
+    severity = F.when(F.col("n") >= int(high_count), "high").otherwise("medium")
+    reason_txt = F.concat(F.col("reason").cast("string"), F.lit(" "),
+                          F.coalesce(F.col("reason_name"), F.lit("(unknown)")))
+    statement = F.concat(
+        F.col("n").cast("string"), F.lit(" trigger message(s) for queue "), F.col("appq"),
+        F.lit(" (process "), F.coalesce(F.col("process"), F.lit("?")), F.lit(", application "),
+        F.coalesce(F.col("applid"), F.lit("?")), F.lit(") were dead-lettered with "), reason_txt,
+        F.lit(": "), F.coalesce(F.col("meaning"), F.lit("the trigger did not reach a program")),
+        F.lit("; the messages on the application queue were not processed by a triggered "
+              "program."))
+    evidence = F.struct(
+        F.col("n").alias("count"), F.col("reason"), F.col("reason_name"), F.col("process"),
+        F.col("applid"), F.col("appltype"), F.col("initq"),
+        F.round(F.col("rate"), 3).alias("rate_per_minute"))
+    queues = F.filter(F.array_distinct(F.array(F.col("appq"), F.col("initq"))),
+                      lambda c: c.isNotNull())
+    return grouped.select(*finding_columns(
+        kind="trigger_failure", severity=severity, queues=queues,
+        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+        evidence=evidence, statement=statement))
+
+
+__all__ = ["MONITOR_FEEDBACK", "trigger_failure", "trigger_storm"]
