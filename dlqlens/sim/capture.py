@@ -10,7 +10,11 @@ Messages got under syncpoint and not committed at that moment are not seen.
 
 Every message written is described by one line of ``ground_truth.jsonl``
 (see :mod:`dlqlens.sim` for the contract), streamed as the capture is written,
-so nothing but the current message is held in memory.
+so nothing but the current message is held in memory. On request
+(``expected=True``) each capture also gets ``<capture>.expected.jsonl``: the
+values a decode of each message must give (:func:`expected_record`), computed
+from what the simulator put in the message, never from a decode (the golden
+files of ``datasets/``).
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ _MD_FIELDS = ("MsgId", "CorrelId", "MsgType", "Feedback", "Format", "Encoding", 
 _DLH_FIELDS = ("Reason", "DestQName", "DestQMgrName", "Encoding", "CodedCharSetId", "Format",
                "PutApplType", "PutApplName", "PutDate", "PutTime")
 _TM_FIELDS = ("QName", "ProcessName", "TriggerData", "ApplType", "ApplId", "EnvData", "UserData")
+
+#: The Format name each simulated header kind is announced by (``headers`` column of a decode).
+HEADER_FORMATS = {"MQDLH": "MQDEAD", "MQTM": "MQTRIG", "MQXQH": "MQXMIT"}
 
 
 def capture_file_name(qmgr: str, queue: str, fmt: str) -> str:
@@ -90,6 +97,50 @@ def ground_truth_record(source: str, number: int, qmgr: str, queue: str, md: dic
     }
 
 
+def expected_record(rec: dict, m: SimMessage) -> dict:
+    """The values a decode of captured message ``m`` must give (a golden-file line).
+
+    Parameters
+    ----------
+    rec : dict
+        Its ground-truth record (:func:`ground_truth_record`).
+    m : SimMessage
+
+    Returns
+    -------
+    dict
+        ``source``, ``message_number``, ``pattern``; ``md`` (the ground truth's
+        MQMD fields, ``MsgId``/``CorrelId`` as upper-case hex), ``dlh`` and
+        ``tm`` as in the ground truth; ``headers`` (the chain of header Format
+        names, ``["MQDEAD", "MQTRIG"]``); ``payload_hex`` (the application data
+        after the last header, upper-case hex); ``payload_text`` (that data
+        decoded with the CCSID the last header names when its Format is
+        ``MQSTR``, else null); ``decode_status`` ``"ok"``.
+
+    Notes
+    -----
+    Computed from what the simulator put in the message (its header chain
+    and body), independently of the decoders, following the chaining rule of
+    ``spec/mqdlh.md`` §3/§7: each header's Encoding/CodedCharSetId/Format
+    describe what follows it, the MQMD's describe the first header, and an
+    MQTM ends the chain.
+    """
+    fmt, ccsid = _text(m.md.get("Format", "")), int(m.md.get("CodedCharSetId", 0))
+    for kind, fields in m.headers:
+        if kind == "MQDLH":
+            fmt, ccsid = _text(fields["Format"]), int(fields["CodedCharSetId"])
+        elif kind == "MQXQH":
+            fmt, ccsid = _text(fields["MsgDesc.Format"]), int(fields["MsgDesc.CodedCharSetId"])
+        elif kind == "MQTM":
+            fmt = ""
+    text = m.body.decode(charset(ccsid).codec) if fmt == "MQSTR" else None
+    return {"source": rec["source"], "message_number": rec["message_number"],
+            "pattern": rec["pattern"], "md": rec["md"], "dlh": rec["dlh"], "tm": rec["tm"],
+            "headers": [HEADER_FORMATS[k] for k, _ in m.headers],
+            "payload_hex": m.body.hex().upper(), "payload_text": text,
+            "decode_status": "ok"}
+
+
 class Capturer:
     """Writes the captures of one simulation into a directory.
 
@@ -101,9 +152,16 @@ class Capturer:
     fmt : {'amqsbcg', 'dmpmqmsg', 'raw'}
     dlh_block : bool
         amqsbcg: print the MQDLH as a formatted block (MQ 9.3.4 and later).
+    writer_options : dict, optional
+        Extra keyword arguments of the format's writer (``newline="\\r\\n"``
+        for amqsbcg or dmpmqmsg, ``ascii_column=True`` for dmpmqmsg).
+    expected : bool
+        Also write ``<capture>.expected.jsonl`` (:func:`expected_record`) beside
+        each capture.
     """
 
-    def __init__(self, sim: Simulation, out: str, fmt: str, *, dlh_block: bool = True):
+    def __init__(self, sim: Simulation, out: str, fmt: str, *, dlh_block: bool = True,
+                 writer_options: dict | None = None, expected: bool = False):
         if fmt not in FORMATS:
             raise SimulationError(f"unknown capture format {fmt!r}: expected one of "
                                   f"{', '.join(FORMATS)}")
@@ -111,6 +169,8 @@ class Capturer:
         self.out = out
         self.fmt = fmt
         self.dlh_block = dlh_block
+        self.writer_options = dict(writer_options or {})
+        self.expected = expected
         os.makedirs(out, exist_ok=True)
         self.gt_path = os.path.join(out, "ground_truth.jsonl")
         self._gt = open(self.gt_path, "w", encoding="utf-8", newline="\n")
@@ -132,6 +192,8 @@ class Capturer:
         order = byteorder_of(qm.encoding)
         md_codec = qm.codec if charset(qm.ccsid).single_byte else "latin-1"
         gt = self._gt
+        golden = open(path + ".expected.jsonl", "w", encoding="utf-8", newline="\n") \
+            if self.expected else None
 
         def messages():
             number = 0
@@ -150,6 +212,8 @@ class Capturer:
                 if m.deadline is not None:
                     rec["expires"] = self.sim.iso(m.deadline)
                 gt.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                if golden is not None:
+                    golden.write(json.dumps(expected_record(rec, m), ensure_ascii=False) + "\n")
                 self.patterns[pattern] += 1
                 full = dict(MD_DEFAULTS)
                 full.update(md)
@@ -157,12 +221,18 @@ class Capturer:
                                      md_byteorder=order, md_codec=md_codec)
             info["messages"] = number
 
-        if self.fmt == "amqsbcg":
-            write_amqsbcg(path, messages(), queue=queue, dlh_block=self.dlh_block)
-        elif self.fmt == "dmpmqmsg":
-            created = self.sim.datetime().strftime("%a %b %d %H:%M:%S %Y")
-            write_dmpmqmsg(path, messages(), qmgr=qm.name, queue=queue, created=created)
-        else:
-            write_raw(path, messages())
+        opts = self.writer_options
+        try:
+            if self.fmt == "amqsbcg":
+                write_amqsbcg(path, messages(), queue=queue, dlh_block=self.dlh_block, **opts)
+            elif self.fmt == "dmpmqmsg":
+                created = self.sim.datetime().strftime("%a %b %d %H:%M:%S %Y")
+                write_dmpmqmsg(path, messages(), qmgr=qm.name, queue=queue, created=created,
+                               **opts)
+            else:
+                write_raw(path, messages(), **opts)
+        finally:
+            if golden is not None:
+                golden.close()
         self.captures.append(info)
         return info

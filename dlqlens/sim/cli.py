@@ -27,6 +27,11 @@ def register(sub) -> None:
     p.add_argument("--ccsid", type=int, default=None,
                    help="CCSID of the captured queue manager (default 1208, 819 or 500)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--start", default=None, metavar="TIME",
+                   help="simulated UTC time the run begins, ISO 8601 (default 2024-03-15T08:00:00Z)")
+    p.add_argument("--amqsbcg-layout", default="9.3.4", choices=("9.3.4", "classic"),
+                   help="amqsbcg output of MQ 9.3.4 and later, with a formatted MQDLH block "
+                        "(default), or the classic layout (MQDLH only in the hex dump)")
     p.add_argument("--out", metavar="DIR", help="output directory")
     p.set_defaults(func=run_simulate)
 
@@ -45,7 +50,8 @@ def run_simulate(args) -> int:
     if not args.out:
         raise UsageError("simulate: --out DIR is required")
     manifest = simulate(args.scenario, args.size, args.out, format=args.format,
-                        encoding=args.encoding, ccsid=args.ccsid, seed=args.seed)
+                        encoding=args.encoding, ccsid=args.ccsid, seed=args.seed,
+                        start=args.start, dlh_block=args.amqsbcg_layout == "9.3.4")
     for c in manifest["captures"]:
         print(f"{c['file']}\t{c['messages']} message(s)\t{c['qmgr']} {c['queue']}")
     patterns = ", ".join(f"{k} {v}" for k, v in manifest["patterns"].items())

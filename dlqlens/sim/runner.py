@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 from dlqlens.errors import UsageError
 from dlqlens.sim.capture import FORMATS, Capturer
-from dlqlens.sim.engine import Simulation
+from dlqlens.sim.engine import DEFAULT_START, Simulation
 from dlqlens.sim.scenarios import SCENARIOS, Layout, Plan
 from dlqlens.sim.wire import header_codec
 
@@ -61,16 +62,33 @@ def _check(scenario: str, size: int, encoding: int, ccsid: int | None) -> Layout
     return layout
 
 
+def _start(start) -> "dt.datetime":
+    if start is None:
+        return DEFAULT_START
+    if isinstance(start, str):
+        try:
+            start = dt.datetime.fromisoformat(start.replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"--start {start!r}: expected an ISO 8601 time such as "
+                             "2024-03-15T08:00:00Z") from None
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=dt.timezone.utc)
+    return start
+
+
 def run_scenario(scenario: str, size: int, *, seed: int = 0, encoding: int = 546,
-                 ccsid: int | None = None, spool_dir: str | None = None) -> Run:
+                 ccsid: int | None = None, spool_dir: str | None = None,
+                 start: "dt.datetime | str | None" = None) -> Run:
     """Build ``scenario`` at ``size`` and run it to the end of its plan (nothing captured).
 
     With ``spool_dir=None`` every queue stays in memory, so the queues can be
     inspected afterwards; give a directory to spool the queues the scenario
     marks ``spool=True`` (large sizes), and call :meth:`Run.close` when done.
+    ``start`` is the simulated time at which the run begins (UTC; a naive
+    datetime is taken as UTC; default 2024-03-15 08:00:00).
     """
     layout = _check(scenario, size, encoding, ccsid)
-    sim = Simulation(seed)
+    sim = Simulation(seed, _start(start))
     sim.spool_dir = spool_dir
     plan = SCENARIOS[scenario].build(sim, int(size), layout)
     sim.run(plan.duration)
@@ -79,7 +97,8 @@ def run_scenario(scenario: str, size: int, *, seed: int = 0, encoding: int = 546
 
 def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
              encoding: int = 546, ccsid: int | None = None, seed: int = 0,
-             dlh_block: bool = True) -> dict:
+             dlh_block: bool = True, start: "dt.datetime | str | None" = None,
+             writer_options: dict | None = None, expected: bool = False) -> dict:
     """Run ``scenario``; write its captures, ``ground_truth.jsonl``, ``manifest.json`` in ``out``.
 
     Parameters
@@ -97,7 +116,17 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
         Its CCSID (default 1208, 819, 500 respectively).
     seed : int
     dlh_block : bool
-        amqsbcg only: the MQ 9.3.4+ layout with a formatted MQDLH block.
+        amqsbcg only: the MQ 9.3.4+ layout with a formatted MQDLH block
+        (False: the older layout, the MQDLH only in the hex dump).
+    start : datetime or str, optional
+        Simulated time the run begins (UTC; ISO 8601 text accepted; default
+        2024-03-15T08:00:00Z).
+    writer_options : dict, optional
+        Extra keyword arguments of the capture writer (``newline``,
+        dmpmqmsg ``ascii_column``), see :class:`dlqlens.sim.capture.Capturer`.
+    expected : bool
+        Also write ``<capture>.expected.jsonl`` golden decodes beside each
+        capture (:func:`dlqlens.sim.capture.expected_record`).
 
     Returns
     -------
@@ -108,19 +137,30 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
     ------
     dlqlens.errors.UsageError
         Unknown scenario or format, size below 1, an encoding other than
-        546/273/785, or a CCSID an MQ header cannot be written in.
+        546/273/785, a CCSID an MQ header cannot be written in, or a start
+        time that is not ISO 8601.
+
+    Notes
+    -----
+    Memory stays bounded at any size for the queues a scenario spools (those
+    nothing reads during the run: dead-letter and backout queues without a
+    handler): their messages go to a spool file in ``out`` (removed at the end)
+    and the captures and ground truth are streamed from it, one message at a
+    time.
     """
     if format not in FORMATS:
         raise UsageError(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
     layout = _check(scenario, size, encoding, ccsid)
+    begin = _start(start)
     os.makedirs(out, exist_ok=True)
     spool = tempfile.mkdtemp(prefix=".dlqlens-sim-", dir=out)
     try:
-        sim = Simulation(seed)
+        sim = Simulation(seed, begin)
         sim.spool_dir = spool
         plan = SCENARIOS[scenario].build(sim, int(size), layout)
         sim.run(plan.duration)
-        cap = Capturer(sim, out, format, dlh_block=dlh_block)
+        cap = Capturer(sim, out, format, dlh_block=dlh_block, writer_options=writer_options,
+                       expected=expected)
         try:
             for qmgr, queue in plan.captures:
                 cap.capture(sim.qmgrs[qmgr], queue)
@@ -131,6 +171,7 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
         shutil.rmtree(spool, ignore_errors=True)
     manifest = {
         "scenario": scenario, "size": int(size), "seed": seed, "format": format,
+        **({"amqsbcg_layout": "9.3.4" if dlh_block else "classic"} if format == "amqsbcg" else {}),
         "encoding": layout.encoding, "ccsid": layout.ccsid, "platform": layout.platform,
         "start": sim.iso(0), "captured_at": sim.iso(),
         "captures": cap.captures,

@@ -155,15 +155,17 @@ def queue_full_burst(sim: Simulation, size: int, home: Layout) -> Plan:
     arriving order is dead-lettered by ``amqrmppa`` with 2053 (pattern
     ``reason_burst``). A misconfigured QREMOTE on QM.WEB sends about 1% of
     another application's messages to a queue QM.HUB does not have (2085,
-    pattern null). Captured a second after the consumer comes back: the DLQ
-    and ORDERS.IN (still holding the backlog).
+    pattern null). Captured shortly after the consumer comes back (a second,
+    or the time it takes to drain half the backlog when that is shorter): the
+    DLQ and ORDERS.IN (still holding the backlog).
     """
     hub = home_qmgr(sim, "QM.HUB", home)
     web = remote_qmgr(sim, "QM.WEB", "linux")
     rate = 10.0
     window = size / rate
     link(sim, web, hub, mrrty=1, mrtmr=20, latency=0.01)
-    hub.define_qlocal("ORDERS.IN", maxdepth=max(10, size // 20), defpsist="YES")
+    maxdepth = max(10, size // 20)
+    hub.define_qlocal("ORDERS.IN", maxdepth=maxdepth, defpsist="YES")
     hub.define_qlocal("ORDERS.ARCHIVE")
     web.define_qremote("ORDERS.IN", "ORDERS.IN", "QM.HUB")
     web.define_qremote("ORDERS.ARCHIVE", "ORDERS.ARCHVE", "QM.HUB")  # the typo
@@ -172,11 +174,13 @@ def queue_full_burst(sim: Simulation, size: int, home: Layout) -> Plan:
     extra = max(1, size // 100)
     Producer(sim, web, unix_app("order-archiver", "archiver", encoding=546, ccsid=819),
              "ORDERS.ARCHIVE", count=extra, rate=extra / window).start()
-    Consumer(sim, hub, unix_app("order-svc", "ordersvc"), "ORDERS.IN", process_time=0.03,
+    process_time = 0.03
+    Consumer(sim, hub, unix_app("order-svc", "ordersvc"), "ORDERS.IN", process_time=process_time,
              outages=[(0.2 * window, 0.6 * window)]).start()
     Consumer(sim, hub, unix_app("archive-svc", "archiver"), "ORDERS.ARCHIVE").start()
     sim.label("reason_burst", is_dead_letter(2053, "ORDERS.IN"))
-    return Plan(0.6 * window + 1.0, [("QM.HUB", DLQ), ("QM.HUB", "ORDERS.IN")])
+    drain_half = 0.5 * maxdepth * process_time
+    return Plan(0.6 * window + min(1.0, drain_half), [("QM.HUB", DLQ), ("QM.HUB", "ORDERS.IN")])
 
 
 @scenario("deleted_queue_after_deploy")
@@ -274,7 +278,8 @@ def poison_ping_pong(sim: Simulation, size: int, home: Layout) -> Plan:
     PAYMENTS.IN (size/2 payments, BOTHRESH(2), BOQNAME(PAYMENTS.BOQ)) gets
     poison messages from the same release and moves each, after two backouts,
     to its backout queue, where they stay (``backout_loop``, BackoutCount 0
-    there). Captured: the DLQ, APP.IN and PAYMENTS.BOQ.
+    there). Captured: the DLQ, APP.IN, PAYMENTS.IN (poison payments still
+    cycling there, BackoutCount rising) and PAYMENTS.BOQ.
     """
     qm = home_qmgr(sim, "QM.APP", home, dlq_read=True)
     window = 60.0 + size / 100.0
@@ -300,7 +305,7 @@ def poison_ping_pong(sim: Simulation, size: int, home: Layout) -> Plan:
              rate=payments / window, poison=bad).start()
     BrokerFlow(sim, qm, Actor("DataFlowEngine", MQAT_UNIX, "DataFlowEngine", "brkuser"),
                "PAYMENTS.IN", process_time=min(0.02, 0.3 / rate)).start()
-    return Plan(window + 30.0, [("QM.APP", DLQ), ("QM.APP", "APP.IN"),
+    return Plan(window + 30.0, [("QM.APP", DLQ), ("QM.APP", "APP.IN"), ("QM.APP", "PAYMENTS.IN"),
                                 ("QM.APP", "PAYMENTS.BOQ")])
 
 
