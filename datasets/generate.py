@@ -1,171 +1,149 @@
-"""Generate the bundled sample captures (seeded: the same bytes every run).
+"""Generate the bundled datasets from seeded simulator runs (the same bytes every run).
 
-    python datasets/generate.py [--out datasets/dlq-sample] [--seed 20240315]
+    python datasets/generate.py [--out datasets] [--seed 20240315]
 
-Writes one dead-letter queue, as several queue managers would see it, in
-every capture format, both integer byte orders and both character-set
-families, and next to each capture ``<capture>.expected.jsonl``: the values
-its decode must give (checked by ``tests/test_datasets.py``).
+Everything is written by :func:`dlqlens.sim.simulate` (``dlqlens simulate``):
+the messages are the dead letters a simulated queue manager, its channel
+agents, trigger monitor and applications produce, never hand-built, and each
+comes with what the simulator knows about it.
 
-The messages follow how MQ fills an MQDLH (``spec/mqdlh.md`` §4-§5): a
-receiving MCA (``amqrmppa``, MQAT_UNIX) for channel-side reasons, the queue
-manager itself (MQAT_QMGR, its name) for local puts, the trigger monitor
-(``runmqtrm``) for trigger messages it could not act on, JMS (MQAT_JAVA) for
-MQRC_BACKOUT_THRESHOLD_REACHED.
+``dlq-sample/``
+    The dead-letter queues of seven simulated queue managers, one scenario
+    each (:data:`SAMPLE`), one capture file each, covering every capture
+    format (raw, dmpmqmsg with and without its ASCII column, amqsbcg in the
+    MQ 9.3.4+ and the classic layout, LF and CRLF line ends), both integer
+    byte orders (Linux x86-64 546, AIX 273, z/OS 785) and both character-set
+    families (CCSID 1208/819 ASCII, 500/1047 EBCDIC). Their runs start on
+    different days of one week, so the sample reads like a fleet's DLQs.
+    Beside each capture ``<capture>.expected.jsonl``: the values its decode
+    must give (:func:`dlqlens.sim.capture.expected_record`: MQMD, MQDLH and
+    MQTM fields, header chain, payload bytes and text, the ground-truth
+    ``pattern``), checked by ``tests/test_datasets.py``. This is the input
+    of the README's main job, ``dlqlens summary datasets/dlq-sample``.
+``scenarios/<scenario>/``
+    A small run of every scenario of :data:`dlqlens.sim.SCENARIOS`
+    (:data:`SCENARIO_RUNS`): the capture of every queue the scenario
+    captures, ``ground_truth.jsonl`` (the contract of :mod:`dlqlens.sim`:
+    ``source``, ``message_number``, ``queue``, ``pattern``, ``events``...)
+    and ``manifest.json``. Detector tests and notebooks read these.
+
+The seed of each run is derived from ``--seed`` and the run's position in
+its table, so adding a run at the end leaves the others' bytes unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import random
+import shutil
 import sys
+import tempfile
 
-from dlqlens.capture.amqsbcg import write_amqsbcg
-from dlqlens.capture.dmpmqmsg import write_dmpmqmsg
-from dlqlens.capture.message import CaptureMessage, dead_letter
-from dlqlens.capture.raw import write_raw
-from dlqlens.mq.ccsid import charset
-from dlqlens.mq.structs import MQTM
+from dlqlens.sim import SCENARIOS, simulate
 
 SEED = 20240315
 
-# (Reason, weight, destination queue, destination qmgr, who puts it on the DLQ)
-SCENARIOS = [
-    (2053, 40, "PAYMENTS.IN", "QM.PAY", "mca"),
-    (2053, 10, "ORDERS.IN", "QM.ORD", "mca"),
-    (2085, 15, "ORDERS.RETRY", "QM.ORD", "mca"),
-    (2085, 5, "AMQ.5F3A9C2E20001A04", "QM.ORD", "qmgr"),
-    (2035, 10, "LEDGER.POST", "QM.PAY", "mca"),
-    (2051, 8, "INVOICES.IN", "QM.BILL", "mca"),
-    (2030, 4, "DOCS.ARCHIVE", "QM.BILL", "qmgr"),
-    (2087, 3, "SETTLE.OUT", "QM.EU", "mca"),
-    (2362, 3, "PAYMENTS.IN", "QM.PAY", "jms"),
-    (265, 2, "SYSTEM.DEFAULT.INITIATION.QUEUE", "QM.PAY", "trigger"),
-]
-APPS = [("payments-api", 6), ("order-svc", 6), ("BILLRUN", 2), ("web-gateway", 28),
-        ("settlement.jar", 28)]
-USERS = ["appuser", "mqm", "svcpay", "BATCH01"]
+DLQ = "SYSTEM.DEAD.LETTER.QUEUE"
 
+#: dlq-sample capture -> (scenario, size, format, encoding, CCSID, simulate() options, start).
+#: ``size`` is chosen so that each DLQ holds about a hundred messages.
+SAMPLE = {
+    "dlq_linux_x86.raw": ("queue_full_burst", 260, "raw", 546, 1208, {},
+                          "2024-03-11T09:12:00Z"),
+    "dlq_linux_x86.dmp": ("permissions_change", 500, "dmpmqmsg", 546, 819,
+                          {"writer_options": {"ascii_column": True}}, "2024-03-12T14:03:00Z"),
+    "dlq_aix.dmp": ("deleted_queue_after_deploy", 200, "dmpmqmsg", 273, 819, {},
+                    "2024-03-13T22:40:00Z"),
+    "dlq_aix_mq7.bcg": ("poison_ping_pong", 4000, "amqsbcg", 273, 819,
+                        {"dlh_block": False, "writer_options": {"newline": "\r\n"}},
+                        "2024-03-14T10:30:00Z"),
+    "dlq_zos.raw": ("trigger_storm", 1200, "raw", 785, 500, {}, "2024-03-14T02:15:00Z"),
+    "dlq_zos_ebcdic1047.dmp": ("expiry_buildup", 600, "dmpmqmsg", 785, 1047, {},
+                               "2024-03-15T06:00:00Z"),
+    "dlq_linux_x86_mq94.bcg": ("orphaned_replies", 500, "amqsbcg", 546, 1208, {},
+                               "2024-03-15T11:20:00Z"),
+}
 
-def _messages(rng: random.Random, n: int, encoding: int, ccsid: int,
-              md_byteorder: str, md_codec: str, start: dt.datetime) -> list[CaptureMessage]:
-    weights = [s[1] for s in SCENARIOS]
-    out = []
-    t = start
-    for i in range(n):
-        reason, _, destq, destqm, who = rng.choices(SCENARIOS, weights)[0]
-        t += dt.timedelta(seconds=rng.expovariate(1 / 90))
-        orig = t - dt.timedelta(seconds=rng.uniform(0.05, 30))
-        app, app_type = rng.choice(APPS)
-        payload_ccsid = ccsid if charset(ccsid).family == "ebcdic" else rng.choice([1208, 819])
-        body = f'{{"order":{rng.randint(10000, 99999)},"amount":{rng.randint(1, 99999) / 100},"seq":{i + 1}}}'
-        fmt = "MQSTR"
-        payload = body.encode(charset(payload_ccsid).codec)
-        md = {"Version": 2, "Format": fmt, "Encoding": encoding, "CodedCharSetId": payload_ccsid,
-              "Persistence": rng.choice([0, 1, 1]), "Priority": rng.randint(0, 9),
-              "MsgId": b"AMQ " + destqm.encode().ljust(12) + rng.randbytes(8),
-              "PutApplName": app, "PutApplType": app_type,
-              "UserIdentifier": rng.choice(USERS),
-              "ReplyToQMgr": destqm, "PutDate": orig.strftime("%Y%m%d"),
-              "PutTime": orig.strftime("%H%M%S") + f"{orig.microsecond // 10000:02d}",
-              "Expiry": rng.choice([-1, -1, -1, rng.randint(600, 36000)]),
-              "BackoutCount": rng.randint(5, 25) if who == "jms" else 0}
-        dlh = {"Reason": reason, "DestQName": destq, "DestQMgrName": destqm,
-               "PutDate": t.strftime("%Y%m%d"),
-               "PutTime": t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"}
-        if who == "mca":
-            dlh.update(PutApplType=6, PutApplName="amqrmppa")
-        elif who == "qmgr":
-            dlh.update(PutApplType=7, PutApplName=destqm)
-            md["ReplyToQ"] = "AMQ.5F3A9C2E20001A04" if destq.startswith("AMQ.") else ""
-            if destq.startswith("AMQ."):
-                md["MsgType"] = 2  # a reply to a temporary dynamic queue that is gone
-        elif who == "jms":
-            dlh.update(PutApplType=28, PutApplName="settlement.jar")
-        else:  # trigger monitor: the data after the MQDLH is the MQTM (spec/mqtm.md §1)
-            dlh.update(PutApplType=6, PutApplName="runmqtrm", Format="MQTRIG")
-            md.update(Format="MQTRIG", MsgType=8, PutApplType=7, PutApplName=destqm)
-            cs = charset(ccsid)
-            payload = MQTM.pack({"Version": 1, "QName": "PAYMENTS.IN", "ProcessName": "PAY.PROC",
-                                 "ApplType": 6, "ApplId": "/opt/pay/bin/payserver",
-                                 "TriggerData": "", "EnvData": "", "UserData": ""},
-                                ">" if encoding & 0x0F == 1 else "<",
-                                cs.codec if cs.single_byte else "latin-1")
-            md["CodedCharSetId"] = ccsid
-        out.append(dead_letter(md, dlh, payload, encoding=encoding, ccsid=ccsid,
-                               md_byteorder=md_byteorder, md_codec=md_codec))
-    return out
-
-
-#: capture file -> (writer, writer options, encoding, ccsid, MQMD byte order, MQMD codec)
-CAPTURES = {
-    "dlq_linux_x86.raw": ("raw", {}, 546, 1208, "<", "latin-1"),
-    "dlq_zos.raw": ("raw", {}, 785, 500, ">", "cp500"),
-    "dlq_aix.dmp": ("dmpmqmsg", {"qmgr": "QM.PAY", "queue": "SYSTEM.DEAD.LETTER.QUEUE"},
-                    273, 819, ">", "latin-1"),
-    "dlq_linux_x86.dmp": ("dmpmqmsg", {"qmgr": "QM.ORD", "queue": "DLQ", "ascii_column": True},
-                          546, 819, "<", "latin-1"),
-    "dlq_zos_ebcdic1047.dmp": ("dmpmqmsg", {}, 785, 1047, ">", "cp1047"),
-    "dlq_linux_x86_mq94.bcg": ("amqsbcg", {"dlh_block": True}, 546, 1208, "<", "latin-1"),
-    "dlq_aix_mq7.bcg": ("amqsbcg", {"dlh_block": False, "newline": "\r\n"}, 273, 819, ">", "latin-1"),
+#: scenarios/<name>/ -> (size, format, encoding, CCSID): every scenario, small.
+SCENARIO_RUNS = {
+    "queue_full_burst": (200, "raw", 546, None),
+    "deleted_queue_after_deploy": (120, "raw", 546, None),
+    "permissions_change": (300, "raw", 546, None),
+    "poison_ping_pong": (200, "raw", 546, None),
+    "trigger_storm": (300, "raw", 546, None),
+    "expiry_buildup": (300, "raw", 546, None),
+    "orphaned_replies": (300, "raw", 546, None),
+    "clean_baseline": (1000, "raw", 546, None),
 }
 
 
-def expected_record(source: str, number: int, m: CaptureMessage) -> dict:
-    """The fields a decode of ``m`` must give (what the golden files hold)."""
-    from dlqlens.mq.structs import MQDLH
-
-    md = m.full_md()
-    cs = charset(md["CodedCharSetId"])
-    dlh = MQDLH.unpack(m.data, ">" if md["Encoding"] & 0x0F == 1 else "<", cs.codec)
-    payload = m.data[MQDLH.length():]
-    headers = ["MQDEAD"]
-    if dlh["Format"].rstrip() == "MQTRIG":  # the MQTM is a header: nothing follows it
-        payload = payload[MQTM.length():]
-        headers.append("MQTRIG")
-    text = None
-    if dlh["Format"].rstrip() == "MQSTR":
-        text = payload.decode(charset(dlh["CodedCharSetId"]).codec)
-    return {"source": source, "message_number": number,
-            "md": {"Format": md["Format"], "Encoding": md["Encoding"],
-                   "CodedCharSetId": md["CodedCharSetId"], "PutApplName": md["PutApplName"],
-                   "PutDate": md["PutDate"], "PutTime": md["PutTime"],
-                   "BackoutCount": md["BackoutCount"], "MsgId": bytes(md["MsgId"]).hex().upper()},
-            "dlh": {k: dlh[k] for k in ("Reason", "DestQName", "DestQMgrName", "Encoding",
-                                        "CodedCharSetId", "Format", "PutApplType",
-                                        "PutApplName", "PutDate", "PutTime")},
-            "headers": headers, "payload_hex": payload.hex().upper(), "payload_text": text,
-            "decode_status": "ok"}
+def _rename_source(path: str, old: str, new: str) -> None:
+    """Rewrite the ``source`` of every line of a golden file after a capture's rename."""
+    with open(path, encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh]
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        for rec in lines:
+            assert rec["source"] == old, (rec["source"], old)
+            rec["source"] = new
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
-def generate(out: str, seed: int = SEED, per_file: int = 120) -> list[str]:
-    """Write every capture of :data:`CAPTURES` into ``out``; return the file names."""
-    writers = {"raw": write_raw, "dmpmqmsg": write_dmpmqmsg, "amqsbcg": write_amqsbcg}
+def generate_sample(out: str, seed: int = SEED) -> list[str]:
+    """Write every capture of :data:`SAMPLE` and its golden decode into ``out``.
+
+    Each run goes to a scratch directory; its DLQ capture and golden file are
+    moved to ``out`` under the sample's name (the golden ``source`` renamed).
+    Returns the capture file names.
+    """
     os.makedirs(out, exist_ok=True)
     names = []
-    for k, (name, (fmt, opts, enc, ccsid, order, codec)) in enumerate(sorted(CAPTURES.items())):
-        rng = random.Random(seed * 100 + k)
-        start = dt.datetime(2024, 3, 15, 6, 0, 0) + dt.timedelta(hours=k)
-        msgs = _messages(rng, per_file, enc, ccsid, order, codec, start)
-        path = os.path.join(out, name)
-        writers[fmt](path, msgs, **opts)
-        with open(path + ".expected.jsonl", "w", encoding="utf-8", newline="\n") as fh:
-            for i, m in enumerate(msgs, 1):
-                fh.write(json.dumps(expected_record(name, i, m), ensure_ascii=False) + "\n")
+    for k, (name, (scenario, size, fmt, enc, ccsid, opts, start)) in enumerate(SAMPLE.items()):
+        scratch = tempfile.mkdtemp(prefix=".generate-", dir=out)
+        try:
+            manifest = simulate(scenario, size, scratch, format=fmt, encoding=enc, ccsid=ccsid,
+                                seed=seed * 100 + k, start=start, expected=True, **opts)
+            (cap,) = [c for c in manifest["captures"] if c["queue"] == DLQ]
+            shutil.move(os.path.join(scratch, cap["file"]), os.path.join(out, name))
+            golden = os.path.join(out, name + ".expected.jsonl")
+            shutil.move(os.path.join(scratch, cap["file"] + ".expected.jsonl"), golden)
+            _rename_source(golden, cap["file"], name)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         names.append(name)
     return names
 
 
+def generate_scenarios(out: str, seed: int = SEED) -> list[str]:
+    """Write a small run of every scenario into ``out/<scenario>/``; returns the scenario names."""
+    missing = set(SCENARIOS) - set(SCENARIO_RUNS)
+    if missing:
+        raise SystemExit(f"scenarios without a dataset run: {', '.join(sorted(missing))}")
+    for k, (scenario, (size, fmt, enc, ccsid)) in enumerate(SCENARIO_RUNS.items()):
+        target = os.path.join(out, scenario)
+        shutil.rmtree(target, ignore_errors=True)
+        simulate(scenario, size, target, format=fmt, encoding=enc, ccsid=ccsid,
+                 seed=seed * 100 + 50 + k)
+    return list(SCENARIO_RUNS)
+
+
+def generate(out: str, seed: int = SEED) -> list[str]:
+    """Write ``out/dlq-sample/`` and ``out/scenarios/``; returns the paths written, relative to out."""
+    sample = os.path.join(out, "dlq-sample")
+    shutil.rmtree(sample, ignore_errors=True)
+    written = [os.path.join("dlq-sample", n) for n in generate_sample(sample, seed)]
+    written += [os.path.join("scenarios", n) for n in
+                generate_scenarios(os.path.join(out, "scenarios"), seed)]
+    return written
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "dlq-sample"))
+    ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)),
+                    help="directory receiving dlq-sample/ and scenarios/ (default: datasets/)")
     ap.add_argument("--seed", type=int, default=SEED)
-    ap.add_argument("--per-file", type=int, default=120)
     a = ap.parse_args(argv)
-    for name in generate(a.out, a.seed, a.per_file):
+    for name in generate(a.out, a.seed):
         print(os.path.join(a.out, name))
     return 0
 
