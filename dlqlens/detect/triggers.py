@@ -102,10 +102,12 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     ends when no trigger message for the pair comes for ``gap`` seconds
     (Spark ``session_window``). A burst is a storm when it holds at least
     ``min_messages`` trigger messages at a rate of at least ``min_rate`` per
-    minute, and, when the queue's definition is given, more than its
-    TRIGTYPE allows (FIRST: one per TRIGINT over the burst plus one; DEPTH:
-    one per TRIGDPTH... bounded the same way; EVERY queues are never
-    reported: one trigger message per message is what EVERY means).
+    minute. When the queue's definition is given, queues with TRIGTYPE(EVERY)
+    are not reported (one trigger message per message is what EVERY means),
+    and for FIRST and DEPTH the burst is compared with what TRIGINT allows
+    through item 11 (one per TRIGINT over the burst, plus the first): more
+    than that means closes without draining (item 12) re-trigger the queue,
+    within it means TRIGINT is too low; the statement says which.
 
     Parameters
     ----------
@@ -169,16 +171,23 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                      + 1).cast("long")
     grouped = grouped.withColumn("allowed", allowed)
     storm = (grouped.where((F.col("n") >= int(min_messages)) & (F.col("rate") >= float(min_rate)))
-             .where(F.col("trigtype").isNull() | (F.col("trigtype") != "EVERY"))
-             .where(F.col("allowed").isNull() | (F.col("n") > F.col("allowed"))))
+             .where(F.col("trigtype").isNull() | (F.col("trigtype") != "EVERY")))
     severity = F.when(F.col("rate") >= float(high_rate), "high").otherwise("medium")
     rate_txt = F.format_number(F.col("rate"), 1)
+    why = F.when(F.col("allowed").isNotNull() & (F.col("n") > F.col("allowed")),
+                 F.concat(F.lit(", more than the "), F.col("allowed").cast("string"),
+                          F.lit(" TRIGINT allows: the re-triggers come from a server that closes "
+                                "the queue without draining it (item 12)")))
+    why = why.when(F.col("allowed").isNotNull(),
+                   F.concat(F.lit(", within what TRIGINT("), F.col("trigint_ms").cast("string"),
+                            F.lit(") allows: TRIGINT is too low to damp re-triggering")))
+    why = why.otherwise(F.lit(": a server that ends before draining its queue is restarted on "
+                              "every close, or TRIGINT is too low to damp re-triggering"))
     statement = F.concat(
         F.lit("Queue "), F.col("appq"), F.lit(" was triggered "), F.col("n").cast("string"),
         F.lit(" times in "), F.format_number(F.col("span"), 0), F.lit(" s ("), rate_txt,
         F.lit(" per minute) for process "), F.coalesce(F.col("process"), F.lit("(blank)")),
-        F.lit(": a server that ends before draining its queue is restarted on every close, "
-              "or TRIGINT is too low to damp re-triggering."))
+        why, F.lit("."))
     evidence = F.struct(
         F.col("n").alias("count"), F.round(F.col("span"), 3).alias("span_seconds"),
         F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
