@@ -271,3 +271,19 @@ def test_cli_usage_errors(argv, match, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError, match=match):
         run_cli(argv)
+
+
+def test_cli_start_time_and_classic_amqsbcg_layout(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli(["simulate", "deleted_queue_after_deploy", "--size", "40", "--format",
+                    "amqsbcg", "--amqsbcg-layout", "classic", "--start", "2024-06-01T12:00:00Z",
+                    "--out", str(out)]) == 0
+    gt, manifest = load(out)
+    assert manifest["start"].startswith("2024-06-01T12:00:00")
+    assert manifest["amqsbcg_layout"] == "classic"
+    assert gt and all(g["dlh"]["PutDate"] == "20240601" for g in gt)
+    text = (out / manifest["captures"][0]["file"]).read_text(encoding="utf-8")
+    assert "Summary" not in text  # the 9.3.4+ layout ends with a summary block
+    check_read_back(out)
+    with pytest.raises(UsageError, match="ISO 8601"):
+        run_cli(["simulate", "clean_baseline", "--start", "yesterday", "--out", str(out)])
