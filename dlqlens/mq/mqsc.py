@@ -715,4 +715,5 @@ def read_queue_defs(path: str | os.PathLike) -> Definitions:
 
 
 __all__ = ["APPLTYPES", "Definitions", "MqscError", "ProcessDefinition", "QueueDefinition",
-           "parse_attributes", "parse_definitions", "parse_mqsc", "read_queue_defs", "type_defaults"]
+           "parse_attributes", "parse_definitions", "parse_mqsc", "read_queue_defs",
+           "type_defaults"]

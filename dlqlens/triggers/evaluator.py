@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import asdict, dataclass, field
 
 from dlqlens.errors import DlqlensError
