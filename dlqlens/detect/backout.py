@@ -132,47 +132,51 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
               .otherwise(F.lit(int(backout_threshold)))
     rows = rows.withColumn("threshold", thresh)
 
-    parts = []
-    # threshold_reached: dead-lettered with 2362
-    parts.append(rows.where(F.col("is_dl") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED))
-                 .withColumn("signal", F.lit("threshold_reached")).withColumn("queue", F.col("dest")))
-    # backout_count: at or past the threshold
-    parts.append(rows.where(F.col("bc") >= F.col("threshold"))
-                 .withColumn("signal", F.lit("backout_count")).withColumn("queue", F.col("home")))
-    # backout_queue: browsed on a backout queue
-    parts.append(rows.where(F.col("on_boq"))
-                 .withColumn("signal", F.lit("backout_queue")).withColumn("queue", F.col("cq")))
-    # redelivered: the same MsgId put to the DLQ / a backout queue at different times
-    parked = rows.where(F.col("is_dl") | F.col("on_boq"))
-    again = (parked.where(F.col("msgid").isNotNull())
-             .groupBy("msgid").agg(F.countDistinct("cq", "ts").alias("puts"))
-             .where(F.col("puts") >= 2).select("msgid"))
-    parts.append(parked.join(again, "msgid", "left_semi")
-                 .withColumn("signal", F.lit("redelivered")).withColumn("queue", F.col("home")))
-    same_body = (parked.where(F.col("digest").isNotNull())
-                 .groupBy("home", "digest").agg(F.countDistinct("msgid").alias("ids"))
-                 .where(F.col("ids") >= int(min_repeats)).select("home", "digest"))
-    parts.append(parked.join(same_body, ["home", "digest"], "left_semi")
-                 .withColumn("signal", F.lit("redelivered")).withColumn("queue", F.col("home")))
-    # ping_pong: still on an input queue whose consumer dead-letters with 2362
-    loops = (rows.where(F.col("is_dl") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED))
-             .groupBy(F.col("dest").alias("cq")).agg(F.max("dlh_put_ts").alias("last_bo")))
-    parts.append(rows.where(~F.col("is_dl") & ~F.col("on_boq"))
-                 .join(F.broadcast(loops), "cq", "inner")
-                 .where((F.col("bc") > 0) | (F.col("put_ts") <= F.col("last_bo")))
-                 .drop("last_bo")
-                 .withColumn("signal", F.lit("ping_pong")).withColumn("queue", F.col("cq")))
+    # One pass of window functions, then one aggregation: each row says which signals it
+    # shows (few shuffles, so that the detector stays cheap on millions of rows).
+    from pyspark.sql import Window
 
-    cols = ["signal", "queue", "source", "message_number", "bc", "msgid", "ts", "threshold",
-            "bothresh", "boqname"]
-    hits = parts[0].select(*cols)
-    for p in parts[1:]:
-        hits = hits.unionByName(p.select(*cols))
-    hits = hits.where(F.col("queue").isNotNull())
+    parked = F.col("is_dl") | F.col("on_boq")
+    is_2362 = F.col("is_dl") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED)
+    # Window keys fall back to the row itself where the key does not apply, so that no
+    # partition gathers unrelated rows; counts are approx_count_distinct (a number, not
+    # a set per row: exact at the small counts that matter here, cheap on huge groups).
+    own = F.concat_ws("#", "source", F.col("message_number").cast("string"))
+    by_msgid = F.when(parked & F.col("msgid").isNotNull(), F.col("msgid")).otherwise(own)
+    by_body = F.when(parked & F.col("digest").isNotNull(),
+                     F.concat_ws("|", "home", "digest")).otherwise(own)
+    put_key = F.concat_ws("|", "cq", F.col("ts").cast("string"))
+    rows = rows.withColumn("puts", F.when(parked & F.col("msgid").isNotNull(), F.approx_count_distinct(
+        put_key).over(Window.partitionBy(by_msgid))))
+    rows = rows.withColumn("ids", F.when(parked & F.col("digest").isNotNull(), F.approx_count_distinct(
+        F.coalesce("msgid", own)).over(Window.partitionBy(by_body))))
+    # the latest 2362 dead letter for a queue sits in the same "home" partition as the
+    # messages browsed on that queue
+    rows = rows.withColumn("last_bo", F.max(F.when(is_2362, F.col("dlh_put_ts")))
+                           .over(Window.partitionBy("home")))
+
+    def sig(name, cond, queue):
+        return F.when(cond & queue.isNotNull(), F.struct(F.lit(name).alias("signal"),
+                                                         queue.alias("queue")))
+
+    on_input = ~F.col("is_dl") & ~F.col("on_boq") & F.col("last_bo").isNotNull()
+    sigs = F.array(
+        sig("threshold_reached", is_2362, F.col("dest")),
+        sig("backout_count", F.col("bc") >= F.col("threshold"), F.col("home")),
+        sig("backout_queue", F.col("on_boq"), F.col("cq")),
+        sig("redelivered", (F.col("puts") >= 2) | (F.col("ids") >= int(min_repeats)),
+            F.col("home")),
+        sig("ping_pong", on_input & ((F.col("bc") > 0) | (F.col("put_ts") <= F.col("last_bo"))),
+            F.col("cq")),
+    )
+    hits = (rows.withColumn("s", F.explode(F.filter(sigs, lambda x: x.isNotNull())))
+            .select("s.signal", "s.queue", "source", "message_number", "bc", "msgid", "ts",
+                    "threshold", "bothresh", "boqname", F.col("ids").alias("same_body_ids")))
     groups = hits.groupBy("signal", "queue").agg(
         sorted_refs(message_ref()).alias("refs"),
         F.min("ts").alias("first"), F.max("ts").alias("last"),
         F.max("bc").alias("max_bc"), F.countDistinct("msgid").alias("ids"),
+        F.max("same_body_ids").alias("same_body_ids"),
         F.max("threshold").alias("threshold"), F.max("bothresh").alias("bothresh"),
         F.max("boqname").alias("boqname"),
     )
@@ -197,7 +201,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
         .when(F.col("signal") == "redelivered", F.format_string(
             "%d message(s) for %s came back to the dead-letter or backout queue more than once "
             "(same MsgId at different put times, or the same payload under %d MsgIds): a loop.",
-            n, F.col("queue"), F.col("ids")))
+            n, F.col("queue"), F.coalesce(F.col("same_body_ids"), F.lit(1))))
         .otherwise(F.format_string(
             "%d message(s) on %s are older than its consumer's latest MQRC_BACKOUT_THRESHOLD_REACHED "
             "dead letter yet still there: they go round between the consumer's backouts and a DLQ "

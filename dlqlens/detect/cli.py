@@ -167,6 +167,7 @@ def run_detect(args) -> int:
 
     spark = get_spark(args.master)
     df = load_capture(spark, args.captures, format=args.format, mode=args.mode).cache()
+    df.count()  # decode once; every detector then reads the cached rows
     try:
         try:
             findings = run(df, names, queue_defs=queue_defs, **params)

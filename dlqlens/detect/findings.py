@@ -91,7 +91,9 @@ def finding_columns(*, kind, severity, queues, window_start, window_end, message
         return v if isinstance(v, Column) else F.lit(v)
 
     sev = col(severity)
-    ev = F.lit(evidence) if isinstance(evidence, str) else F.to_json(evidence)
+    # nulls kept, so that every finding of a detector has the same evidence keys
+    ev = F.lit(evidence) if isinstance(evidence, str) else F.to_json(
+        evidence, {"ignoreNullFields": "false"})
     msgs = col(messages).cast("array<struct<source:string,message_number:int>>")
     return [
         col(kind).cast("string").alias("kind"),
