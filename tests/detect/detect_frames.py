@@ -1,0 +1,44 @@
+"""Hand-built capture frames for the detector tests (only the columns detectors read)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+FRAME_SCHEMA = (
+    "source string, message_number int, "
+    "md struct<MsgId:binary, CorrelId:binary, BackoutCount:int, Expiry:int, Report:int, "
+    "MsgType:int, PutApplName:string, UserIdentifier:string>, "
+    "dlh struct<Reason:int, DestQName:string, DestQMgrName:string>, "
+    "payload binary, payload_length bigint, reason_name string, "
+    "put_ts timestamp, dlh_put_ts timestamp"
+)
+
+T0 = datetime(2024, 3, 15, 8, 0, 0)
+
+
+def at(seconds: float) -> datetime:
+    """T0 + ``seconds`` (naive UTC, the session time zone is UTC)."""
+    return T0 + timedelta(seconds=seconds)
+
+
+def msgid(n: int, qmgr: str = "QM.T") -> bytes:
+    """A 24-byte MsgId as a queue manager makes them: 'AMQ ' + name + counter."""
+    return ("AMQ " + qmgr.ljust(12)).encode("ascii")[:16] + n.to_bytes(8, "big")
+
+
+def row(source, number, *, mid=None, correl=None, backout=0, expiry=-1, report=0, msgtype=8,
+        appl="app", user="user", reason=None, dest=None, destqm="QM.T", payload=b"x",
+        put=0.0, dlq_put=None, reason_name=None):
+    dlh = None
+    if reason is not None:
+        dlh = (reason, dest, destqm)
+    return (source, number,
+            (mid if mid is not None else msgid(number), correl or b"\0" * 24, backout, expiry,
+             report, msgtype, appl, user),
+            dlh, payload, len(payload) if payload is not None else None, reason_name,
+            at(put) if put is not None else None,
+            at(dlq_put) if dlq_put is not None else None)
+
+
+def frame(spark, rows):
+    return spark.createDataFrame(rows, FRAME_SCHEMA)

@@ -1,0 +1,72 @@
+"""Expired-message build-up detector (dlqlens/detect/expiry.py) on hand-built frames."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from detect_frames import frame, msgid, row
+
+from dlqlens.detect import expiry
+from dlqlens.mq.constants import MQRO
+
+pytestmark = pytest.mark.spark
+
+DLQ1 = "QM.T_SYSTEM.DEAD.LETTER.QUEUE.1.raw"
+
+
+def test_remaining_expiry_curve_and_reports(spark):
+    # capture time = latest put in the capture: 100 s after T0
+    rows = [row("QM.T_DLQ.raw", i, reason=2051, dest="RATES.IN", put=i, dlq_put=i,
+                expiry=600 * i,  # tenths: message i has 60*i seconds left
+                report=MQRO["MQRO_EXPIRATION_WITH_DATA"] if i <= 2 else 0)
+            for i in range(1, 13)]
+    rows.append(row("QM.T_DLQ.raw", 13, reason=2053, dest="X", put=100, dlq_put=100))  # no expiry
+    [f] = expiry.detect(frame(spark, rows)).collect()
+    ev = json.loads(f.evidence)
+    assert f.kind == "expiry_buildup" and f.queues == ["DLQ"]
+    assert ev["depth"] == 13 and ev["finite_expiry"] == 12
+    assert ev["capture_time"] == "2024-03-15T08:01:40.000000Z"
+    assert ev["report_requested"] == 2
+    curve = {p["after_seconds"]: p["expired_in_depth"] for p in ev["curve"]}
+    assert curve[0] == 0 and curve[60] == 1 and curve[300] == 5 and curve[900] == 12
+    assert ev["expiring_soon"] == 12 and f.severity == "high"  # 12/13 within the hour
+    assert ev["first_expiry"] == "2024-03-15T08:02:40.000000Z"
+    assert f.window_end == datetime(2024, 3, 15, 8, 13, 40)
+    assert sorted(m.message_number for m in f.messages) == list(range(1, 13))
+    # an explicit capture time moves every expiry instant
+    [g] = expiry.detect(frame(spark, rows), capture_time="2024-03-15T09:00:00Z").collect()
+    assert json.loads(g.evidence)["first_expiry"] == "2024-03-15T09:01:00.000000Z"
+    # a shorter horizon makes the queue less dominated
+    [h] = expiry.detect(frame(spark, rows), soon=120).collect()
+    assert json.loads(h.evidence)["expiring_soon"] == 2 and h.severity == "medium"
+    assert expiry.detect(frame(spark, rows), min_messages=13).count() == 0
+
+
+def test_messages_vanished_by_expiry_between_snapshots(spark):
+    dlq2 = "QM.T_SYSTEM.DEAD.LETTER.QUEUE.2.raw"
+    first = [row(DLQ1, i, mid=msgid(i), reason=2051, dest="R", put=i, dlq_put=i, expiry=100)
+             for i in range(1, 11)]  # capture 1 at t=10: each has 10 s left -> expire by t=20
+    first.append(row(DLQ1, 11, mid=msgid(11), reason=2051, dest="R", put=10, dlq_put=10,
+                     expiry=-1))   # unlimited: its disappearance is not expiry
+    first.append(row(DLQ1, 12, mid=msgid(12), reason=2051, dest="R", put=10, dlq_put=10,
+                     expiry=100000))  # still alive at capture 2, yet gone: processed
+    second = [row(dlq2, 1, mid=msgid(1), reason=2051, dest="R", put=1, dlq_put=1, expiry=50)]
+    second += [row(dlq2, j, mid=msgid(100 + j), reason=2051, dest="R", put=60, dlq_put=60,
+                   expiry=-1) for j in range(2, 4)]
+    qmap = {DLQ1: "DLQ", dlq2: "DLQ"}
+    found = {json.loads(f.evidence)["source"]: json.loads(f.evidence)
+             for f in expiry.detect(frame(spark, first + second), capture_queues=qmap,
+                                    min_messages=1).collect()}
+    ev = found[DLQ1]
+    assert ev["queue"] == "DLQ" and ev["next_capture"] == dlq2
+    assert ev["vanished_by_expiry"] == 9 and ev["vanished_otherwise"] == 2
+    assert found[dlq2]["next_capture"] is None and found[dlq2]["finite_expiry"] == 1
+
+
+def test_bad_parameters_are_refused(spark):
+    df = frame(spark, [row(DLQ1, 1)])
+    for kw in ({"min_messages": 0}, {"soon": -1}, {"dominance": 0}, {"dominance": 1.5}):
+        with pytest.raises(ValueError):
+            expiry.detect(df, **kw)

@@ -1,0 +1,73 @@
+"""The detector registry, run()'s parameter check and the text/JSON helpers of the CLI (no Spark)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import dlqlens.detect as detect_pkg
+from dlqlens.cli import COMMAND_MODULES
+from dlqlens.detect import DETECTORS, KINDS, detector, run
+from dlqlens.detect.cli import detector_names, format_finding, parse_params, safe
+from dlqlens.errors import UsageError
+
+
+def test_every_module_defining_detect_is_registered():
+    registered = set(DETECTORS.values())
+    missing = []
+    for info in pkgutil.iter_modules(detect_pkg.__path__):
+        name = f"dlqlens.detect.{info.name}"
+        mod = importlib.import_module(name)
+        if callable(getattr(mod, "detect", None)) and f"{name}:detect" not in registered:
+            missing.append(name)
+    assert not missing, f"modules with detect() missing from DETECTORS: {missing}"
+
+
+def test_registry_names_are_finding_kinds_and_resolve():
+    for name in DETECTORS:
+        assert name in KINDS
+        assert callable(detector(name))
+    for mine in ("backout_loop", "expiry_buildup", "orphaned_reply", "reason_burst"):
+        assert mine in DETECTORS
+    with pytest.raises(KeyError, match="known"):
+        detector("no_such_detector")
+    assert COMMAND_MODULES["detect"] == "dlqlens.detect.cli"
+
+
+def test_run_refuses_a_parameter_no_selected_detector_takes():
+    # checked before the DataFrame is touched
+    with pytest.raises(TypeError, match="max_gapp"):
+        run(None, ["reason_burst"], max_gapp=5)
+    with pytest.raises(TypeError, match="backout_threshold"):
+        run(None, ["reason_burst", "orphaned_reply"], backout_threshold=5)
+
+
+def test_params_and_detector_names_from_the_command_line():
+    assert parse_params(["max_gap=120", "exclude_reasons=[2053]", "model-prefixes=[\"Q.*\"]",
+                         "capture_queues={\"a.raw\": \"DLQ\"}", "name=text"]) == {
+        "max_gap": 120, "exclude_reasons": (2053,), "model_prefixes": ("Q.*",),
+        "capture_queues": {"a.raw": "DLQ"}, "name": "text"}
+    with pytest.raises(UsageError, match="NAME=VALUE"):
+        parse_params(["oops"])
+    assert detector_names(["backout_loop,reason_burst", "expiry_buildup"]) == [
+        "backout_loop", "reason_burst", "expiry_buildup"]
+    assert detector_names(None) is None
+    with pytest.raises(UsageError, match="unknown detector"):
+        detector_names(["backout"])
+
+
+def test_text_form_escapes_capture_values():
+    rec = {"kind": "reason_burst", "severity": "high", "queues": ["EVIL\x1b[2J.Q"],
+           "window_start": "2024-03-15T08:00:25.160000Z", "window_end": None,
+           "message_count": 7, "messages": [{"source": f"f{i}.raw", "message_number": i}
+                                            for i in range(1, 8)],
+           "evidence": {"reason": 2053, "dest_queue": "EVIL\x1b[2J.Q"},
+           "statement": "Burst for EVIL\x1b[2J.Q\nnext"}
+    text = format_finding(rec)
+    assert "\x1b" not in text and "\\x1b[2J" in text
+    assert text.splitlines()[0] == ("[HIGH] reason_burst  EVIL\\x1b[2J.Q  "
+                                    "2024-03-15 08:00:25.160Z .. ?  7 message(s)")
+    assert "(+2 more)" in text and "f5.raw#5" in text and "f6.raw" not in text
+    assert safe(None) == "" and safe("a b") == "a b"
