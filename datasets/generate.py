@@ -8,8 +8,9 @@ agents, trigger monitor and applications produce, never hand-built, and each
 comes with what the simulator knows about it.
 
 ``dlq-sample/``
-    The dead-letter queues of seven simulated queue managers, one scenario
-    each (:data:`SAMPLE`), one capture file each, covering every capture
+    The dead-letter queues of seven simulated queue managers (QM.ORDERS,
+    QM.LEDGER, QM.BILLING, QM.SHOP, QM.PORTAL; MQP1 and MQP2 on z/OS), one
+    scenario each (:data:`SAMPLE`), one capture file each, covering every capture
     format (raw, dmpmqmsg with and without its ASCII column, amqsbcg in the
     MQ 9.3.4+ and the classic layout, LF and CRLF line ends), both integer
     byte orders (Linux x86-64 546, AIX 273, z/OS 785) and both character-set
@@ -46,22 +47,23 @@ SEED = 20240315
 
 DLQ = "SYSTEM.DEAD.LETTER.QUEUE"
 
-#: dlq-sample capture -> (scenario, size, format, encoding, CCSID, simulate() options, start).
-#: ``size`` is chosen so that each DLQ holds about a hundred messages.
+#: dlq-sample capture -> (scenario, size, format, encoding, CCSID, queue manager,
+#: simulate() options, start). ``size`` is chosen so that each DLQ holds about a hundred
+#: messages; each run's captured queue manager has its own name (z/OS: a subsystem name).
 SAMPLE = {
-    "dlq_linux_x86.raw": ("queue_full_burst", 260, "raw", 546, 1208, {},
+    "dlq_linux_x86.raw": ("queue_full_burst", 260, "raw", 546, 1208, "QM.ORDERS", {},
                           "2024-03-11T09:12:00Z"),
-    "dlq_linux_x86.dmp": ("permissions_change", 500, "dmpmqmsg", 546, 819,
+    "dlq_linux_x86.dmp": ("permissions_change", 500, "dmpmqmsg", 546, 819, "QM.LEDGER",
                           {"writer_options": {"ascii_column": True}}, "2024-03-12T14:03:00Z"),
-    "dlq_aix.dmp": ("deleted_queue_after_deploy", 200, "dmpmqmsg", 273, 819, {},
+    "dlq_aix.dmp": ("deleted_queue_after_deploy", 200, "dmpmqmsg", 273, 819, "QM.BILLING", {},
                     "2024-03-13T22:40:00Z"),
-    "dlq_aix_mq7.bcg": ("poison_ping_pong", 4000, "amqsbcg", 273, 819,
+    "dlq_aix_mq7.bcg": ("poison_ping_pong", 4000, "amqsbcg", 273, 819, "QM.SHOP",
                         {"dlh_block": False, "writer_options": {"newline": "\r\n"}},
                         "2024-03-14T10:30:00Z"),
-    "dlq_zos.raw": ("trigger_storm", 1200, "raw", 785, 500, {}, "2024-03-14T02:15:00Z"),
-    "dlq_zos_ebcdic1047.dmp": ("expiry_buildup", 600, "dmpmqmsg", 785, 1047, {},
+    "dlq_zos.raw": ("trigger_storm", 1200, "raw", 785, 500, "MQP1", {}, "2024-03-14T02:15:00Z"),
+    "dlq_zos_ebcdic1047.dmp": ("expiry_buildup", 600, "dmpmqmsg", 785, 1047, "MQP2", {},
                                "2024-03-15T06:00:00Z"),
-    "dlq_linux_x86_mq94.bcg": ("orphaned_replies", 500, "amqsbcg", 546, 1208, {},
+    "dlq_linux_x86_mq94.bcg": ("orphaned_replies", 500, "amqsbcg", 546, 1208, "QM.PORTAL", {},
                                "2024-03-15T11:20:00Z"),
 }
 
@@ -98,11 +100,13 @@ def generate_sample(out: str, seed: int = SEED) -> list[str]:
     """
     os.makedirs(out, exist_ok=True)
     names = []
-    for k, (name, (scenario, size, fmt, enc, ccsid, opts, start)) in enumerate(SAMPLE.items()):
+    for k, (name, spec) in enumerate(SAMPLE.items()):
+        scenario, size, fmt, enc, ccsid, qmgr, opts, start = spec
         scratch = tempfile.mkdtemp(prefix=".generate-", dir=out)
         try:
             manifest = simulate(scenario, size, scratch, format=fmt, encoding=enc, ccsid=ccsid,
-                                seed=seed * 100 + k, start=start, expected=True, **opts)
+                                qmgr=qmgr, seed=seed * 100 + k, start=start, expected=True,
+                                **opts)
             (cap,) = [c for c in manifest["captures"] if c["queue"] == DLQ]
             shutil.move(os.path.join(scratch, cap["file"]), os.path.join(out, name))
             golden = os.path.join(out, name + ".expected.jsonl")
@@ -128,7 +132,7 @@ def generate_scenarios(out: str, seed: int = SEED) -> list[str]:
 
 
 def generate(out: str, seed: int = SEED) -> list[str]:
-    """Write ``out/dlq-sample/`` and ``out/scenarios/``; returns the paths written, relative to out."""
+    """Write ``out/dlq-sample/`` and ``out/scenarios/``; returns the paths written (relative)."""
     sample = os.path.join(out, "dlq-sample")
     shutil.rmtree(sample, ignore_errors=True)
     written = [os.path.join("dlq-sample", n) for n in generate_sample(sample, seed)]

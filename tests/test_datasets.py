@@ -73,7 +73,7 @@ def test_capture_decodes_to_its_golden_values(capture):
 
 def test_sample_covers_every_layout_and_a_spread_of_reasons():
     """Both byte orders, ASCII and EBCDIC, every format; seven reasons, several patterns."""
-    layouts, reasons, patterns, days = set(), Counter(), Counter(), set()
+    layouts, reasons, patterns, days, qmgrs = set(), Counter(), Counter(), set(), set()
     for p in CAPTURES:
         for line in open(str(p) + ".expected.jsonl", encoding="utf-8"):
             e = json.loads(line)
@@ -81,12 +81,14 @@ def test_sample_covers_every_layout_and_a_spread_of_reasons():
             reasons[e["dlh"]["Reason"]] += 1
             patterns[e["pattern"]] += 1
             days.add(e["dlh"]["PutDate"])
+            qmgrs.add(e["dlh"]["DestQMgrName"])
     assert {546, 273, 785} <= {enc for enc, _ in layouts}
     assert {1208, 819, 500, 1047} <= {ccsid for _, ccsid in layouts}
     assert {2053, 2085, 2035, 2051, 2362, 265, 2048} <= set(reasons)
     assert {"reason_burst", "backout_loop", "trigger_failure", "expiry_buildup",
             "orphaned_reply", None} <= set(patterns)
     assert len(days) >= 4
+    assert len(qmgrs) >= 7  # a fleet: one queue manager per capture
     assert {p.suffix for p in CAPTURES} == {".raw", ".dmp", ".bcg"}
     assert b"\r\n" in (DATASETS / "dlq_aix_mq7.bcg").read_bytes()
 

@@ -13,6 +13,9 @@ Quick use::
     run.qmgr("QM.APP").queue("APP.INITQ").depth
 
 or ``dlqlens simulate queue_full_burst --size 1000 --format dmpmqmsg --out out/``.
+The full guide (what is modelled and from which IBM documentation, the
+scenarios, the command, the contract below, how ``datasets/`` is regenerated)
+is ``docs/simulator.md``.
 
 Modules
 -------
@@ -98,6 +101,9 @@ Output directory (stable contract)
         (``feedback``, ``for_msgid``), ``reply_created``, ``discarded``,
         ``lost``. A history longer than 400 events keeps its first 60, one
         ``elided`` event (``count``, ``from``, ``to``) and the latest ones.
+``<capture>.expected.jsonl`` (only with ``simulate(..., expected=True)``)
+    The golden decode of each captured message: header chain, payload bytes
+    and text, MQMD/MQDLH/MQTM fields (:func:`dlqlens.sim.capture.expected_record`).
 ``manifest.json``
     Scenario, size, seed, format, encoding, CCSID, start and capture times,
     one entry per capture (``file``, ``qmgr``, ``queue``, ``messages``,

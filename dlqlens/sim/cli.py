@@ -27,8 +27,11 @@ def register(sub) -> None:
     p.add_argument("--ccsid", type=int, default=None,
                    help="CCSID of the captured queue manager (default 1208, 819 or 500)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--qmgr", default=None, metavar="NAME",
+                   help="name of the captured queue manager (default: the scenario's, e.g. QM.HUB)")
     p.add_argument("--start", default=None, metavar="TIME",
-                   help="simulated UTC time the run begins, ISO 8601 (default 2024-03-15T08:00:00Z)")
+                   help="simulated UTC time the run begins, ISO 8601 "
+                        "(default 2024-03-15T08:00:00Z)")
     p.add_argument("--amqsbcg-layout", default="9.3.4", choices=("9.3.4", "classic"),
                    help="amqsbcg output of MQ 9.3.4 and later, with a formatted MQDLH block "
                         "(default), or the classic layout (MQDLH only in the hex dump)")
@@ -51,7 +54,8 @@ def run_simulate(args) -> int:
         raise UsageError("simulate: --out DIR is required")
     manifest = simulate(args.scenario, args.size, args.out, format=args.format,
                         encoding=args.encoding, ccsid=args.ccsid, seed=args.seed,
-                        start=args.start, dlh_block=args.amqsbcg_layout == "9.3.4")
+                        start=args.start, dlh_block=args.amqsbcg_layout == "9.3.4",
+                        qmgr=args.qmgr)
     for c in manifest["captures"]:
         print(f"{c['file']}\t{c['messages']} message(s)\t{c['qmgr']} {c['queue']}")
     patterns = ", ".join(f"{k} {v}" for k, v in manifest["patterns"].items())

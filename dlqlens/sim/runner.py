@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from dlqlens.errors import UsageError
 from dlqlens.sim.capture import FORMATS, Capturer
-from dlqlens.sim.engine import DEFAULT_START, Simulation
+from dlqlens.sim.engine import DEFAULT_START, Simulation, SimulationError
 from dlqlens.sim.scenarios import SCENARIOS, Layout, Plan
 from dlqlens.sim.wire import header_codec
 
@@ -49,13 +49,14 @@ def close_stores(sim: Simulation) -> None:
                 store.close()
 
 
-def _check(scenario: str, size: int, encoding: int, ccsid: int | None) -> Layout:
+def _check(scenario: str, size: int, encoding: int, ccsid: int | None,
+           qmgr: str | None = None) -> Layout:
     if scenario not in SCENARIOS:
         raise UsageError(f"unknown scenario {scenario!r}: expected one of {', '.join(SCENARIOS)}")
     if int(size) < 1:
         raise UsageError(f"--size must be 1 or more, not {size}")
     try:
-        layout = Layout.of(int(encoding), ccsid)
+        layout = Layout.of(int(encoding), ccsid, qmgr)
         header_codec(layout.ccsid)
     except Exception as exc:  # SimulationError: bad encoding or CCSID
         raise UsageError(str(exc)) from None
@@ -78,19 +79,23 @@ def _start(start) -> "dt.datetime":
 
 def run_scenario(scenario: str, size: int, *, seed: int = 0, encoding: int = 546,
                  ccsid: int | None = None, spool_dir: str | None = None,
-                 start: "dt.datetime | str | None" = None) -> Run:
+                 start: "dt.datetime | str | None" = None, qmgr: str | None = None) -> Run:
     """Build ``scenario`` at ``size`` and run it to the end of its plan (nothing captured).
 
     With ``spool_dir=None`` every queue stays in memory, so the queues can be
     inspected afterwards; give a directory to spool the queues the scenario
     marks ``spool=True`` (large sizes), and call :meth:`Run.close` when done.
     ``start`` is the simulated time at which the run begins (UTC; a naive
-    datetime is taken as UTC; default 2024-03-15 08:00:00).
+    datetime is taken as UTC; default 2024-03-15 08:00:00). ``qmgr`` renames the
+    captured queue manager.
     """
-    layout = _check(scenario, size, encoding, ccsid)
+    layout = _check(scenario, size, encoding, ccsid, qmgr)
     sim = Simulation(seed, _start(start))
     sim.spool_dir = spool_dir
-    plan = SCENARIOS[scenario].build(sim, int(size), layout)
+    try:
+        plan = SCENARIOS[scenario].build(sim, int(size), layout)
+    except SimulationError as exc:
+        raise UsageError(str(exc)) from None
     sim.run(plan.duration)
     return Run(sim, plan, layout)
 
@@ -98,7 +103,8 @@ def run_scenario(scenario: str, size: int, *, seed: int = 0, encoding: int = 546
 def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
              encoding: int = 546, ccsid: int | None = None, seed: int = 0,
              dlh_block: bool = True, start: "dt.datetime | str | None" = None,
-             writer_options: dict | None = None, expected: bool = False) -> dict:
+             writer_options: dict | None = None, expected: bool = False,
+             qmgr: str | None = None) -> dict:
     """Run ``scenario``; write its captures, ``ground_truth.jsonl``, ``manifest.json`` in ``out``.
 
     Parameters
@@ -127,6 +133,9 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
     expected : bool
         Also write ``<capture>.expected.jsonl`` golden decodes beside each
         capture (:func:`dlqlens.sim.capture.expected_record`).
+    qmgr : str, optional
+        Name of the captured queue manager (default: the scenario's, such as
+        QM.HUB); z/OS names are usually 4 characters (the subsystem name).
 
     Returns
     -------
@@ -137,8 +146,9 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
     ------
     dlqlens.errors.UsageError
         Unknown scenario or format, size below 1, an encoding other than
-        546/273/785, a CCSID an MQ header cannot be written in, or a start
-        time that is not ISO 8601.
+        546/273/785, a CCSID an MQ header cannot be written in, a start
+        time that is not ISO 8601, or a queue manager name MQ would refuse or
+        the scenario already uses.
 
     Notes
     -----
@@ -150,14 +160,17 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
     """
     if format not in FORMATS:
         raise UsageError(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
-    layout = _check(scenario, size, encoding, ccsid)
+    layout = _check(scenario, size, encoding, ccsid, qmgr)
     begin = _start(start)
     os.makedirs(out, exist_ok=True)
     spool = tempfile.mkdtemp(prefix=".dlqlens-sim-", dir=out)
     try:
         sim = Simulation(seed, begin)
         sim.spool_dir = spool
-        plan = SCENARIOS[scenario].build(sim, int(size), layout)
+        try:
+            plan = SCENARIOS[scenario].build(sim, int(size), layout)
+        except SimulationError as exc:
+            raise UsageError(str(exc)) from None
         sim.run(plan.duration)
         cap = Capturer(sim, out, format, dlh_block=dlh_block, writer_options=writer_options,
                        expected=expected)

@@ -16,6 +16,7 @@ on a real hub.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -46,22 +47,42 @@ DLQ = "SYSTEM.DEAD.LETTER.QUEUE"
 MQAT_CICS = MQAT["MQAT_CICS"]
 
 
+#: Characters of an MQ queue manager name (at most 48 of them).
+QMGR_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+
+
 @dataclass(frozen=True)
 class Layout:
-    """Platform, encoding and CCSID of the captured ("home") queue manager."""
+    """Platform, encoding, CCSID and (optionally) name of the captured ("home") queue manager.
+
+    ``qmgr`` None keeps the name the scenario's story gives it (QM.HUB, QM.APP,
+    QM.FRONT).
+    """
 
     platform: str
     encoding: int
     ccsid: int
+    qmgr: str | None = None
 
     @classmethod
-    def of(cls, encoding: int = 546, ccsid: int | None = None) -> "Layout":
-        """The layout of MQENC_NATIVE ``encoding`` (546, 273 or 785) and ``ccsid``."""
+    def of(cls, encoding: int = 546, ccsid: int | None = None,
+           qmgr: str | None = None) -> "Layout":
+        """The layout of MQENC_NATIVE ``encoding`` (546, 273 or 785), ``ccsid`` and name ``qmgr``.
+
+        Raises
+        ------
+        SimulationError
+            Another encoding, or a queue manager name MQ would refuse (1-48 of
+            ``A-Z a-z 0-9 . / _ %``).
+        """
         if encoding not in ENCODING_PLATFORM:
             raise SimulationError(f"encoding {encoding}: expected 546 (Linux x86-64), "
                                   "273 (AIX) or 785 (z/OS)")
+        if qmgr is not None and not QMGR_NAME.fullmatch(qmgr):
+            raise SimulationError(f"queue manager name {qmgr!r}: expected 1 to 48 of "
+                                  "A-Z a-z 0-9 . / _ %")
         platform = ENCODING_PLATFORM[encoding]
-        return cls(platform, encoding, int(ccsid or PLATFORMS[platform]["ccsid"]))
+        return cls(platform, encoding, int(ccsid or PLATFORMS[platform]["ccsid"]), qmgr)
 
 
 @dataclass
@@ -107,8 +128,12 @@ def scenario(name: str):
 
 def home_qmgr(sim: Simulation, name: str, layout: Layout, *, dlq_read: bool = False,
               **kw) -> QueueManager:
-    """The captured queue manager, with its dead-letter queue (spooled unless ``dlq_read``)."""
-    qm = QueueManager(sim, name, platform=layout.platform, encoding=layout.encoding,
+    """The captured queue manager, with its dead-letter queue (spooled unless ``dlq_read``).
+
+    It is called ``name`` unless the layout names it (``--qmgr``).
+    """
+    qm = QueueManager(sim, layout.qmgr or name, platform=layout.platform,
+                      encoding=layout.encoding,
                       ccsid=layout.ccsid, deadq=DLQ, **kw)
     qm.define_qlocal(DLQ, maxdepth=999999999, maxmsgl=4194304, spool=not dlq_read,
                      descr="dead-letter queue")
@@ -116,7 +141,16 @@ def home_qmgr(sim: Simulation, name: str, layout: Layout, *, dlq_read: bool = Fa
 
 
 def remote_qmgr(sim: Simulation, name: str, platform: str) -> QueueManager:
-    """A queue manager the home one talks to (its own DLQ kept in memory, unused)."""
+    """A queue manager the home one talks to (its own DLQ spooled, unused).
+
+    Raises
+    ------
+    SimulationError
+        When the home queue manager was given the same name (``--qmgr``).
+    """
+    if name in sim.qmgrs:
+        raise SimulationError(f"queue manager name {name!r} is taken by another queue manager "
+                              "of this scenario")
     qm = QueueManager(sim, name, platform=platform, deadq=DLQ)
     qm.define_qlocal(DLQ, maxdepth=999999999, spool=True)
     return qm
@@ -167,8 +201,8 @@ def queue_full_burst(sim: Simulation, size: int, home: Layout) -> Plan:
     maxdepth = max(10, size // 20)
     hub.define_qlocal("ORDERS.IN", maxdepth=maxdepth, defpsist="YES")
     hub.define_qlocal("ORDERS.ARCHIVE")
-    web.define_qremote("ORDERS.IN", "ORDERS.IN", "QM.HUB")
-    web.define_qremote("ORDERS.ARCHIVE", "ORDERS.ARCHVE", "QM.HUB")  # the typo
+    web.define_qremote("ORDERS.IN", "ORDERS.IN", hub.name)
+    web.define_qremote("ORDERS.ARCHIVE", "ORDERS.ARCHVE", hub.name)  # the typo
     Producer(sim, web, unix_app("web-gateway", "webapp", encoding=546, ccsid=1208), "ORDERS.IN",
              count=size, rate=rate, persistent=0.8).start()
     extra = max(1, size // 100)
@@ -180,7 +214,7 @@ def queue_full_burst(sim: Simulation, size: int, home: Layout) -> Plan:
     Consumer(sim, hub, unix_app("archive-svc", "archiver"), "ORDERS.ARCHIVE").start()
     sim.label("reason_burst", is_dead_letter(2053, "ORDERS.IN"))
     drain_half = 0.5 * maxdepth * process_time
-    return Plan(0.6 * window + min(1.0, drain_half), [("QM.HUB", DLQ), ("QM.HUB", "ORDERS.IN")])
+    return Plan(0.6 * window + min(1.0, drain_half), [(hub.name, DLQ), (hub.name, "ORDERS.IN")])
 
 
 @scenario("deleted_queue_after_deploy")
@@ -201,8 +235,8 @@ def deleted_queue_after_deploy(sim: Simulation, size: int, home: Layout) -> Plan
     link(sim, batch, hub, latency=0.01)
     hub.define_qlocal("INVOICES.IN", defpsist="YES", maxdepth=999999)
     hub.define_qlocal("AUDIT.LOG", maxmsgl=32768)
-    batch.define_qremote("INVOICES.IN", "INVOICES.IN", "QM.HUB")
-    batch.define_qremote("AUDIT.LOG", "AUDIT.LOG", "QM.HUB")
+    batch.define_qremote("INVOICES.IN", "INVOICES.IN", hub.name)
+    batch.define_qremote("AUDIT.LOG", "AUDIT.LOG", hub.name)
     Producer(sim, batch, unix_app("BILLRUN", "batch01", encoding=273, ccsid=819), "INVOICES.IN",
              count=size, rate=rate, persistent=1.0).start()
     extra = max(2, size // 50)
@@ -217,7 +251,7 @@ def deleted_queue_after_deploy(sim: Simulation, size: int, home: Layout) -> Plan
 
     sim.at(0.3 * window, deploy)
     sim.label("reason_burst", is_dead_letter(2085, "INVOICES.IN"))
-    return Plan(window + 10.0, [("QM.HUB", DLQ)])
+    return Plan(window + 10.0, [(hub.name, DLQ)])
 
 
 @scenario("permissions_change")
@@ -239,8 +273,8 @@ def permissions_change(sim: Simulation, size: int, home: Layout) -> Plan:
     everyone = {"appuser", "svcpay", "batch01", "reporter", "mqm"}
     hub.define_qlocal("LEDGER.POST", defpsist="YES", authorized=everyone)
     hub.define_qlocal("LEDGER.REPORTS", authorized=everyone)
-    partner.define_qremote("LEDGER.POST", "LEDGER.POST", "QM.HUB")
-    partner.define_qremote("LEDGER.REPORTS", "LEDGER.REPORT", "QM.HUB")  # the typo
+    partner.define_qremote("LEDGER.POST", "LEDGER.POST", hub.name)
+    partner.define_qremote("LEDGER.REPORTS", "LEDGER.REPORT", hub.name)  # the typo
     Producer(sim, partner, unix_app("ledger-client", "appuser", encoding=546, ccsid=1208),
              "LEDGER.POST", count=size, rate=rate, persistent=1.0,
              users=["appuser", "svcpay", "batch01"]).start()
@@ -251,7 +285,7 @@ def permissions_change(sim: Simulation, size: int, home: Layout) -> Plan:
     sim.at(0.3 * window, lambda: hub.alter("LEDGER.POST", authorized=everyone - {"svcpay"}))
     sim.at(0.8 * window, lambda: hub.alter("LEDGER.POST", authorized=everyone))
     sim.label("reason_burst", is_dead_letter(2035, "LEDGER.POST"))
-    return Plan(window + 10.0, [("QM.HUB", DLQ)])
+    return Plan(window + 10.0, [(hub.name, DLQ)])
 
 
 PING_PONG_RULES = """\
@@ -305,8 +339,8 @@ def poison_ping_pong(sim: Simulation, size: int, home: Layout) -> Plan:
              rate=payments / window, poison=bad).start()
     BrokerFlow(sim, qm, Actor("DataFlowEngine", MQAT_UNIX, "DataFlowEngine", "brkuser"),
                "PAYMENTS.IN", process_time=min(0.02, 0.3 / rate)).start()
-    return Plan(window + 30.0, [("QM.APP", DLQ), ("QM.APP", "APP.IN"), ("QM.APP", "PAYMENTS.IN"),
-                                ("QM.APP", "PAYMENTS.BOQ")])
+    return Plan(window + 30.0, [(qm.name, DLQ), (qm.name, "APP.IN"), (qm.name, "PAYMENTS.IN"),
+                                (qm.name, "PAYMENTS.BOQ")])
 
 
 @scenario("trigger_storm")
@@ -343,7 +377,7 @@ def trigger_storm(sim: Simulation, size: int, home: Layout) -> Plan:
                    appltypes=(appltype,), background=True if zos else None).start()
     Producer(sim, qm, unix_app("work-submitter", "submit"), "APP.WORK", count=size,
              rate=rate).start(1.0)
-    return Plan(window + 5.0, [("QM.APP", "APP.INITQ"), ("QM.APP", DLQ), ("QM.APP", "APP.WORK")])
+    return Plan(window + 5.0, [(qm.name, "APP.INITQ"), (qm.name, DLQ), (qm.name, "APP.WORK")])
 
 
 @scenario("expiry_buildup")
@@ -368,7 +402,7 @@ def expiry_buildup(sim: Simulation, size: int, home: Layout) -> Plan:
     link(sim, feed, hub, mrrty=0, latency=latency)
     link(sim, hub, feed, latency=latency)
     hub.define_qlocal("RATES.IN", maxdepth=999999999)
-    feed.define_qremote("RATES.IN", "RATES.IN", "QM.HUB")
+    feed.define_qremote("RATES.IN", "RATES.IN", hub.name)
     feed.define_qlocal("RATES.EXPIRED", spool=True)
     app = unix_app("price-feed", "pricing", encoding=546, ccsid=819)
     reporting = max(1, size // 20)
@@ -381,7 +415,7 @@ def expiry_buildup(sim: Simulation, size: int, home: Layout) -> Plan:
              process_time=min(0.01, 0.5 / rate)).start()
     sim.at(0.1 * window, lambda: hub.alter("RATES.IN", put="DISABLED"))
     sim.label("expiry_buildup", lambda m, dlh: dlh is not None and m.deadline is not None)
-    return Plan(window + 5.0, [("QM.HUB", DLQ)])
+    return Plan(window + 5.0, [(hub.name, DLQ)])
 
 
 @scenario("orphaned_replies")
@@ -416,7 +450,7 @@ def orphaned_replies(sim: Simulation, size: int, home: Layout) -> Plan:
     ReplyServer(sim, back, unix_app("quote-engine", "quotes", encoding=273, ccsid=819), "QUOTE.SVC",
                 process_time=min(0.02, 0.5 / rate), reply_expiry="unlimited",
                 slow=[(0.3 * window, 0.5 * window, 4.0 / rate)]).start()
-    return Plan(window + 30.0, [("QM.FRONT", DLQ)])
+    return Plan(window + 30.0, [(front.name, DLQ)])
 
 
 @scenario("clean_baseline")
@@ -446,9 +480,9 @@ def clean_baseline(sim: Simulation, size: int, home: Layout) -> Plan:
                   wait_interval=2.0, startup=0.3)
     monitor = Actor("CKTI", MQAT_CICS, "CICSPRD1CKTI") if zos else None
     TriggerMonitor(sim, hub, "REPORTS.INITQ", actor=monitor, appltypes=(appltype,)).start()
-    web.define_qremote("ORDERS.IN", "ORDERS.IN", "QM.HUB")
-    web.define_qremote("REPORTS.REQ", "REPORTS.REQ", "QM.HUB")
-    web.define_qremote("STOCK.QUERY", "STOCK.QRY", "QM.HUB")  # the stray one
+    web.define_qremote("ORDERS.IN", "ORDERS.IN", hub.name)
+    web.define_qremote("REPORTS.REQ", "REPORTS.REQ", hub.name)
+    web.define_qremote("STOCK.QUERY", "STOCK.QRY", hub.name)  # the stray one
     Producer(sim, web, unix_app("web-gateway", "webapp", encoding=546, ccsid=1208), "ORDERS.IN",
              count=size, rate=rate, persistent=0.8, big=(0.002, 70000)).start()
     n_reports = max(1, size // 50)
@@ -458,4 +492,4 @@ def clean_baseline(sim: Simulation, size: int, home: Layout) -> Plan:
     Producer(sim, web, unix_app("stock-ui", "webapp", encoding=546, ccsid=1208), "STOCK.QUERY",
              count=n_stray, rate=n_stray / window).start()
     Consumer(sim, hub, unix_app("order-svc", "ordersvc"), "ORDERS.IN", process_time=0.08).start()
-    return Plan(0.5 * window + 0.5, [("QM.HUB", DLQ), ("QM.HUB", "ORDERS.IN")])
+    return Plan(0.5 * window + 0.5, [(hub.name, DLQ), (hub.name, "ORDERS.IN")])

@@ -36,7 +36,7 @@ def test_every_cli_option_is_documented():
     sub = parser._subparsers._group_actions[0].choices["simulate"]
     options = {o for a in sub._actions for o in a.option_strings if o.startswith("--")}
     assert options - {"--help"} == {"--list", "--size", "--format", "--encoding", "--ccsid",
-                                    "--seed", "--start", "--amqsbcg-layout", "--out"}
+                                    "--seed", "--start", "--amqsbcg-layout", "--out", "--qmgr"}
     for option in options - {"--help"}:
         assert option in PAGE, option
 
@@ -46,3 +46,5 @@ def test_the_dataset_table_matches_the_generator():
     for name, (scenario, size, *_rest) in gen.SAMPLE.items():
         assert f"| `{name}` | {scenario} ({size}) |" in PAGE, name
     assert set(gen.SCENARIO_RUNS) == set(SCENARIOS)
+    for name, spec in gen.SAMPLE.items():
+        assert f"| {spec[0]} ({spec[1]}) | {spec[5]} |" in PAGE, name

@@ -112,7 +112,8 @@ def test_list_names_every_scenario_of_the_contract():
 #: without its ASCII column.
 VARIANTS = {
     "amqsbcg-9.3.4": ("amqsbcg", {}),
-    "amqsbcg-classic-crlf": ("amqsbcg", {"dlh_block": False, "writer_options": {"newline": "\r\n"}}),
+    "amqsbcg-classic-crlf": ("amqsbcg", {"dlh_block": False,
+                                         "writer_options": {"newline": "\r\n"}}),
     "dmpmqmsg": ("dmpmqmsg", {}),
     "dmpmqmsg-ascii-column": ("dmpmqmsg", {"writer_options": {"ascii_column": True}}),
     "raw": ("raw", {}),
@@ -287,3 +288,20 @@ def test_cli_start_time_and_classic_amqsbcg_layout(tmp_path, capsys):
     check_read_back(out)
     with pytest.raises(UsageError, match="ISO 8601"):
         run_cli(["simulate", "clean_baseline", "--start", "yesterday", "--out", str(out)])
+
+
+def test_the_captured_queue_manager_can_be_renamed(tmp_path, capsys):
+    """--qmgr names the home queue manager: the capture files, the MQDLH DestQMgrName and, on
+    z/OS, the channel initiator's PutApplName follow; names MQ refuses are usage errors."""
+    out = tmp_path / "out"
+    assert run_cli(["simulate", "deleted_queue_after_deploy", "--size", "40", "--format", "raw",
+                    "--encoding", "785", "--qmgr", "CSQ1", "--out", str(out)]) == 0
+    gt, manifest = load(out)
+    assert [c["file"] for c in manifest["captures"]] == ["CSQ1_SYSTEM.DEAD.LETTER.QUEUE.raw"]
+    assert gt and all(g["qmgr"] == "CSQ1" for g in gt)
+    assert {g["dlh"]["DestQMgrName"] for g in gt} == {"CSQ1"}
+    assert {g["dlh"]["PutApplName"] for g in gt if g["dlh"]["Reason"] == 2085} == {"CSQ1CHIN"}
+    check_read_back(out)
+    for bad, match in (("BAD NAME", "queue manager name"), ("QM.BATCH", "taken")):
+        with pytest.raises(UsageError, match=match):
+            run_cli(["simulate", "deleted_queue_after_deploy", "--qmgr", bad, "--out", str(out)])
