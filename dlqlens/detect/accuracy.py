@@ -153,7 +153,8 @@ def render(results, *, target: float = 0.95, command: str = "") -> str:
         "it; it is a true positive when its ground-truth `pattern` is the detector's kind.",
         "Precision = true positives / flagged, recall = true positives / messages of that",
         "pattern; `—` means nothing to divide by (no message flagged, or none of that pattern).",
-        f"**Bold** cells are the scenarios a detector is meant for (target ≥ {target:.2f} on both);",
+        f"**Bold** cells are the scenarios a detector is meant for (target ≥ {target:.2f} on "
+        "both);",
         "on `clean_baseline` the target is no finding at all.",
         "",
     ]
@@ -183,7 +184,17 @@ def render(results, *, target: float = 0.95, command: str = "") -> str:
         for r in rows:
             lines.append(f"| {r.scenario} | {r.simulate_seconds:.1f} | {r.detect_seconds:.1f} |")
         lines.append("")
-    lines += ["Rows where a detector made no finding on a scenario not meant for it are left out.",
+    lines += ["## Notes", "",
+              "Rows where a detector made no finding on a scenario not meant for it are left out.",
+              "The ground truth gives each message one pattern, so a finding that is true but of",
+              "another kind counts against its detector: the `expiry_buildup` scenario's dead",
+              "letters are also a real burst of MQRC_PUT_INHIBITED (2051) for RATES.IN (the",
+              "queue is put-inhibited for the rest of the run), which `reason_burst` reports;",
+              "their pattern is `expiry_buildup`, so that row shows precision 0.",
+              "Runtimes are wall-clock on a shared machine (other jobs running) and are",
+              "dominated by Spark's per-stage overhead at these sizes (see the module docstring",
+              "of `dlqlens/detect/accuracy.py` for larger sizes).",
+              "",
               f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), Python "
               f"{platform.python_version()}.", ""]
     return "\n".join(lines)

@@ -16,6 +16,9 @@ Evidence this detector reads, one finding per queue and signal:
 
 ``threshold_reached``
     Dead letters with ``dlh.Reason`` 2362, by destination queue.
+``backed_out``
+    Messages with a BackoutCount of at least ``min_backout_count`` but below
+    the threshold: backed out, back in line (low severity).
 ``backout_count``
     Messages whose ``md.BackoutCount`` is at or past ``backout_threshold``, or
     past the queue's BOTHRESH when its definition is given; more severe when
@@ -50,10 +53,12 @@ BACKOUT_THRESHOLD_REACHED = MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"]
 DEFAULT_BACKOUT_QUEUE_PATTERNS = ("*.BOQ", "*.BACKOUT", "*.BACKOUT.*", "*.BACKOUTQ", "*.BO",
                                   "BOQ.*", "BACKOUT.*")
 
-SIGNALS = ("threshold_reached", "backout_count", "backout_queue", "redelivered", "ping_pong")
+SIGNALS = ("threshold_reached", "backout_count", "backed_out", "backout_queue", "redelivered",
+           "ping_pong")
 
 
-def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int = 3,
+def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count: int = 1,
+           min_repeats: int = 3,
            backout_queue_patterns=DEFAULT_BACKOUT_QUEUE_PATTERNS, capture_queues=None):
     """Find backout loops and poison messages.
 
@@ -70,6 +75,10 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
     backout_threshold : int, default 3
         BackoutCount (number of backouts) from which a message is reported
         when its queue's BOTHRESH is unknown or 0.
+    min_backout_count : int, default 1
+        BackoutCount from which a message below the threshold is still reported
+        (signal ``backed_out``, severity ``low``: a loop under way, or a one-off
+        failure).
     min_repeats : int, default 3
         Distinct MsgIds with one payload digest on the DLQ or backout queues
         from which a re-put message is reported.
@@ -97,6 +106,8 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
 
     if int(backout_threshold) < 1:
         raise ValueError(f"backout_threshold must be 1 or more, not {backout_threshold}")
+    if int(min_backout_count) < 1:
+        raise ValueError(f"min_backout_count must be 1 or more, not {min_backout_count}")
     if int(min_repeats) < 2:
         raise ValueError(f"min_repeats must be 2 or more, not {min_repeats}")
     spark = df.sparkSession
@@ -128,8 +139,8 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
     on_boq = (~F.col("is_dl")) & (F.col("cq").rlike(glob_regex(backout_queue_patterns))
                                   | F.col("cq").isin(boqnames))
     rows = rows.withColumn("on_boq", on_boq)
-    thresh = F.when(F.col("bothresh") > 0, F.least(F.col("bothresh"), F.lit(int(backout_threshold)))) \
-              .otherwise(F.lit(int(backout_threshold)))
+    limit = F.lit(int(backout_threshold))
+    thresh = F.when(F.col("bothresh") > 0, F.least(F.col("bothresh"), limit)).otherwise(limit)
     rows = rows.withColumn("threshold", thresh)
 
     # One pass of window functions, then one aggregation: each row says which signals it
@@ -146,10 +157,10 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
     by_body = F.when(parked & F.col("digest").isNotNull(),
                      F.concat_ws("|", "home", "digest")).otherwise(own)
     put_key = F.concat_ws("|", "cq", F.col("ts").cast("string"))
-    rows = rows.withColumn("puts", F.when(parked & F.col("msgid").isNotNull(), F.approx_count_distinct(
-        put_key).over(Window.partitionBy(by_msgid))))
-    rows = rows.withColumn("ids", F.when(parked & F.col("digest").isNotNull(), F.approx_count_distinct(
-        F.coalesce("msgid", own)).over(Window.partitionBy(by_body))))
+    puts = F.approx_count_distinct(put_key).over(Window.partitionBy(by_msgid))
+    rows = rows.withColumn("puts", F.when(parked & F.col("msgid").isNotNull(), puts))
+    ids = F.approx_count_distinct(F.coalesce("msgid", own)).over(Window.partitionBy(by_body))
+    rows = rows.withColumn("ids", F.when(parked & F.col("digest").isNotNull(), ids))
     # the latest 2362 dead letter for a queue sits in the same "home" partition as the
     # messages browsed on that queue
     rows = rows.withColumn("last_bo", F.max(F.when(is_2362, F.col("dlh_put_ts")))
@@ -163,6 +174,9 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
     sigs = F.array(
         sig("threshold_reached", is_2362, F.col("dest")),
         sig("backout_count", F.col("bc") >= F.col("threshold"), F.col("home")),
+        sig("backed_out",
+            (F.col("bc") >= int(min_backout_count)) & (F.col("bc") < F.col("threshold")),
+            F.col("home")),
         sig("backout_queue", F.col("on_boq"), F.col("cq")),
         sig("redelivered", (F.col("puts") >= 2) | (F.col("ids") >= int(min_repeats)),
             F.col("home")),
@@ -175,15 +189,18 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
     groups = hits.groupBy("signal", "queue").agg(
         sorted_refs(message_ref()).alias("refs"),
         F.min("ts").alias("first"), F.max("ts").alias("last"),
-        F.max("bc").alias("max_bc"), F.countDistinct("msgid").alias("ids"),
+        F.max("bc").alias("max_bc"), F.min("bc").alias("min_bc"),
+        F.countDistinct("msgid").alias("ids"),
         F.max("same_body_ids").alias("same_body_ids"),
         F.max("threshold").alias("threshold"), F.max("bothresh").alias("bothresh"),
         F.max("boqname").alias("boqname"),
     )
     n = F.size("refs")
     no_boq = F.col("bothresh").isNotNull() & F.col("boqname").isNull()
-    severity = (F.when(F.col("signal").isin("threshold_reached", "ping_pong", "redelivered"), "high")
+    looping = F.col("signal").isin("threshold_reached", "ping_pong", "redelivered")
+    severity = (F.when(looping, "high")
                 .when((F.col("signal") == "backout_count") & no_boq, "high")
+                .when(F.col("signal") == "backed_out", "low")
                 .otherwise("medium"))
     statement = (
         F.when(F.col("signal") == "threshold_reached", F.format_string(
@@ -195,6 +212,10 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
             "backed out again and again%s.", n, F.col("queue"), F.col("threshold"), F.col("max_bc"),
             F.when(no_boq, F.lit("; the queue has no BOQNAME, so nothing moves them away"))
              .otherwise(F.lit(""))))
+        .when(F.col("signal") == "backed_out", F.format_string(
+            "%d message(s) for %s have been backed out (BackoutCount %d to %d, below the "
+            "threshold of %d): a consumer failed to process them and they are back in line.",
+            n, F.col("queue"), F.col("min_bc"), F.col("max_bc"), F.col("threshold")))
         .when(F.col("signal") == "backout_queue", F.format_string(
             "%d message(s) wait on backout queue %s: a consumer gave up on each after backing it "
             "out to the threshold (poison messages).", n, F.col("queue")))
@@ -203,8 +224,8 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_repeats: int 
             "(same MsgId at different put times, or the same payload under %d MsgIds): a loop.",
             n, F.col("queue"), F.coalesce(F.col("same_body_ids"), F.lit(1))))
         .otherwise(F.format_string(
-            "%d message(s) on %s are older than its consumer's latest MQRC_BACKOUT_THRESHOLD_REACHED "
-            "dead letter yet still there: they go round between the consumer's backouts and a DLQ "
+            "%d message(s) on %s are older than its consumer's latest "
+            "MQRC_BACKOUT_THRESHOLD_REACHED dead letter yet still there: they go round between the consumer's backouts and a DLQ "
             "handler RETRY (ping-pong).", n, F.col("queue")))
     )
     evidence = F.struct(

@@ -155,7 +155,8 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         F.round("quiet_before", 3).alias("quiet_before_seconds"),
         F.col("ongoing").alias("ongoing_at_capture"),
     )
-    severity = F.when((F.col("n") >= int(high_count)) | F.col("ongoing"), "high").otherwise("medium")
+    big = (F.col("n") >= int(high_count)) | F.col("ongoing")
+    severity = F.when(big, "high").otherwise("medium")
     return runs.select(*finding_columns(
         kind="reason_burst", severity=severity, queues=F.array(F.col("dest")),
         window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),

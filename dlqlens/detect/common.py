@@ -58,7 +58,8 @@ def capture_queue_column(source_col, capture_queues: Mapping[str, str] | None = 
         return guessed
     expr = guessed
     for key, queue in capture_queues.items():
-        expr = F.when((source_col == F.lit(key)) | (base == F.lit(key)), F.lit(queue)).otherwise(expr)
+        named = (source_col == F.lit(key)) | (base == F.lit(key))
+        expr = F.when(named, F.lit(queue)).otherwise(expr)
     return expr
 
 

@@ -118,7 +118,8 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         "delivered because the queue no longer exists (%s)%s: the requesting application had "
         "closed its reply queue, most likely after giving up waiting.",
         n, F.when(n == 1, F.lit("y")).otherwise(F.lit("ies")), F.col("queues_n"), F.col("prefix"),
-        F.when(F.col("reply_qmgr") != "", F.col("reply_qmgr")).otherwise(F.lit("its queue manager")),
+        F.when(F.col("reply_qmgr") != "", F.col("reply_qmgr"))
+         .otherwise(F.lit("its queue manager")),
         F.array_join(F.col("reason_list").cast("array<string>"), ", "), requester)
     evidence = F.struct(
         F.col("reply_qmgr"), F.col("prefix").alias("queue_prefix"), F.col("requester_qmgr"),

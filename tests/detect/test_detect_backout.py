@@ -39,13 +39,15 @@ def test_each_signal_on_a_hand_built_capture(spark):
         row(app_in, 1, mid=msgid(50), put=10),             # older than the last 2362: ping-pong
         row(app_in, 2, mid=msgid(51), put=95),             # newer than every 2362 dead letter
         row(app_in, 3, mid=msgid(52), put=96, backout=5),  # count climbs
+        row(app_in, 4, mid=msgid(53), put=97, backout=1),  # backed out once, below threshold
     ]
     rows += [row("QM.T_PAY.BOQ.raw", 1, mid=msgid(70), put=5)]
     found = signals(backout.detect(frame(spark, rows)))
     assert found[("threshold_reached", "APP.IN")] == [1, 1, 2]  # DLQ#1, later#1, DLQ#2
     assert found[("redelivered", "APP.IN")] == [1, 1]
-    assert found[("ping_pong", "APP.IN")] == [1, 3]
+    assert found[("ping_pong", "APP.IN")] == [1, 3, 4]
     assert found[("backout_count", "APP.IN")] == [3]
+    assert found[("backed_out", "APP.IN")] == [4]
     assert found[("backout_queue", "PAY.BOQ")] == [1]
     assert not any(q == "ORDERS.IN" for _, q in found)
 
@@ -64,6 +66,8 @@ def test_queue_definitions_set_threshold_and_backout_queue(spark):
     ev = json.loads(count.evidence)
     assert ev["bothresh"] == 2 and ev["threshold"] == 2 and ev["boqname"] is None
     assert [m.source for m in by_signal["backout_queue"].messages] == ["QM.T_PARKED.raw"]
+    below = by_signal["backed_out"]
+    assert [m.message_number for m in below.messages] == [2] and below.severity == "low"
 
 
 def test_payload_digest_finds_reputs_under_new_msgids(spark):
@@ -80,5 +84,7 @@ def test_bad_parameters_are_refused(spark):
     df = frame(spark, [row(DLQ, 1)])
     with pytest.raises(ValueError, match="backout_threshold"):
         backout.detect(df, backout_threshold=0)
+    with pytest.raises(ValueError, match="min_backout_count"):
+        backout.detect(df, min_backout_count=0)
     with pytest.raises(ValueError, match="min_repeats"):
         backout.detect(df, min_repeats=1)

@@ -1,0 +1,88 @@
+"""``dlqlens detect`` end to end on a small simulated capture, and accuracy on small scenarios."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dlqlens.cli import main
+from dlqlens.detect.accuracy import measure, meets_target, render
+from dlqlens.sim import simulate
+
+pytestmark = pytest.mark.spark
+
+MINE = ["backout_loop", "expiry_buildup", "orphaned_reply", "reason_burst"]
+
+
+@pytest.fixture(scope="module")
+def poison(tmp_path_factory):
+    out = tmp_path_factory.mktemp("poison")
+    simulate("poison_ping_pong", 200, str(out), format="dmpmqmsg")
+    return out
+
+
+def test_text_output_most_severe_first(spark, poison, capsys):
+    assert main(["detect", str(poison), "--detectors", ",".join(MINE), "--master", "local[2]"]) == 0
+    out, err = capsys.readouterr()
+    heads = [line for line in out.splitlines() if line.startswith("[")]
+    assert heads, out
+    ranks = ["CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"]
+    seen = [ranks.index(h[1:h.index("]")]) for h in heads]
+    assert seen == sorted(seen)
+    assert any("MQRC_BACKOUT_THRESHOLD_REACHED (2362)" in line for line in out.splitlines())
+    assert any("backout queue PAYMENTS.BOQ" in line for line in out.splitlines())
+    assert "finding(s)" in err
+
+
+def test_jsonl_one_object_per_finding(spark, poison, capsys):
+    assert main(["detect", str(poison), "--jsonl", "--detectors", "backout_loop",
+                 "--param", "backout_threshold=3", "--master", "local[2]"]) == 0
+    out = capsys.readouterr().out
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records and {r["kind"] for r in records} == {"backout_loop"}
+    for r in records:
+        assert set(r) == {"kind", "severity", "queues", "window_start", "window_end",
+                          "message_count", "messages", "evidence", "statement"}
+        assert r["message_count"] == len(r["messages"]) > 0
+        assert r["window_start"].endswith("Z")
+        assert {"source", "message_number"} == set(r["messages"][0])
+    assert {r["evidence"]["signal"] for r in records} >= {"threshold_reached", "backout_queue"}
+
+
+def test_unknown_parameter_is_a_usage_error(spark, poison, capsys):
+    assert main(["detect", str(poison), "--detectors", "reason_burst", "--param", "nope=1",
+                 "--master", "local[2]"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_queue_definitions_from_mqsc(spark, poison, tmp_path, capsys):
+    pytest.importorskip("dlqlens.mq.mqsc", reason="dlqlens.mq.mqsc (read_queue_defs) not built yet")
+    mqsc = tmp_path / "qdefs.mqsc"
+    mqsc.write_text("DEFINE QLOCAL('APP.IN') BOTHRESH(1) REPLACE\n"
+                    "DEFINE QLOCAL('PAYMENTS.IN') BOTHRESH(2) BOQNAME('PAYMENTS.BOQ') REPLACE\n")
+    # backout-queue name patterns off: only the definitions' BOQNAME makes PAYMENTS.BOQ one
+    argv = ["detect", str(poison), "--jsonl", "--detectors", "backout_loop",
+            "--param", "backout_queue_patterns=[]", "--master", "local[2]"]
+    assert main(argv) == 0
+    without = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert "backout_queue" not in {r["evidence"]["signal"] for r in without}
+    assert main(argv + ["--queue-defs", str(mqsc)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    by_signal = {r["evidence"]["signal"]: r for r in records}
+    assert by_signal["backout_queue"]["queues"] == ["PAYMENTS.BOQ"]
+    reached = by_signal["threshold_reached"]
+    assert reached["queues"] == ["APP.IN"] and reached["evidence"]["bothresh"] == 1
+    assert reached["evidence"]["threshold"] == 1
+
+
+@pytest.mark.parametrize("scenario", ["poison_ping_pong", "clean_baseline"])
+def test_accuracy_on_small_scenarios(spark, scenario, tmp_path):
+    result = measure(spark, scenario, 300, workdir=str(tmp_path), detectors=MINE)
+    for kind in MINE:
+        assert meets_target(result, kind, 0.95) is not False, (kind, result.cells[kind])
+    if scenario == "poison_ping_pong":
+        cell = result.cells["backout_loop"]
+        assert cell.actual > 0 and cell.true_positives == cell.actual == cell.flagged
+    page = render([result])
+    assert f"| {scenario} |" in page and "## 300 messages" in page
