@@ -33,6 +33,7 @@ fits is kept as a ``bad_descriptor`` row with its raw bytes.
 
 from __future__ import annotations
 
+import array
 import os
 import struct
 from collections.abc import Iterable, Iterator
@@ -94,7 +95,7 @@ def write_raw(path: str | os.PathLike, messages: Iterable[CaptureMessage], *,
 
     Messages are streamed: nothing but the index (8 bytes a record) is held.
     """
-    offsets = []
+    offsets = array.array("Q")  # 8 bytes a record, not a Python int each
     n = 0
     with open(path, "wb") as fh:
         fh.write(MAGIC + struct.pack(">I", FORMAT_VERSION))
@@ -107,7 +108,7 @@ def write_raw(path: str | os.PathLike, messages: Iterable[CaptureMessage], *,
             pos += 4 + len(body)
             n += 1
         if index:
-            fh.write(np.asarray(offsets, dtype=">u8").tobytes())
+            fh.write(np.frombuffer(offsets, dtype=np.uint64).astype(">u8").tobytes())
             fh.write(struct.pack(">Q", n) + INDEX_MAGIC)
     return n
 
