@@ -395,7 +395,12 @@ def atheris_main(target: str, seconds: int, argv: list[str]) -> None:  # pragma:
     corpus = Path(__file__).parent / "hostile" / "corpus"
     args = [sys.argv[0], f"-max_total_time={seconds}", "-max_len=65536", *argv]
     if corpus.exists() and target != "rules":
-        args.append(str(corpus))
+        # libFuzzer adds what it finds to its first corpus directory: a copy,
+        # so that the committed corpus stays what generate.py makes
+        import shutil
+        work = tmp / "corpus"
+        shutil.copytree(corpus, work)
+        args.append(str(work))
     t0 = time.time()
     atheris.Setup(args, one)
     try:
