@@ -29,7 +29,7 @@ def register(sub) -> None:
         description="Run the detectors over one or many captures (snapshots of a dead-letter "
                     "queue, and backout, initiation and application queues beside it) and print "
                     "the findings, most severe first. Runs on Spark (Java 17+).")
-    p.add_argument("captures", nargs="+", metavar="CAPTURE",
+    p.add_argument("captures", nargs="*", metavar="CAPTURE",
                    help="capture files, directories or glob patterns")
     p.add_argument("--queue-defs", metavar="FILE",
                    help="queue definitions as MQSC DEFINE QLOCAL(...) text (dmpmqcfg output): "
@@ -149,6 +149,8 @@ def run_detect(args) -> int:
         for name in DETECTORS:
             print(name)
         return 0
+    if not args.captures:
+        raise UsageError("detect: give at least one CAPTURE (file, directory or glob pattern)")
     names = detector_names(args.detectors)
     params = parse_params(args.param)
     if args.capture_time:

@@ -58,6 +58,15 @@ def test_params_and_detector_names_from_the_command_line():
         detector_names(["backout"])
 
 
+def test_list_and_missing_captures(capsys):
+    from dlqlens.cli import main
+
+    assert main(["detect", "--list"]) == 0
+    assert capsys.readouterr().out.split() == list(DETECTORS)
+    assert main(["detect"]) == 2
+    assert "at least one CAPTURE" in capsys.readouterr().err
+
+
 def test_text_form_escapes_capture_values():
     rec = {"kind": "reason_burst", "severity": "high", "queues": ["EVIL\x1b[2J.Q"],
            "window_start": "2024-03-15T08:00:25.160000Z", "window_end": None,
