@@ -357,7 +357,9 @@ def trigger_storm(sim: Simulation, size: int, home: Layout) -> Plan:
     265 (``trigger_failure``). Re-trigger messages wait on APP.INITQ
     (``trigger_storm``; MAXDEPTH size/25, beyond which the queue manager would
     dead-letter them with 2053) and the work piles up on APP.WORK (pattern
-    null; MAXDEPTH 50000, beyond which the submitter's puts fail with 2053).
+    null; MAXDEPTH the larger of 50,000 and ``size``, so that the queue never
+    fills and the storm lasts the whole run: a full APP.WORK would stop the
+    put-triggers and let the monitor drain APP.INITQ before the capture).
     Captured: APP.INITQ, the DLQ and APP.WORK.
     """
     qm = home_qmgr(sim, "QM.APP", home, trigint=200)
@@ -367,7 +369,7 @@ def trigger_storm(sim: Simulation, size: int, home: Layout) -> Plan:
     appltype = MQAT_CICS if zos else MQAT_UNIX
     qm.define_qlocal("APP.INITQ", maxdepth=max(10, size // 25))
     qm.define_qlocal("APP.WORK", trigger=True, trigtype="FIRST", initq="APP.INITQ",
-                     process="WORK.PROC", trigdata="work", maxdepth=50000)
+                     process="WORK.PROC", trigdata="work", maxdepth=max(50000, size))
     qm.define_process("WORK.PROC", appltype=appltype, applicid="/opt/work/bin/worker",
                       envrdata="&")
     ServerProgram(sim, "/opt/work/bin/worker", qm, unix_app("worker", "worker"),
