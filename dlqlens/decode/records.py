@@ -76,10 +76,10 @@ class _Chain:
         np.cumsum(counts, out=offsets[1:])
         cols = {k: np.concatenate(v)[order] for k, v in self.cols.items()}
         items = pa.StructArray.from_arrays(
-            [pa.array(cols["format"], pa.string()), pa.array(cols["struc_id"], pa.string()),
+            [_labels(cols["format"]), _labels(cols["struc_id"]),
              pa.array(cols["offset"]), pa.array(cols["length"]),
              pa.array(cols["encoding"]), pa.array(cols["ccsid"]),
-             pa.array(cols["status"], pa.string())],
+             _labels(cols["status"])],
             fields=list(HEADER_CHAIN_ITEM))
         off = pa.array(offsets)
         return (pa.ListArray.from_arrays(off, items.field("format")),
@@ -97,6 +97,25 @@ def _factorize(values: np.ndarray) -> tuple[list, np.ndarray]:
     uniq, inverse = np.unique(values.astype(str) if values.dtype == object else values,
                               return_inverse=True)
     return uniq.tolist(), inverse.ravel().astype(np.int64)
+
+
+def _labels(values: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """A string array from an object array of few distinct strings (null where
+    not ``valid``), built from the distinct values and an index: no Python
+    string per row."""
+    uniq, inverse = _factorize(np.asarray(values, dtype=object))
+    if not uniq:
+        return pa.array([], pa.string())
+    dictionary = pa.array([str(u) for u in uniq], pa.string())
+    mask = None if valid is None else ~np.asarray(valid, dtype=bool)
+    indices = pa.array(inverse.astype(np.int32), mask=mask)
+    return pa.DictionaryArray.from_arrays(indices, dictionary).cast(pa.string())
+
+
+def _masked(values: np.ndarray, valid: np.ndarray, typ: pa.DataType) -> pa.Array:
+    """``values`` as an Arrow array of ``typ``, null where not ``valid``."""
+    valid = np.asarray(valid, dtype=bool)
+    return pa.array(values, typ, mask=None if valid.all() else ~valid)
 
 
 def _codecs_for(ccsids: np.ndarray, families: np.ndarray | None = None):
@@ -173,8 +192,8 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     enc = md.ints["Encoding"].copy()
     ccsid = md.ints["CodedCharSetId"].copy()
     fmt = _format8(md.columns["Format"])
-    fam_of = {c: codec_family(c) for c in set(fr.md_codec.tolist())}
-    family = np.array([fam_of[c] for c in fr.md_codec], dtype=object)
+    codec_values, codec_idx = _factorize(np.asarray(fr.md_codec, dtype=object))
+    family = np.array([codec_family(c) for c in codec_values] or [ASCII], dtype=object)[codec_idx]
     active = md_valid.copy()
     chain = _Chain(n)
 
@@ -202,7 +221,11 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
             _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid,
                       fmt, family, active, chain, add_issue)
         # rows whose format is not a header stop here: the rest is payload
-        active &= np.isin(fmt, list(_FIXED_HEADERS) + list(PREFIXED_HEADER_FORMATS))
+        is_header = np.zeros(n, dtype=bool)
+        for f in set(fmt[active].tolist()):
+            if f in _FIXED_HEADERS or f in PREFIXED_HEADER_FORMATS:
+                is_header |= fmt == f
+        active &= is_header
 
     headers, header_chain = chain.lists(n)
 
@@ -226,7 +249,8 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
             add_issue(int(r), "data_truncated", "message data",
                       f"{int(fr.data_length[r])} bytes", f"{int(ends[r] - starts[r])} bytes",
                       note="the capture kept only part of the message")
-    pay_fmt = np.char.rstrip(fmt.astype("U8")).astype(object)
+    fmt_values, fmt_idx = _factorize(fmt)
+    pay_fmt = np.array([str(f).rstrip() for f in fmt_values] or [""], dtype=object)[fmt_idx]
     payload_text = _payload_text(payload, pay_fmt, ccsid, n, add_issue, family, enc)
 
     # ---- derived -----------------------------------------------------------
@@ -254,10 +278,12 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
                       "YYYYMMDD HHMMSSTH (UTC)", f"{d[r].as_py()!r} {t[r].as_py()!r}")
 
     layout = pa.StructArray.from_arrays([
-        pa.array(np.full(n, fr.md_origin, dtype=object), pa.string()),
-        pa.array(np.where(md_valid, np.where(fr.md_big_endian, "big", "little"), None), pa.string()),
-        pa.array(np.where(md_valid, fr.md_codec, None), pa.string()),
-        pa.array(np.where(md_valid, fr.md_version, None), pa.int32()),
+        pa.repeat(pa.scalar(fr.md_origin, pa.string()), n),
+        pa.DictionaryArray.from_arrays(
+            pa.array(np.asarray(fr.md_big_endian, dtype=np.int8), mask=~md_valid),
+            pa.array(["little", "big"])).cast(pa.string()),
+        _labels(fr.md_codec, md_valid),
+        _masked(fr.md_version, md_valid, pa.int32()),
         pa.array(fr.dlh_reconstructed),
     ], fields=list(LAYOUT))
 
@@ -271,14 +297,13 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     raw = pa.nulls(n, pa.binary())
     if fr.raw:
         raw = pa.array([fr.raw.get(i) for i in range(n)], pa.binary())
-    nulls_if_invalid = lambda a: pa.array(np.where(md_valid, a, None))  # noqa: E731
 
     cols = {
         "source": pa.repeat(pa.scalar(src, pa.string()), n),
         "capture_format": pa.repeat(pa.scalar(fr.capture_format, pa.string()), n),
         "message_number": pa.array(fr.message_number, pa.int32()),
-        "source_offset": pa.array(np.where(fr.source_offset >= 0, fr.source_offset, None), pa.int64()),
-        "source_line": pa.array(np.where(fr.source_line >= 0, fr.source_line, None), pa.int32()),
+        "source_offset": _masked(fr.source_offset, fr.source_offset >= 0, pa.int64()),
+        "source_line": _masked(fr.source_line, fr.source_line >= 0, pa.int32()),
         "layout": layout,
         "md": md_struct,
         "dlh": dlh_struct,
@@ -289,9 +314,9 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
         "header_chain": header_chain,
         "payload": payload,
         "payload_length": pa.array(stated_payload, pa.int64()),
-        "payload_format": nulls_if_invalid(pay_fmt).cast(pa.string()),
-        "payload_encoding": pa.array(np.where(md_valid, enc, None), pa.int32()),
-        "payload_ccsid": pa.array(np.where(md_valid, ccsid, None), pa.int32()),
+        "payload_format": _labels(pay_fmt, md_valid),
+        "payload_encoding": _masked(enc, md_valid, pa.int32()),
+        "payload_ccsid": _masked(ccsid, md_valid, pa.int32()),
         "payload_text": payload_text,
         "data_length": pa.array(fr.data_length, pa.int64()),
         "data_truncated": pa.array(data_truncated),
@@ -659,5 +684,5 @@ def _issues_columns(issues: dict[int, list[Issue]], n: int):
             items.extend(x.as_dict() for x in its)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    return (pa.array(status, pa.string()),
+    return (_labels(status),
             pa.ListArray.from_arrays(pa.array(offsets), pa.array(items, ISSUE_ITEM)))
