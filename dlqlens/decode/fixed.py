@@ -109,23 +109,24 @@ def _chars_fast(block: np.ndarray, codec: str) -> pa.Array | None:
     n, width = block.shape
     if n == 0:
         return None
+    # copy the field's bytes out of the structure rows first: the checks
+    # below then run over contiguous memory
     if codec in ("utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437", "cp819"):
-        if block.max() >= 0x80:
+        data = np.ascontiguousarray(block)
+        if data.max() >= 0x80:
             return None
-        data = block
     elif codec in ("utf-16", "utf-16-be", "utf-16-le"):
         return None
     else:
-        table, ok = to_ascii_table(codec)
-        data = table[block]
-        if not ok[block].all():
-            return None
-    if not data.all():  # a NUL (or an unmapped byte) somewhere: general path
+        table, _ = to_ascii_table(codec)
+        data = table[block]  # a byte with no ASCII equivalent becomes 0
+    if data.min() == 0:  # a NUL (or an unmapped byte) somewhere: general path
         return None
     # fixed-width rows are already a valid string array (ASCII, offsets i*width)
     offsets = np.arange(n + 1, dtype=np.int32) * np.int32(width)
-    strings = pa.StringArray.from_buffers(n, pa.py_buffer(offsets),
-                                          pa.py_buffer(np.ascontiguousarray(data)))
+    strings = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+    if (data[:, -1] != 0x20).all():  # no value ends in a blank (PutDate, PutTime)
+        return strings
     return pc.ascii_rtrim(strings, characters=" ")
 
 

@@ -376,8 +376,9 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                       f"X'{_hex(bytes(got[i]))}'", off,
                       note=f"format {f.rstrip()!r} announces a {st.name}; the rest is kept as payload")
         active[r] = False
-    rows, block, avail = rows[good], block[good], avail[good]
-    codecs, blanks, fams = codecs[good], blanks[good], fams[good]
+    if not good.all():
+        rows, block, avail = rows[good], block[good], avail[good]
+        codecs, blanks, fams = codecs[good], blanks[good], fams[good]
     if not len(rows):
         return
     # -- integer byte order: the Encoding in front, checked against Version ---
@@ -413,9 +414,10 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                       f"X'{_hex(bytes(block[i, 4:8]))}'", int(pos[r] - starts[r]) + 4,
                       note="the rest is kept as payload")
             active[r] = False
-        keep = ~bad_v
-        rows, block, avail, big = rows[keep], block[keep], avail[keep], big[keep]
-        codecs, blanks = codecs[keep], blanks[keep]
+        if bad_v.any():
+            keep = ~bad_v
+            rows, block, avail, big = rows[keep], block[keep], avail[keep], big[keep]
+            codecs, blanks = codecs[keep], blanks[keep]
         if not len(rows):
             return
     dec = decode_fixed(st, block, big_endian=big, codecs=codecs, blanks=blanks, available=avail)
@@ -480,8 +482,11 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
 
 def _format8(col: pa.Array) -> np.ndarray:
     """Format names as 8-character (blank padded) Python strings."""
-    padded = pc.utf8_slice_codeunits(pc.utf8_rpad(col.fill_null(""), 8), 0, 8)
-    return padded.to_numpy(zero_copy_only=False).astype(object)
+    enc = pc.dictionary_encode(col.fill_null(""))
+    values = [(v or "").ljust(8)[:8] for v in enc.dictionary.to_pylist()]
+    if not values:
+        return np.empty(0, dtype=object)
+    return np.array(values, dtype=object)[enc.indices.to_numpy(zero_copy_only=False)]
 
 
 def _names(values: pa.Array, kind: str, code_name) -> pa.Array:
@@ -510,20 +515,28 @@ def _scatter_struct(st: Struct, rows: np.ndarray, dec: Decoded | None, n: int) -
     t = struct_type(st)
     if dec is None or not len(rows):
         return pa.nulls(n, t)
+    if len(rows) == n and (rows == np.arange(n)).all():  # every row has one, in order
+        children = []
+        for fld in t:
+            if pa.types.is_struct(fld.type):
+                children.append(pa.StructArray.from_arrays(
+                    [dec.columns[f"{fld.name}.{c.name}"] for c in fld.type], fields=list(fld.type)))
+            else:
+                children.append(dec.columns[fld.name])
+        return pa.StructArray.from_arrays(children, fields=list(t))
     index = np.full(n, -1, dtype=np.int64)
     index[rows] = np.arange(len(rows))
     # null indices give null children too: code that reads a child array
     # (reason_name, dlh_put_ts) must not see another row's values
     take = pa.array(np.where(index >= 0, index, 0), mask=index < 0)
     mask = pa.array(index < 0)
-    children, names = [], []
+    children = []
     for fld in t:
         if pa.types.is_struct(fld.type):
             sub = [dec.columns[f"{fld.name}.{c.name}"].take(take) for c in fld.type]
             children.append(pa.StructArray.from_arrays(sub, fields=list(fld.type)))
         else:
             children.append(dec.columns[fld.name].take(take))
-        names.append(fld.name)
     return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
 
 
@@ -626,10 +639,25 @@ def _char_block(arr: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    lengths = np.diff(offsets).astype(np.int64)
+    if n and (lengths == width).all():  # every value exactly ``width`` bytes: a view
+        return data[offsets[0]:offsets[0] + n * width].reshape(n, width), lengths
     starts = offsets[:-1].astype(np.int64)
-    lengths = (offsets[1:] - offsets[:-1]).astype(np.int64)
     block, _ = gather(data, starts, width, starts + np.minimum(lengths, width))
     return block, lengths
+
+
+_HIGH8 = np.uint64(0x8080808080808080)
+_HIGH6 = np.uint64(0x0000808080808080)  # the first six bytes, little-endian
+_PLUS_118 = np.uint64(0x7676767676767676)
+
+
+def _all_digits(d: np.ndarray, high: np.uint64) -> np.ndarray:
+    """Rows of an ``(n, 8)`` block of ``byte - 48`` values whose bytes (those
+    under ``high``) are all 0..9: eight bytes tested at once as one uint64 (a
+    byte of 10..127 gets its high bit from +118; 128..255 has it already)."""
+    x = np.ascontiguousarray(d).view("<u8").reshape(len(d))
+    return ((x | (x + _PLUS_118)) & high) == 0
 
 
 def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
@@ -645,19 +673,18 @@ def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
         return pa.array([], TS)
     db, dlen = _char_block(date, 8)
     tb, tlen = _char_block(time, 8)
-    dd = db.astype(np.int64) - 48
-    td = tb.astype(np.int64) - 48
-    ok_d = (dlen == 8) & ((dd >= 0) & (dd <= 9)).all(1)
+    dd = db - np.uint8(48)  # digits 0..9; anything else wraps to 10..255
+    td = tb - np.uint8(48)
+    ok_d = (dlen == 8) & _all_digits(dd, _HIGH8)
     has_h = tlen == 8
-    ok_t = ((tlen == 6) | has_h) & ((td[:, :6] >= 0) & (td[:, :6] <= 9)).all(1) & \
-        (~has_h | ((td[:, 6:] >= 0) & (td[:, 6:] <= 9)).all(1))
-    year = dd[:, 0] * 1000 + dd[:, 1] * 100 + dd[:, 2] * 10 + dd[:, 3]
-    month = dd[:, 4] * 10 + dd[:, 5]
-    day = dd[:, 6] * 10 + dd[:, 7]
-    hh = td[:, 0] * 10 + td[:, 1]
-    mi = td[:, 2] * 10 + td[:, 3]
-    ss = td[:, 4] * 10 + td[:, 5]
-    hs = np.where(has_h, td[:, 6] * 10 + td[:, 7], 0)
+    ok_t = np.where(has_h, _all_digits(td, _HIGH8), (tlen == 6) & _all_digits(td, _HIGH6))
+    # pairs of digits as numbers: YY YY MM DD and HH MM SS TH
+    dp = dd[:, 0::2].astype(np.int64) * 10 + dd[:, 1::2]
+    tp = td[:, 0::2].astype(np.int64) * 10 + td[:, 1::2]
+    year = dp[:, 0] * 100 + dp[:, 1]
+    month, day = dp[:, 2], dp[:, 3]
+    hh, mi, ss = tp[:, 0], tp[:, 1], tp[:, 2]
+    hs = np.where(has_h, tp[:, 3], 0)
     leap = ss >= 60
     ss = np.where(leap, 59, ss)
     hs = np.where(leap, 99, hs)
@@ -673,16 +700,21 @@ def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
 
 
 def _issues_columns(issues: dict[int, list[Issue]], n: int):
-    status = np.full(n, "ok", dtype=object)
+    names = ["ok"]
+    code = np.zeros(n, dtype=np.int32)  # index into names
     counts = np.zeros(n, dtype=np.int32)
     items = []
     for i in sorted(issues):
         its = issues[i]
         if its:
-            status[i] = worst_status(x.code for x in its)
+            worst = worst_status(x.code for x in its)
+            if worst not in names:
+                names.append(worst)
+            code[i] = names.index(worst)
             counts[i] = len(its)
             items.extend(x.as_dict() for x in its)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    return (_labels(status),
+    status = pa.DictionaryArray.from_arrays(pa.array(code), pa.array(names, pa.string()))
+    return (status.cast(pa.string()),
             pa.ListArray.from_arrays(pa.array(offsets), pa.array(items, ISSUE_ITEM)))
