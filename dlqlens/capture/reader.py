@@ -246,8 +246,13 @@ def read_piece(piece: Piece, options: ReadOptions,
                                                             piece.first_number))
     else:
         frames = fmt.read(piece.path, batch_size=options.batch_size)
+    need = None
+    if options.columns is not None:  # decode only what is asked for (and what modes read)
+        need = set(options.columns)
+        if options.mode != "PERMISSIVE":
+            need |= {"decode_status", "decode_issues", "source", "message_number"}
     for fr in frames:
-        batch = decode_frames(fr)
+        batch = decode_frames(fr, columns=need)
         stats.framed += batch.num_rows
         if options.mode == "PERMISSIVE":
             stats.rows += batch.num_rows

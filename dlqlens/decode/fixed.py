@@ -134,7 +134,8 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
                  codecs: np.ndarray, blanks: np.ndarray,
                  available: np.ndarray | None = None,
                  version: int | None = None,
-                 version_of_row: np.ndarray | None = None) -> Decoded:
+                 version_of_row: np.ndarray | None = None,
+                 fields: frozenset | None = None) -> Decoded:
     """Decode ``n`` structures at once.
 
     Parameters
@@ -156,6 +157,10 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
     version_of_row : numpy.ndarray of int, shape (n,), optional
         The structure version of each row: fields added by a later version
         are null in rows of an earlier one (MQMD v1 rows have no GroupId).
+    fields : frozenset of str, optional
+        Decode only these character and byte fields (integer fields are
+        always decoded: they are cheap and the header walk needs them);
+        default: every field.
 
     Returns
     -------
@@ -191,6 +196,8 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
         if be_all or not big_endian.any():
             records = block.reshape(-1).view(struct.numpy_dtype(">" if be_all else "<", version))
     for f in struct.fields_for(version):
+        if fields is not None and f.type != MQLONG and f.name not in fields:
+            continue
         off = struct.offsets[f.name]
         end = off + f.length
         if whole and (version_of_row is None or f.version == 1):

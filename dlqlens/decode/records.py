@@ -41,7 +41,9 @@ _VALID_VERSIONS = {"MQDLH": (1,), "MQXQH": (1,), "MQTM": (1,), "MQRFH2": (1, 2),
 class _Chain:
     """Per-row state of the header walk and what it found."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, fields: dict[str, frozenset] | None = None):
+        #: structure name -> the character/byte fields to decode (absent: all)
+        self.fields = fields or {}
         self.rows: list[np.ndarray] = []
         self.depth: list[np.ndarray] = []
         self.cols: dict[str, list] = {k: [] for k in
@@ -142,20 +144,37 @@ def _hex(b: bytes) -> str:
     return b.hex().upper()
 
 
-def decode_frames(fr: Frames) -> pa.RecordBatch:
+#: Character and byte fields the decoder itself needs from each structure
+#: (the header walk, the timestamps whose problems are decode issues).
+_INTERNAL_FIELDS = {"MQMD": frozenset({"Format", "PutDate", "PutTime"}),
+                    "MQDLH": frozenset({"Format", "PutDate", "PutTime"})}
+
+
+def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     """Decode every framed message of ``fr`` into a record batch.
 
     Parameters
     ----------
     fr : Frames
         Messages framed by a capture reader.
+    columns : collection of str, optional
+        The top-level columns wanted (default: all). Structures whose column
+        is not wanted are decoded only as far as the header walk and the
+        decode issues need; ``decode_status`` and ``decode_issues`` are the
+        same whatever is asked for.
 
     Returns
     -------
     pyarrow.RecordBatch
-        One row per frame, with :func:`dlqlens.decode.schema.message_schema`.
+        One row per frame, with :func:`dlqlens.decode.schema.message_schema`
+        (only ``columns``, in the schema's order, when given).
         Nothing is dropped here; reader modes are applied by the caller.
     """
+    wanted = None if columns is None else frozenset(columns)
+
+    def want(col: str) -> bool:
+        return wanted is None or col in wanted
+
     n = len(fr)
     src = fr.source
     issues: dict[int, list[Issue]] = {k: list(v) for k, v in fr.issues.items()}
@@ -180,11 +199,9 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
 
     # ---- MQMD -------------------------------------------------------------
     md = decode_fixed(MQMD, fr.md, big_endian=fr.md_big_endian, codecs=fr.md_codec,
-                      blanks=fr.md_blank, version_of_row=fr.md_version)
+                      blanks=fr.md_blank, version_of_row=fr.md_version,
+                      fields=None if want("md") else _INTERNAL_FIELDS["MQMD"])
     md_valid = fr.md_valid
-    md_struct = pa.StructArray.from_arrays(
-        [md.columns[f.name] for f in MQMD.fields], names=[f.name for f in MQMD.fields],
-        mask=pa.array(~md_valid))
 
     starts = fr.starts.astype(np.int64)
     ends = fr.ends.astype(np.int64)
@@ -195,7 +212,7 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     codec_values, codec_idx = _factorize(np.asarray(fr.md_codec, dtype=object))
     family = np.array([codec_family(c) for c in codec_values] or [ASCII], dtype=object)[codec_idx]
     active = md_valid.copy()
-    chain = _Chain(n)
+    chain = _Chain(n, None if want("dlh") else {"MQDLH": _INTERNAL_FIELDS["MQDLH"]})
 
     for depth in range(MAX_CHAIN + 1):
         if not active.any():
@@ -227,7 +244,6 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
                 is_header |= fmt == f
         active &= is_header
 
-    headers, header_chain = chain.lists(n)
 
     # ---- payload -----------------------------------------------------------
     pay_len = np.maximum(ends - pos, 0)
@@ -256,9 +272,6 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
     # ---- derived -----------------------------------------------------------
     dlh_rows, dlh_dec = chain.typed.get("MQDLH", (np.zeros(0, np.int64), None))
     dlh_struct = _scatter_struct(MQDLH, dlh_rows, dlh_dec, n)
-    xqh_struct = _scatter_struct(MQXQH, *chain.typed.get("MQXQH", (np.zeros(0, np.int64), None)), n)
-    tm_struct = _scatter_struct(MQTM, *chain.typed.get("MQTM", (np.zeros(0, np.int64), None)), n)
-    rfh2_struct = _rfh2_struct(chain, n)
 
     from dlqlens.mq.constants import code_name
 
@@ -277,7 +290,67 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
             add_issue(int(r), "bad_timestamp", f"{name}.PutDate/{name}.PutTime",
                       "YYYYMMDD HHMMSSTH (UTC)", f"{d[r].as_py()!r} {t[r].as_py()!r}")
 
-    layout = pa.StructArray.from_arrays([
+    for r in np.flatnonzero(fr.dlh_reconstructed):
+        add_issue(int(r), "dlh_reconstructed", "dlh", "MQDLH bytes in the capture",
+                  "a formatted Dead Letter Header block",
+                  note="the 172 bytes were rebuilt from the printed fields; NUL padding "
+                       "and original bytes cannot be recovered")
+    status, issue_lists = _issues_columns(issues, n)
+    memo: dict = {}
+
+    def chain_lists():
+        if "lists" not in memo:
+            memo["lists"] = chain.lists(n)
+        return memo["lists"]
+
+    cols = {
+        "source": lambda: pa.repeat(pa.scalar(src, pa.string()), n),
+        "capture_format": lambda: pa.repeat(pa.scalar(fr.capture_format, pa.string()), n),
+        "message_number": lambda: pa.array(fr.message_number, pa.int32()),
+        "source_offset": lambda: _masked(fr.source_offset, fr.source_offset >= 0, pa.int64()),
+        "source_line": lambda: _masked(fr.source_line, fr.source_line >= 0, pa.int32()),
+        "layout": lambda: _layout(fr, n, md_valid),
+        "md": lambda: pa.StructArray.from_arrays(
+            [md.columns[f.name] for f in MQMD.fields], names=[f.name for f in MQMD.fields],
+            mask=pa.array(~md_valid)),
+        "dlh": lambda: dlh_struct,
+        "xqh": lambda: _scatter_struct(
+            MQXQH, *chain.typed.get("MQXQH", (np.zeros(0, np.int64), None)), n),
+        "tm": lambda: _scatter_struct(
+            MQTM, *chain.typed.get("MQTM", (np.zeros(0, np.int64), None)), n),
+        "rfh2": lambda: _rfh2_struct(chain, n),
+        "headers": lambda: chain_lists()[0],
+        "header_chain": lambda: chain_lists()[1],
+        "payload": lambda: payload,
+        "payload_length": lambda: pa.array(stated_payload, pa.int64()),
+        "payload_format": lambda: _labels(pay_fmt, md_valid),
+        "payload_encoding": lambda: _masked(enc, md_valid, pa.int32()),
+        "payload_ccsid": lambda: _masked(ccsid, md_valid, pa.int32()),
+        "payload_text": lambda: payload_text,
+        "data_length": lambda: pa.array(fr.data_length, pa.int64()),
+        "data_truncated": lambda: pa.array(data_truncated),
+        "reason_name": lambda: reason_name,
+        "feedback_name": lambda: feedback_name,
+        "put_ts": lambda: put_ts,
+        "dlh_put_ts": lambda: dlh_put_ts,
+        "decode_status": lambda: status,
+        "decode_issues": lambda: issue_lists,
+        "raw": lambda: (pa.array([fr.raw.get(i) for i in range(n)], pa.binary()) if fr.raw
+                        else pa.nulls(n, pa.binary())),
+    }
+    schema = message_schema()
+    if wanted is not None:
+        schema = pa.schema([f for f in schema if f.name in wanted])
+    arrays = []
+    for f in schema:
+        a = cols[f.name]()
+        arrays.append(a.cast(f.type) if a.type != f.type else a)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _layout(fr: Frames, n: int, md_valid: np.ndarray) -> pa.StructArray:
+    """The ``layout`` column: how each message's MQMD was found."""
+    return pa.StructArray.from_arrays([
         pa.repeat(pa.scalar(fr.md_origin, pa.string()), n),
         pa.DictionaryArray.from_arrays(
             pa.array(np.asarray(fr.md_big_endian, dtype=np.int8), mask=~md_valid),
@@ -286,51 +359,6 @@ def decode_frames(fr: Frames) -> pa.RecordBatch:
         _masked(fr.md_version, md_valid, pa.int32()),
         pa.array(fr.dlh_reconstructed),
     ], fields=list(LAYOUT))
-
-    for r in np.flatnonzero(fr.dlh_reconstructed):
-        add_issue(int(r), "dlh_reconstructed", "dlh", "MQDLH bytes in the capture",
-                  "a formatted Dead Letter Header block",
-                  note="the 172 bytes were rebuilt from the printed fields; NUL padding "
-                       "and original bytes cannot be recovered")
-
-    status, issue_lists = _issues_columns(issues, n)
-    raw = pa.nulls(n, pa.binary())
-    if fr.raw:
-        raw = pa.array([fr.raw.get(i) for i in range(n)], pa.binary())
-
-    cols = {
-        "source": pa.repeat(pa.scalar(src, pa.string()), n),
-        "capture_format": pa.repeat(pa.scalar(fr.capture_format, pa.string()), n),
-        "message_number": pa.array(fr.message_number, pa.int32()),
-        "source_offset": _masked(fr.source_offset, fr.source_offset >= 0, pa.int64()),
-        "source_line": _masked(fr.source_line, fr.source_line >= 0, pa.int32()),
-        "layout": layout,
-        "md": md_struct,
-        "dlh": dlh_struct,
-        "xqh": xqh_struct,
-        "tm": tm_struct,
-        "rfh2": rfh2_struct,
-        "headers": headers,
-        "header_chain": header_chain,
-        "payload": payload,
-        "payload_length": pa.array(stated_payload, pa.int64()),
-        "payload_format": _labels(pay_fmt, md_valid),
-        "payload_encoding": _masked(enc, md_valid, pa.int32()),
-        "payload_ccsid": _masked(ccsid, md_valid, pa.int32()),
-        "payload_text": payload_text,
-        "data_length": pa.array(fr.data_length, pa.int64()),
-        "data_truncated": pa.array(data_truncated),
-        "reason_name": reason_name,
-        "feedback_name": feedback_name,
-        "put_ts": put_ts,
-        "dlh_put_ts": dlh_put_ts,
-        "decode_status": status,
-        "decode_issues": issue_lists,
-        "raw": raw,
-    }
-    schema = message_schema()
-    return pa.RecordBatch.from_arrays([cols[f.name].cast(f.type) if cols[f.name].type != f.type
-                                       else cols[f.name] for f in schema], schema=schema)
 
 
 def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, fmt,
@@ -420,7 +448,8 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
             codecs, blanks = codecs[keep], blanks[keep]
         if not len(rows):
             return
-    dec = decode_fixed(st, block, big_endian=big, codecs=codecs, blanks=blanks, available=avail)
+    dec = decode_fixed(st, block, big_endian=big, codecs=codecs, blanks=blanks, available=avail,
+                       fields=chain.fields.get(st.name))
     hdr_off = pos[rows] - starts[rows]
     length = np.full(len(rows), size, dtype=np.int64)
     status = np.full(len(rows), "ok", dtype=object)
@@ -509,10 +538,16 @@ def _concat_decoded(a: Decoded, b: Decoded) -> Decoded:
 
 
 def _scatter_struct(st: Struct, rows: np.ndarray, dec: Decoded | None, n: int) -> pa.StructArray:
-    """Place decoded rows at their positions in an ``n``-row struct array (nulls elsewhere)."""
+    """Place decoded rows at their positions in an ``n``-row struct array (nulls elsewhere).
+
+    Fields that were not decoded (``decode_fixed(fields=...)``) are left out
+    of the struct."""
     from dlqlens.decode.schema import struct_type
 
     t = struct_type(st)
+    if dec is not None and any(
+            (f.name not in dec.columns) for f in t if not pa.types.is_struct(f.type)):
+        t = pa.struct([f for f in t if pa.types.is_struct(f.type) or f.name in dec.columns])
     if dec is None or not len(rows):
         return pa.nulls(n, t)
     if len(rows) == n and (rows == np.arange(n)).all():  # every row has one, in order

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dlqlens.capture.reader import ReadOptions, read_capture
@@ -32,3 +34,28 @@ def test_columns_errors(cols, match):
 
 def test_columns_option_from_spark_string():
     assert ReadOptions.from_options({"columns": "source, dlh"}).columns == ("source", "dlh")
+
+
+_SUBSETS = [("reason_name",), ("decode_status", "decode_issues"), ("dlh", "put_ts", "dlh_put_ts"),
+            ("md", "payload_text"), ("headers", "header_chain", "xqh", "tm", "rfh2", "layout")]
+
+
+def _pruning_inputs():
+    files = sorted(p for p in DATASETS.iterdir() if not p.name.endswith(".jsonl"))
+    corpus = Path(__file__).resolve().parents[1] / "hostile" / "corpus"
+    files += sorted(p for p in corpus.iterdir() if p.is_file() and p.stat().st_size < 1 << 20
+                    and p.suffix in (".raw", ".dmp", ".bcg", ".txt", ".bin"))
+    return files
+
+
+@pytest.mark.parametrize("path", _pruning_inputs(), ids=lambda p: p.name)
+def test_decoding_only_some_columns_gives_the_same_values(path):
+    """decode_frames(columns=...) skips work, never changes a value or a status."""
+    try:
+        full = read_capture(path)
+    except Exception as exc:  # a corpus case that is not a capture at all
+        pytest.skip(f"not readable as a capture: {exc}")
+    for cols in _SUBSETS:
+        few = read_capture(path, columns=list(cols))
+        assert few.stats == full.stats
+        assert few.table.equals(full.table.select(list(cols))), (path.name, cols)
