@@ -744,10 +744,10 @@ class _Matcher:
         value as its bytes) or a per-unit array of :attr:`values`."""
         if name in _MD_AT:
             at, size, kind = _MD_AT[name]
-            if kind == MQLONG:
+            if kind == MQLONG:  # at a multiple of 4: one int32 column
                 if name == "Version":
                     val = np.where((val == 1) | (val == 2), val, 2)
-                val = val.astype("<i4").view(np.uint8).reshape(-1, 4)
+                return self.md.view("<i4")[:, at // 4], val.astype("<i4")
             return self.md[:, at:at + size], val
         if name not in self.values:
             self.values[name] = np.zeros((len(self.ok),) + val.shape[1:], dtype=val.dtype)

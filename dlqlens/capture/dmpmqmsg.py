@@ -437,13 +437,16 @@ def _fill_layout(p, starts, cend, first, layout):
     n = len(first)
     md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
     md[:] = _MD_TEMPLATE
+    md32 = md.view("<i4")  # MQLONG fields are at multiples of 4
     version = np.ones(n, dtype=np.int32)
     ok = np.ones(n, dtype=bool)
+    lines = first[:, None] + np.arange(len(layout))
+    value_starts = starts[lines] + 6  # after 'A xxx '
+    value_lengths = cend[lines] - value_starts
     for j, c in enumerate(layout):
         at, size, kind = _FAST_CODES[c]
-        ln = first + j
-        vs = starts[ln] + 6
-        vl = cend[ln] - vs
+        vs = value_starts[:, j]
+        vl = value_lengths[:, j]
         if kind in (_KIND_INT, _KIND_VER):
             w = windows(p, vs, int(min(max(vl.max(), 1), 12)))
             if _same(w, vl):
@@ -457,7 +460,7 @@ def _fill_layout(p, starts, cend, first, layout):
             if kind == _KIND_VER:
                 val = np.where((val == 1) | (val == 2), val, 2)
                 version = val.astype(np.int32)
-            md[:, at:at + 4] = val.astype("<i4").view(np.uint8).reshape(-1, 4)
+            md32[:, at // 4] = val
         elif kind == _KIND_CHAR:
             w = windows(p, vs, size)
             if (vl >= size).all():
