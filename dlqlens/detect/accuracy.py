@@ -240,6 +240,10 @@ def main(argv=None) -> int:
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", default=None, help="where to simulate (default: system temp)")
+    ap.add_argument("--driver-memory", default="6g",
+                    help="Spark driver heap (default 6g: at 1,000,000 a burst finding lists "
+                         "350,000 messages and the whole capture is cached; Spark's own 1g "
+                         "runs out)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     scenarios = args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
@@ -247,7 +251,8 @@ def main(argv=None) -> int:
 
     from dlqlens.spark.session import get_spark
 
-    spark = get_spark(args.master, spark_sql_shuffle_partitions=2)
+    spark = get_spark(args.master, spark_sql_shuffle_partitions=2,
+                      spark_driver_memory=args.driver_memory)
     results = []
     for size in sizes:
         for scenario in scenarios:
