@@ -253,8 +253,24 @@ def main(argv=None) -> int:
 
     spark = get_spark(args.master, spark_sql_shuffle_partitions=2,
                       spark_driver_memory=args.driver_memory)
+    command = "python -m dlqlens.detect.accuracy " + " ".join(
+        a for a in (f"--sizes {args.sizes}",
+                    f"--scenarios {args.scenarios}" if args.scenarios else "",
+                    f"--detectors {args.detectors}" if args.detectors else "") if a)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+
+    def write(results, done: bool):
+        text = render(results, target=args.target, command=command)
+        if not done:  # a long run shows what it has so far
+            text = text.replace("Do not edit by hand.",
+                                "Do not edit by hand. **Incomplete: the run is still going.**", 1)
+        with open(args.out, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+
     results = []
     for size in sizes:
+        if results:
+            write(results, done=False)
         for scenario in scenarios:
             r = measure(spark, scenario, size, seed=args.seed, workdir=args.workdir,
                         detectors=detectors)
@@ -263,14 +279,7 @@ def main(argv=None) -> int:
                                 for k, c in r.cells.items() if c.flagged or c.actual)
             print(f"{scenario} {size}: {r.messages} msgs, sim {r.simulate_seconds:.1f}s, "
                   f"detect {r.detect_seconds:.1f}s; {summary or 'no findings'}", file=sys.stderr)
-    command = "python -m dlqlens.detect.accuracy " + " ".join(
-        a for a in (f"--sizes {args.sizes}",
-                    f"--scenarios {args.scenarios}" if args.scenarios else "",
-                    f"--detectors {args.detectors}" if args.detectors else "") if a)
-    text = render(results, target=args.target, command=command)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
+    write(results, done=True)
     print(f"wrote {args.out}", file=sys.stderr)
     failed = [(r.scenario, r.size, k) for r in results for k in r.cells
               if meets_target(r, k, args.target) is False]
