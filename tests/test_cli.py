@@ -91,6 +91,15 @@ def test_summary_main_job(spark):
     assert s.by_reason["messages"].sum() == total
     assert {2053, 2085, 2035, 2051, 2362, 265, 2048} <= set(s.by_reason["Reason"])
     assert {"ORDERS.IN", "INVOICES.IN", "LEDGER.POST"} <= set(s.by_destination["DestQName"])
+    # replies to vanished temporary dynamic queues: one row, not one per AMQ.* name
+    golden = [json.loads(line) for p in DATASETS.glob("*.expected.jsonl")
+              for line in p.read_text(encoding="utf-8").splitlines()]
+    amq = {(g["dlh"]["DestQMgrName"], g["dlh"]["DestQName"]) for g in golden
+           if g["dlh"] and g["dlh"]["DestQName"].startswith("AMQ.")}
+    temp = s.by_destination[s.by_destination["DestQName"] == "AMQ.*"]
+    assert len(amq) > 1 and len(temp) == len({qm for qm, _ in amq})
+    assert temp["queues"].sum() == len(amq)
+    assert (s.by_destination[s.by_destination["DestQName"] != "AMQ.*"]["queues"] == 1).all()
     assert "Messages by reason" in text and "MQRC_Q_FULL" in text
     assert s.times["oldest_dlq_put"] < s.times["newest_dlq_put"]
     assert "<script>" not in s._repr_html_()

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from dlqlens.detect.common import glob_regex, message_ref, sorted_refs
 from dlqlens.detect.findings import finding_columns
-from dlqlens.mq.constants import MQMT, MQRC
+from dlqlens.mq.constants import MQMT, MQRC, TEMPORARY_QUEUE_PREFIXES
 
 #: Reasons that mean "the reply queue is gone".
 DEFAULT_REASONS = (MQRC["MQRC_UNKNOWN_OBJECT_NAME"], MQRC["MQRC_Q_DELETED"])
 
 #: Temporary dynamic queue names: the default DynamicQName prefixes.
-DEFAULT_PREFIXES = ("AMQ.*", "CSQ.*")
+DEFAULT_PREFIXES = TEMPORARY_QUEUE_PREFIXES
 
 
 def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int = 1,

@@ -1624,3 +1624,9 @@ RETRYABLE_REASONS: frozenset[int] = frozenset({
 NON_RETRYABLE_REASONS: frozenset[int] = frozenset({
     MQRC["MQRC_UNKNOWN_OBJECT_Q_MGR"],  # 2086
 })
+
+#: Names of temporary dynamic queues under the default DynamicQName of the
+#: model queues (``AMQ.*`` on distributed platforms and for JMS temporary
+#: queues, ``CSQ.*`` on z/OS): one per requester, gone with it (IBM MQ:
+#: "Dynamic queues", MQOD DynamicQName).
+TEMPORARY_QUEUE_PREFIXES: tuple[str, ...] = ("AMQ.*", "CSQ.*")

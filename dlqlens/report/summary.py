@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
+from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
 from dlqlens.report.safe import printable
 
 
@@ -38,7 +39,10 @@ class CaptureSummary:
         ``Reason`` (int), ``reason_name``, ``messages``, ``first_dlq_put``,
         ``last_dlq_put`` (UTC timestamps of the put onto the DLQ).
     by_destination : pandas.DataFrame
-        ``DestQMgrName``, ``DestQName``, ``messages``.
+        ``DestQMgrName``, ``DestQName``, ``queues``, ``messages``. Names of
+        temporary dynamic queues (``AMQ.*``, ``CSQ.*``: one per requester,
+        gone with it) are grouped per queue manager under their prefix, and
+        ``queues`` counts the distinct names in the row (1 otherwise).
     by_application : pandas.DataFrame
         ``PutApplName``, ``PutApplType`` of the original put (MQMD), ``messages``.
     by_dlq_putter : pandas.DataFrame
@@ -95,7 +99,8 @@ class CaptureSummary:
         out.append(f"Put on the DLQ (MQDLH, UTC): oldest {_ts(t['oldest_dlq_put'])}   newest {_ts(t['newest_dlq_put'])}")
         sections = [
             ("Messages by reason", self.by_reason),
-            ("Messages by destination (DestQMgrName, DestQName)", self.by_destination),
+            ("Messages by destination (DestQMgrName, DestQName; temporary dynamic queues "
+             "grouped by prefix)", self.by_destination),
             ("Messages by putting application (MQMD PutApplName)", self.by_application),
             ("Put on the DLQ by (MQDLH PutApplName)", self.by_dlq_putter),
             ("Decode status", self.by_status),
@@ -185,9 +190,13 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
                       F.min("dlh_put_ts").alias("first_dlq_put"),
                       F.max("dlh_put_ts").alias("last_dlq_put"))
                  .orderBy(F.desc("messages"), "Reason").limit(top).toPandas())
+    dest = F.col("dlh.DestQName")
+    dest_group = dest
+    for prefix in TEMPORARY_QUEUE_PREFIXES:
+        dest_group = F.when(dest.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(dest_group)
     by_dest = (with_dlh.groupBy(F.col("dlh.DestQMgrName").alias("DestQMgrName"),
-                                F.col("dlh.DestQName").alias("DestQName"))
-               .agg(F.count("*").alias("messages"))
+                                dest_group.alias("DestQName"))
+               .agg(F.countDistinct(dest).alias("queues"), F.count("*").alias("messages"))
                .orderBy(F.desc("messages"), "DestQMgrName", "DestQName").limit(top).toPandas())
     by_app = top_counts([F.col("md.PutApplName").alias("PutApplName"),
                          F.col("md.PutApplType").alias("PutApplType")])
