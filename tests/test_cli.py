@@ -48,6 +48,20 @@ def test_decode_jsonl_contract_on_a_real_capture(real_captures, capsys):
     assert "1 message(s) framed" in err
 
 
+def test_explain_messages_by_number(capsys):
+    path = DATASETS / "dlq_zos.raw"
+    assert main(["explain", str(path), "-m", "3", "-m", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.index(f"{path} #2\n") < out.index(f"{path} #3\n")  # capture order
+    assert out.count("Dead-lettered with MQFB_APPL_CANNOT_BE_STARTED (265)") == 2
+    assert "Trigger message    MQTM for queue APP.WORK" in out
+    assert main(["explain", str(path), "-m", "2", "-m", "9999"]) == 0
+    assert "no message 9999" in capsys.readouterr().err
+    assert main(["explain", str(path), "-m", "9999"]) == 1
+    assert main(["explain", str(DATASETS), "--limit", "3"]) == 0
+    assert capsys.readouterr().out.count("Dead-lettered with ") == 3
+
+
 def test_decode_reports_drops(tmp_path, capsys):
     from dlqlens.capture.message import dead_letter
     from dlqlens.capture.raw import write_raw

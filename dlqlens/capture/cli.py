@@ -1,7 +1,8 @@
-"""``dlqlens decode`` and ``dlqlens summary``.
+"""``dlqlens decode``, ``dlqlens explain`` and ``dlqlens summary``.
 
 ``decode`` runs in this process (no JVM): it is what an administrator pipes
-into ``jq`` during an incident. ``summary`` runs on Spark, like every
+into ``jq`` during an incident; ``explain`` too: why message N is there, in
+words. ``summary`` runs on Spark, like every
 analysis, so the same command works on ten million messages.
 """
 
@@ -24,6 +25,19 @@ def register(sub) -> None:
     p.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES,
                    help="what to do with malformed messages (default PERMISSIVE)")
     p.set_defaults(func=run_decode)
+
+    e = sub.add_parser("explain", help="why messages landed where they are, in words (no JVM)",
+                       description="Explain messages of captures one by one: the reason and "
+                                   "its meaning, who put the message on the DLQ and in which "
+                                   "role, where it was going, the original put, backouts, "
+                                   "expiry, headers and payload.")
+    e.add_argument("captures", nargs="+", metavar="CAPTURE")
+    e.add_argument("-m", "--message", type=int, action="append", metavar="N",
+                   help="message number (1-based, in every capture given; repeatable); "
+                        "default: the first --limit messages")
+    e.add_argument("--limit", type=int, default=20, help="messages shown without -m (default 20)")
+    e.add_argument("--format", default="auto")
+    e.set_defaults(func=run_explain)
 
     s = sub.add_parser("summary", help="readable summary of captures (runs on Spark)",
                        description="Summarise what is on a dead-letter queue: messages by "
@@ -58,6 +72,40 @@ def run_decode(args) -> int:
     if stats.skipped_files:
         note += f"; skipped {len(stats.skipped_files)} file(s) of unknown format in directories"
     print(note, file=sys.stderr)
+    return 0
+
+
+def run_explain(args) -> int:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
+    from dlqlens.report.explain import EXPLAIN_COLUMNS, explain
+
+    options = ReadOptions(format=args.format, columns=EXPLAIN_COLUMNS)
+    wanted = sorted(set(args.message or ()))
+    found: set[int] = set()
+    shown = 0
+    for piece in plan_pieces(args.captures, options):
+        for batch in read_piece(piece, options):
+            if wanted:
+                batch = batch.filter(pc.is_in(batch.column("message_number"),
+                                              value_set=pa.array(wanted, pa.int32())))
+            for row in batch.to_pylist():
+                if not wanted and shown >= args.limit:
+                    return 0
+                sys.stdout.write(("\n" if shown else "") + explain(row).to_text())
+                found.add(row["message_number"])
+                shown += 1
+    sys.stdout.flush()
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        print(f"dlqlens: no message {', '.join(map(str, missing))} in the capture(s)",
+              file=sys.stderr)
+    if not shown:
+        if not wanted:
+            print("dlqlens: no messages", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -222,3 +222,54 @@ def test_nothing_from_a_capture_is_evaluated():
     # and the allowed pickle is never fed capture bytes: it reads its own spool
     qmgr = (root / "sim" / "qmgr.py").read_text()
     assert "pickle.load(r)" in qmgr and "self.paths" in qmgr
+
+
+EXPLAIN_TAGS = {"div", "p", "code", "b", "table", "tr", "th", "td"}
+
+
+def test_explanation_html_escapes_capture_content(tmp_path):
+    from dlqlens.report.explain import explain
+
+    rows = [r for r in read_capture(write_all(tmp_path)).table.to_pylist()
+            if r["decode_status"] == "ok"]
+    for row in rows:
+        e = explain(row)
+        page = e._repr_html_()
+        p = Tags()
+        p.feed(page)
+        assert p.tags <= EXPLAIN_TAGS, p.tags - EXPLAIN_TAGS
+        assert all(name == "style" for name, _ in p.attrs), p.attrs
+        text = "".join(p.text)
+        for value in (SCRIPT, IMG, USER.strip(), "<u>QM</u>"):
+            assert value in text, value
+        assert "<script" not in page and "<img" not in page and "<svg" not in page
+
+
+def test_explanation_text_escapes_terminal_controls(tmp_path):
+    from dlqlens.report.explain import explain
+
+    p = tmp_path / "esc.bin"
+    raw.write_raw(p, [hostile_message(PutApplName="\x1b]0;pwned\x07\x1b[2J")])
+    text = explain(read_capture(p).table.to_pylist()[0]).to_text()
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;pwned" in text
+
+
+@pytest.mark.spark
+def test_browse_widget_escapes_capture_content(spark, tmp_path):
+    from dlqlens.report.widgets import browse
+    from dlqlens.spark import load_capture
+
+    paths = write_all(tmp_path)
+    df = load_capture(spark, [str(p) for p in paths])
+    box = browse(df, source=str(paths[2]))
+    pick, number = box.children[0].children
+    view = box.children[1]
+    assert pick.value == str(paths[2]) and number.max == 1
+    first = view.value
+    assert "&lt;script&gt;" in first and "<script" not in first and "<img" not in first
+    pick.value = str(paths[0])  # the raw capture: two messages
+    assert number.max == 2
+    number.value = 2
+    assert "#2" in view.value and "<script" not in view.value
+    with pytest.raises(ValueError, match="not a capture"):
+        browse(df, source="nope.bin")

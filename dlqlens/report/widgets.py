@@ -1,0 +1,70 @@
+"""Notebook widgets (ipywidgets) over a capture DataFrame.
+
+:func:`browse` shows one message at a time, explained
+(:func:`dlqlens.report.explain.explain`): pick the capture file and the
+message number; only that row is fetched from Spark. Everything from the
+capture is HTML-escaped before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import html
+
+from dlqlens.report.explain import explain_messages
+
+
+def browse(df, *, source: str | None = None, message_number: int = 1):
+    """A message browser: capture file, message number, and why it is there.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (:func:`dlqlens.spark.load_capture`); reads the columns
+        of :data:`dlqlens.report.explain.EXPLAIN_COLUMNS`.
+    source : str, optional
+        The capture file shown first (default: the first by name).
+    message_number : int
+        The message shown first (1-based).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``children[0]`` holds the file ``Dropdown`` and the message
+        ``BoundedIntText``; ``children[1]`` is the ``HTML`` explanation.
+
+    Raises
+    ------
+    ValueError
+        When ``df`` has no rows, or ``source`` is not one of its captures.
+    """
+    import ipywidgets as widgets
+    from pyspark.sql import functions as F
+
+    counts = {r["source"]: int(r["n"]) for r in
+              df.groupBy("source").agg(F.max("message_number").alias("n")).collect()}
+    if not counts:
+        raise ValueError("browse: the DataFrame has no messages")
+    names = sorted(counts)
+    if source is None:
+        source = names[0]
+    if source not in counts:
+        raise ValueError(f"browse: {source!r} is not a capture of this DataFrame; "
+                         f"expected one of {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}")
+    pick = widgets.Dropdown(options=names, value=source, description="capture")
+    number = widgets.BoundedIntText(min=1, max=counts[source],
+                                    value=max(1, min(int(message_number), counts[source])),
+                                    description="message")
+    view = widgets.HTML()
+
+    def show(*_):
+        number.max = counts[pick.value]
+        rows = explain_messages(df.where((F.col("source") == pick.value)
+                                         & (F.col("message_number") == int(number.value))), limit=1)
+        view.value = (rows[0]._repr_html_() if rows else
+                      f"<p>No message {int(number.value)} in {html.escape(pick.value)} "
+                      "(dropped by the reader mode?)</p>")
+
+    pick.observe(show, names="value")
+    number.observe(show, names="value")
+    show()
+    return widgets.VBox([widgets.HBox([pick, number]), view])
