@@ -194,6 +194,14 @@ def explain(row: Mapping) -> Explanation:
                           f"{dest} has the name of a temporary dynamic queue: it existed while its "
                           "requester had it open; a reply that arrives after the requester gave up "
                           "finds it deleted (an orphaned reply)"))
+        if (isinstance(reason, int) and code_name(reason) == "MQRC_PERSISTENT_NOT_ALLOWED"
+                and _temporary(dest)):
+            # IBM MQ: 2048 (RC2048) MQRC_PERSISTENT_NOT_ALLOWED, programmer response
+            facts.append(("Why it was refused",
+                          f"{dest} has the name of a temporary dynamic queue, and temporary dynamic "
+                          "queues hold nonpersistent messages only: a persistent reply (the same "
+                          "persistence as a persistent request, as IBM recommends) cannot go to "
+                          "one; the requester needs a permanent dynamic or predefined reply queue"))
     else:
         headline = ("No MQDLH: not a dead letter with a dead-letter header (a message of an "
                     "application, backout or initiation queue; on a DLQ, one put there without a "

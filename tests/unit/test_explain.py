@@ -46,6 +46,19 @@ def test_reply_to_a_vanished_temporary_queue():
     f = facts(explain(row))
     assert "temporary dynamic queue" in f["Why that queue is gone"]
     assert f["Original put"].startswith("MQMT_REPLY")
+    assert "Why it was refused" not in f
+
+
+def test_persistent_reply_to_a_temporary_queue():
+    rows = read_capture(DATASETS / "dlq_linux_x86_mq94.bcg").table.to_pylist()
+    row = next(r for r in rows if r["dlh"]["Reason"] == 2048)
+    f = facts(explain(row))
+    assert f["Why it was refused"].startswith(f"{row['dlh']['DestQName']} has the name of a "
+                                              "temporary dynamic queue")
+    assert "nonpersistent messages only" in f["Why it was refused"]
+    assert "Why that queue is gone" not in f
+    row["dlh"]["DestQName"] = "PRICES.REPLY"  # a predefined queue: no such explanation
+    assert "Why it was refused" not in facts(explain(row))
 
 
 def test_backout_and_expiry_facts():
