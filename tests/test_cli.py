@@ -117,3 +117,34 @@ def test_summary_main_job(spark):
     assert "Messages by reason" in text and "MQRC_Q_FULL" in text
     assert s.times["oldest_dlq_put"] < s.times["newest_dlq_put"]
     assert "<script>" not in s._repr_html_()
+    # application types by MQAT name: the channel agent and the z/OS channel initiator
+    putters = dict(zip(s.by_dlq_putter["PutApplName"], s.by_dlq_putter["appl_type_name"]))
+    assert putters["amqrmppa"] == "MQAT_UNIX" and putters["MQP2CHIN"] == "MQAT_CHANNEL_INITIATOR"
+    assert list(s.by_application.columns) == ["PutApplName", "PutApplType", "appl_type_name",
+                                              "messages"]
+
+
+@pytest.mark.spark
+def test_summary_ends_with_the_findings(spark):
+    """The main job's report ends with the detectors' findings, most severe first."""
+    from dlqlens.capture.cli import findings_text
+    from dlqlens.spark.session import load_capture
+
+    df = load_capture(spark, DATASETS).cache()
+    try:
+        text = findings_text(df)
+    finally:
+        df.unpersist()
+    head, underline, body = text.split("\n", 2)
+    assert head.startswith("Findings (") and "most severe first" in head
+    assert underline == "-" * len(head)
+    blocks = [b for b in body.split("\n\n") if b.strip()]
+    assert all(b.startswith("[") for b in blocks)
+    kinds = [b.split("]", 1)[1].split()[0] for b in blocks]
+    assert int(head[len("Findings ("):].split(",")[0]) == len(blocks)
+    assert {"reason_burst", "trigger_failure", "backout_loop", "expiry_buildup",
+            "orphaned_reply"} <= set(kinds)
+    severities = [b[1:].split("]")[0] for b in blocks]
+    order = ["CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"]
+    assert [order.index(x) for x in severities] == sorted(order.index(x) for x in severities)
+    assert "MQRC_Q_FULL (2053) for ORDERS.IN on QM.ORDERS" in text

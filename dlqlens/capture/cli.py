@@ -2,8 +2,9 @@
 
 ``decode`` runs in this process (no JVM): it is what an administrator pipes
 into ``jq`` during an incident; ``explain`` too: why message N is there, in
-words. ``summary`` runs on Spark, like every
-analysis, so the same command works on ten million messages.
+words. ``summary`` (the README's main job: the figures of a capture, then the
+detectors' findings) runs on Spark, like every analysis, so the same command
+works on ten million messages.
 """
 
 from __future__ import annotations
@@ -42,12 +43,17 @@ def register(sub) -> None:
     s = sub.add_parser("summary", help="readable summary of captures (runs on Spark)",
                        description="Summarise what is on a dead-letter queue: messages by "
                                    "reason, destination and application, oldest and newest, "
-                                   "decode problems. Needs Java 17+ (Spark).")
+                                   "decode problems, then the findings of every detector "
+                                   "(bursts, backout loops, trigger failures, expiry build-up, "
+                                   "orphaned replies; most severe first, as 'dlqlens detect' "
+                                   "prints them). Needs Java 17+ (Spark).")
     s.add_argument("captures", nargs="+", metavar="CAPTURE")
     s.add_argument("--format", default="auto")
     s.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES)
     s.add_argument("--top", type=int, default=20, help="rows per table (default 20)")
     s.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    s.add_argument("--no-findings", action="store_true",
+                   help="leave out the detectors' findings (faster on large captures)")
     s.set_defaults(func=run_summary)
 
 
@@ -117,6 +123,25 @@ def run_summary(args) -> int:
     ReadOptions(format=args.format, mode=args.mode)
     plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early, before the JVM
     spark = get_spark(args.master)
-    df = load_capture(spark, args.captures, format=args.format, mode="PERMISSIVE")
-    print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
+    df = load_capture(spark, args.captures, format=args.format, mode="PERMISSIVE").cache()
+    try:  # decoded once, read by the summary and by every detector
+        print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
+        if not args.no_findings:
+            sys.stdout.write("\n" + findings_text(df))
+    finally:
+        df.unpersist()
+    sys.stdout.flush()
     return 0
+
+
+def findings_text(df) -> str:
+    """The findings of every detector on ``df``, most severe first, as text
+    (the form of ``dlqlens detect``), under a heading."""
+    from dlqlens.detect import finding_record, run
+    from dlqlens.detect.cli import format_finding
+
+    records = [finding_record(row) for row in run(df).toLocalIterator()]
+    title = (f"Findings ({len(records)}, most severe first; 'dlqlens detect' for parameters, "
+             "queue definitions and JSON)")
+    body = "\n\n".join(format_finding(r) for r in records) if records else "  none"
+    return f"{title}\n{'-' * len(title)}\n{body}\n"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
-from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
+from dlqlens.mq.constants import MQAT_NAMES, TEMPORARY_QUEUE_PREFIXES
 from dlqlens.report.safe import printable
 
 
@@ -44,10 +44,11 @@ class CaptureSummary:
         gone with it) are grouped per queue manager under their prefix, and
         ``queues`` counts the distinct names in the row (1 otherwise).
     by_application : pandas.DataFrame
-        ``PutApplName``, ``PutApplType`` of the original put (MQMD), ``messages``.
+        ``PutApplName``, ``PutApplType`` (int), ``appl_type_name`` (its MQAT
+        name, ``MQAT_UNIX``...) of the original put (MQMD), ``messages``.
     by_dlq_putter : pandas.DataFrame
-        ``PutApplName``, ``PutApplType`` of whoever put the message on the DLQ
-        (MQDLH), ``messages``.
+        ``PutApplName``, ``PutApplType``, ``appl_type_name`` of whoever put the
+        message on the DLQ (MQDLH), ``messages``.
     times : dict
         ``oldest_put``, ``newest_put`` (MQMD put, UTC), ``oldest_dlq_put``,
         ``newest_dlq_put`` (MQDLH put, UTC), each a ``pandas.Timestamp`` or None.
@@ -148,6 +149,13 @@ def _table(frame: pd.DataFrame) -> str:
     return "\n".join("  " + line for line in frame.to_string(index=False, na_rep="-").splitlines())
 
 
+def _with_appl_type_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """``appl_type_name`` (``MQAT_UNIX``...) after ``PutApplType``."""
+    names = [MQAT_NAMES.get(int(v)) if pd.notna(v) else None for v in frame["PutApplType"]]
+    frame.insert(frame.columns.get_loc("PutApplType") + 1, "appl_type_name", names)
+    return frame
+
+
 def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -> CaptureSummary:
     """Summarise a decoded-messages DataFrame.
 
@@ -170,6 +178,7 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
     """
     from pyspark.sql import functions as F
 
+    was_cached = df.is_cached  # a caller's cache (e.g. shared with the detectors) is kept
     df = df.cache()
     framed = df.count()
     well = F.col("decode_status").isin(sorted(WELL_FORMED))
@@ -225,7 +234,10 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
                    .groupBy(F.col("i.code").alias("code")).agg(F.count("*").alias("messages"))
                    .orderBy(F.desc("messages"), "code").toPandas())
     sources = [r[0] for r in df.select("source").distinct().orderBy("source").collect()]
-    df.unpersist()
+    if not was_cached:
+        df.unpersist()
+    by_app = _with_appl_type_names(by_app)
+    by_putter = _with_appl_type_names(by_putter)
     times = {k: agg[k] for k in ("oldest_put", "newest_put", "oldest_dlq_put", "newest_dlq_put")}
     return CaptureSummary(
         framed=framed, messages=messages, dropped=dropped, by_status=by_status,
