@@ -142,7 +142,7 @@ def child_fromhex(path: str, fmt: str, messages: int) -> dict:
 
 def child_spark(path: str, rules: int, master: str) -> dict:
     from dlqlens.rules import parse
-    from dlqlens.rules.replay import replay
+    from dlqlens.rules.replay import INPUT_COLUMNS, replay
     from dlqlens.spark import get_spark, load_capture
 
     spark = get_spark(master, app_name="dlqlens-bench")
@@ -159,7 +159,7 @@ def child_spark(path: str, rules: int, master: str) -> dict:
     if not table.ok:
         raise SystemExit("\n".join(d.format() for d in table.errors))
     start = time.perf_counter()
-    capture = load_capture(spark, path, columns=["source", "message_number", "md", "dlh"])
+    capture = load_capture(spark, path, columns=list(INPUT_COLUMNS))
     replay(table, capture, "pessimistic").write.format("noop").mode("overwrite").save()
     out["spark_replay"] = {"messages": n, "seconds": time.perf_counter() - start,
                            "rules": len(table.rules)}

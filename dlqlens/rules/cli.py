@@ -195,13 +195,16 @@ def _spark_options(parser: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace, paths: list):
     """Check the capture paths (before the JVM starts), then load them on Spark
     in PERMISSIVE mode (a message whose MQDLH cannot be read is kept: it is
-    one the handler leaves, ``no_dlh``)."""
+    one the handler leaves, ``no_dlh``), decoding only the columns a replay
+    reads."""
     from dlqlens.capture.reader import ReadOptions, plan_pieces
+    from dlqlens.rules.replay import INPUT_COLUMNS
     from dlqlens.spark.session import get_spark, load_capture
 
     plan_pieces(paths, ReadOptions(format=args.format))
     spark = get_spark(args.master)
-    return load_capture(spark, paths, format=args.format, mode="PERMISSIVE")
+    return load_capture(spark, paths, format=args.format, mode="PERMISSIVE",
+                        columns=list(INPUT_COLUMNS))
 
 
 def _refuse_errors(table, name: str) -> bool:

@@ -86,6 +86,7 @@ __all__ = [
     "simulate",
     "resolve_target",
     "replay",
+    "INPUT_COLUMNS",
     "process_batch",
     "rule_stats",
     "fate_counts",
@@ -97,6 +98,11 @@ __all__ = [
     "DISPOSITIONS",
     "LEFT_REASONS",
 ]
+
+#: The capture columns a replay, a diff and the unreached-rule lint read; a
+#: capture loaded with only these (``load_capture(..., columns=INPUT_COLUMNS)``)
+#: is decoded without payloads, raw bytes and the other headers.
+INPUT_COLUMNS = ("source", "message_number", "md", "dlh")
 
 DISPOSITIONS = ("retried", "forwarded", "discarded", "left")
 LEFT_REASONS = ("ignore_rule", "rules_exhausted", "no_match", "no_dlh")
