@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dlqlens.capture.message import CaptureMessage
-from dlqlens.decode.fixed import gather
+from dlqlens.decode.fixed import copy_rows, gather
 from dlqlens.decode.frames import MD_SIZE, Frames
 from dlqlens.decode.issues import Issue, make_issue
 from dlqlens.errors import CaptureError
@@ -386,7 +386,7 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
     head, avail = gather(buf, body_start, 8, body_end)
     sid_a = (head[:, :4] == np.frombuffer(MD_ASCII, np.uint8)).all(1)
     sid_e = (head[:, :4] == np.frombuffer(MD_EBCDIC, np.uint8)).all(1)
-    v = np.ascontiguousarray(head[:, 4:8])
+    v = copy_rows(head[:, 4:8])
     v_be = v.view(">i4").ravel()
     v_le = v.view("<i4").ravel()
     big = np.isin(v_be, (1, 2))

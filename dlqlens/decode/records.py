@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dlqlens.decode.fixed import Decoded, decode_chars, decode_fixed, gather
+from dlqlens.decode.fixed import Decoded, copy_rows, decode_chars, decode_fixed, gather
 from dlqlens.decode.frames import Frames
 from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
@@ -415,7 +415,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
     has_version = st.fields[1].name == "Version" and st.fields[1].type == "MQLONG"
     if has_version:
         valid_versions = np.array(_VALID_VERSIONS.get(st.name, (1,)))
-        raw = np.ascontiguousarray(block[:, 4:8])
+        raw = copy_rows(block[:, 4:8])
         v_be = raw.view(">i4").ravel()
         v_le = raw.view("<i4").ravel()
         ok_be = np.isin(v_be, valid_versions)
