@@ -296,12 +296,16 @@ def explain_messages(df, limit: int = 20) -> list[Explanation]:
 
     Notes
     -----
-    The timestamps are formatted in Spark (UTC) before they reach Python,
-    so the driver's local time zone does not matter.
+    The timestamps are formatted as UTC in Spark before they reach Python,
+    whatever the session's (``spark.sql.session.timeZone``) or the driver's
+    time zone.
     """
     from pyspark.sql import functions as F
 
+    zone = df.sparkSession.conf.get("spark.sql.session.timeZone")
     cols = [F.col(c) for c in EXPLAIN_COLUMNS if c not in ("put_ts", "dlh_put_ts")]
-    cols += [F.date_format(F.col(c), "yyyy-MM-dd HH:mm:ss.SS").alias(c) for c in ("put_ts", "dlh_put_ts")]
+    # date_format shows the session's wall clock: shift the instant so that it shows UTC's
+    cols += [F.date_format(F.to_utc_timestamp(F.col(c), zone), "yyyy-MM-dd HH:mm:ss.SSS").alias(c)
+             for c in ("put_ts", "dlh_put_ts")]
     rows = df.select(*cols).orderBy("source", "message_number").limit(int(limit)).collect()
     return [explain(r.asDict(recursive=True)) for r in rows]

@@ -92,3 +92,25 @@ def test_every_dataset_message_is_explained(name):
         e = explain(row)
         assert e.headline and str(row["dlh"]["Reason"]) in e.headline
         assert e.to_text().count("\n") >= 6
+
+
+@pytest.mark.spark
+def test_spark_explanations_are_in_utc_whatever_the_session_zone(spark):
+    """explain_messages on Spark says what explain says on the Arrow row,
+    with the session in another time zone."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.report.explain import explain_messages
+    from dlqlens.spark.session import load_capture
+
+    path = DATASETS / "dlq_linux_x86.raw"
+    expected = explain(first("dlq_linux_x86.raw"))
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        [got] = explain_messages(load_capture(spark, path).where(F.col("message_number") == 1))
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert "UTC" in expected.headline and "2024-03-11 09:12:" in expected.headline
+    assert got.headline == expected.headline
+    assert dict(got.facts)["Original put"] == dict(expected.facts)["Original put"]
