@@ -269,12 +269,12 @@ def main(argv=None) -> int:
 
     results = []
     for size in sizes:
-        if results:
-            write(results, done=False)
         for scenario in scenarios:
             r = measure(spark, scenario, size, seed=args.seed, workdir=args.workdir,
                         detectors=detectors)
             results.append(r)
+            if len(results) < len(sizes) * len(scenarios):
+                write(results, done=False)  # what a long run has so far
             summary = ", ".join(f"{k} P={_pct(c.precision)} R={_pct(c.recall)}"
                                 for k, c in r.cells.items() if c.flagged or c.actual)
             print(f"{scenario} {size}: {r.messages} msgs, sim {r.simulate_seconds:.1f}s, "

@@ -111,10 +111,20 @@ def message_ref():
 
 
 def sorted_refs(ref_col):
-    """Aggregate: the distinct message references of a group, sorted."""
+    """Aggregate: the message references of a group, sorted.
+
+    Every detector groups rows that are distinct messages (one capture row
+    each, or one row per message and signal), so the references are distinct
+    without a set. ``collect_set`` is not used: in an aggregation that also
+    has a distinct aggregate (``countDistinct``), Spark's sort-based merge of
+    large sets grew faster than linearly (measured on ``local[1]``: 27 s for
+    one group of 100,000 references, 70 s for 200,000, against 0.8 s and
+    1.2 s with ``collect_list``), and a 700,000-message burst did not finish
+    in half an hour.
+    """
     from pyspark.sql import functions as F
 
-    return F.array_sort(F.collect_set(ref_col))
+    return F.array_sort(F.collect_list(ref_col))
 
 
 def epoch_seconds(ts_col):
