@@ -135,8 +135,23 @@ def run_summary(args) -> int:
 
 
 def findings_text(df) -> str:
-    """The findings of every detector on ``df``, most severe first, as text
-    (the form of ``dlqlens detect``), under a heading."""
+    """The findings of every detector on ``df``, most severe first, as text.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (:func:`dlqlens.spark.load_capture`), best cached: every
+        detector reads them.
+
+    Returns
+    -------
+    str
+        A heading with the number of findings, an underline, then each
+        finding in the form of ``dlqlens detect`` (severity, kind, queues,
+        UTC window, statement, evidence, the first messages), blank lines
+        between; ``none`` when there is no finding. Capture values are shown
+        with control characters escaped.
+    """
     from dlqlens.detect import finding_record, run
     from dlqlens.detect.cli import format_finding
 
