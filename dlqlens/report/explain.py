@@ -23,7 +23,7 @@ import html
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dlqlens.mq.constants import (MQAT_NAMES, MQMT, MQMT_NAMES, MQPER_NAMES, NON_RETRYABLE_REASONS,
+from dlqlens.mq.constants import (MQAT, MQAT_NAMES, MQMT, MQMT_NAMES, MQPER_NAMES, NON_RETRYABLE_REASONS,
                                   RETRY_REASONING, RETRYABLE_REASONS, TEMPORARY_QUEUE_PREFIXES,
                                   code_name, describe_code)
 from dlqlens.report.safe import printable
@@ -33,8 +33,9 @@ PREVIEW_CHARS = 160
 
 #: PutApplName values of the channel agents that dead-letter on arrival
 #: (``amqrmppa`` the channel process pool, ``runmqchl`` a channel run by hand,
-#: ``<ssid>CHIN`` the z/OS channel initiator; IBM MQ: "Dead-letter queue
-#: processing" of the receiving MCA).
+#: ``amqcrsta`` a channel started by inetd; IBM MQ: "Dead-letter queue
+#: processing" of the receiving MCA). On z/OS the channel initiator
+#: (``<ssid>CHIN``) is known by its PutApplType, MQAT_CHANNEL_INITIATOR.
 _CHANNEL_AGENTS = ("amqrmppa", "runmqchl", "amqcrsta")
 
 
@@ -119,7 +120,7 @@ def _role(dlh: Mapping, dlh_format: str) -> str:
     if dlh_format == "MQTRIG":
         return ("a trigger monitor: this is a trigger message for an application it could not "
                 "start (or could not hand the message to)")
-    if base in _CHANNEL_AGENTS or name.upper().endswith("CHIN"):
+    if base in _CHANNEL_AGENTS or _get(dlh, "PutApplType") == MQAT["MQAT_CHANNEL_INITIATOR"]:
         return ("the receiving end of a channel (message channel agent): the message arrived "
                 "from another queue manager and could not be put to its destination")
     return "an application or a queue-manager process, when its put to the destination failed"

@@ -61,6 +61,14 @@ def test_persistent_reply_to_a_temporary_queue():
     assert "Why it was refused" not in facts(explain(row))
 
 
+def test_z_os_channel_initiator_is_known_by_its_application_type():
+    row = first("dlq_zos_ebcdic1047.dmp")
+    assert row["dlh"]["PutApplName"].strip() == "MQP2CHIN"
+    assert "receiving end of a channel" in facts(explain(row))["Put on the DLQ by"]
+    row["dlh"]["PutApplType"] = 6  # a UNIX application that happens to end in CHIN
+    assert "an application" in facts(explain(row))["Put on the DLQ by"]
+
+
 def test_backout_and_expiry_facts():
     row = first("dlq_zos_ebcdic1047.dmp")
     assert row["md"]["Expiry"] > 0
