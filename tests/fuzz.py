@@ -16,8 +16,9 @@ Every input is read in the three reader modes and must satisfy
 rows + dropped`` in every mode, the same messages framed in every mode,
 ``DROPMALFORMED`` keeping exactly the well-formed rows, ``FAILFAST``
 raising exactly when a row is malformed and naming the file and an offset or
-line, and every issue naming the file, message number, place, field,
-expected and found.
+line, every issue naming the file, message number, place, field,
+expected and found, and the file read as slices cut at every message
+boundary giving the same rows as one read.
 
 Run at length (one target or all; inputs tried are printed per target)::
 
@@ -45,7 +46,7 @@ from hypothesis import strategies as st
 
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw
 from dlqlens.capture.message import CaptureMessage, dead_letter
-from dlqlens.capture.reader import MODES, read_capture
+from dlqlens.capture.reader import MODES, ReadOptions, plan_pieces, read_capture, read_piece
 from dlqlens.decode.issues import STATUSES, WELL_FORMED
 from dlqlens.errors import CaptureError, MalformedMessageError
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
@@ -269,6 +270,7 @@ def check_capture(path: str | os.PathLike, fmt: str) -> dict:
         for i in r["decode_issues"]:
             check_issue(i, path, r["message_number"])
     assert [r["message_number"] for r in rows] == list(range(1, len(rows) + 1))
+    check_split(path, fmt, rows)
     if all(good):
         assert fail != "raised" and fail.stats.rows == len(rows)
     else:
@@ -276,6 +278,16 @@ def check_capture(path: str | os.PathLike, fmt: str) -> dict:
         first_bad = next(r for r, g in zip(rows, good) if not g)
         assert failfast_error["message_number"] == first_bad["message_number"]
     return out
+
+
+def check_split(path: str, fmt: str, rows: list[dict]) -> None:
+    """Read ``path`` as slices cut at every message boundary the planner
+    finds (Spark's partitions of a large file): the same rows as one read,
+    numbers and lines included."""
+    opts = ReadOptions(format=fmt, split_bytes=1)
+    pieces = plan_pieces(path, opts)
+    got = [r for piece in pieces for b in read_piece(piece, opts) for r in b.to_pylist()]
+    assert got == rows, f"{len(pieces)} slices: {len(got)} rows, one read: {len(rows)}"
 
 
 def check_rules(text: str) -> None:

@@ -31,9 +31,10 @@ from functools import lru_cache
 import numpy as np
 
 from dlqlens.capture.message import MD_DEFAULTS, CaptureMessage, byteorder_of
+from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (IS_HEX, PAD, TEXT_CODEC, TextBlock, clean_hex, decimals,
-                                  decode_line, hex_values, pack_text_md, read_blocks,
-                                  read_lines, rebatch, rows_of, windows)
+                                  decode_line, hex_values, pack_text_md, plan_text,
+                                  read_blocks, read_lines, rebatch, rows_of, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.ccsid import UTF16, charset
@@ -41,6 +42,7 @@ from dlqlens.mq.structs import MQBYTE, MQCHAR, MQDLH, MQLONG, MQMD
 
 _MQGET = re.compile(r"MQGET of message number\s+(\d+)")
 _MD_BANNER = "****Message descriptor****"
+_MD_BANNER_B = _MD_BANNER.encode("ascii")
 _DLH_BANNER = "****Dead Letter Header****"
 _PROPS_BANNER = "****Message properties****"
 _DATA_BANNER = re.compile(r"^\*{4}\s+Message\s+\*{4}")
@@ -111,7 +113,14 @@ CHUNK_BYTES = 32 << 20
 MIN_FAST_UNITS = 32
 
 
-def read_amqsbcg(path: str, *, source: str | None = None,
+def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
+    """Split an amqsbcg file into :class:`~dlqlens.capture.slices.Slice`
+    objects of about ``target_bytes`` (see :func:`dlqlens.capture.text.plan_text`:
+    the file is read once to count the messages before each cut)."""
+    return plan_text(path, _Block, CHUNK_BYTES, target_bytes)
+
+
+def read_amqsbcg(path: str, *, source: str | None = None, piece: Slice | None = None,
                  batch_size: int = 65536, fast: bool = True) -> Iterator[Frames]:
     """Frame the messages of an amqsbcg output file.
 
@@ -120,6 +129,9 @@ def read_amqsbcg(path: str, *, source: str | None = None,
     path : str
     source : str, optional
         Name recorded in the ``source`` column (default ``path``).
+    piece : Slice, optional
+        Only this byte range (from :func:`plan`; read with the fast reader);
+        default the whole file.
     batch_size : int
         Messages per yielded :class:`~dlqlens.decode.frames.Frames` (the last
         one may hold fewer).
@@ -142,8 +154,8 @@ def read_amqsbcg(path: str, *, source: str | None = None,
         When the file cannot be opened.
     """
     source = source or path
-    if fast:
-        pieces = read_blocks(path, _Block, source, CHUNK_BYTES, MIN_FAST_UNITS)
+    if fast or piece is not None:
+        pieces = read_blocks(path, _Block, source, CHUNK_BYTES, MIN_FAST_UNITS, piece)
     else:
         pieces = iter([_frame_lines(read_lines(path), source, 0)[0]])
     yield from rebatch(pieces, batch_size)
@@ -491,6 +503,22 @@ class _Block(TextBlock):
         self.mqget = np.zeros(self.nlines, dtype=bool)
         self.mqget[line[start]] = True
         return np.unique(np.concatenate([[0], line[start]])).astype(np.int64)
+
+    def unit_counts(self, cut: int) -> np.ndarray:
+        """Messages per unit of lines ``[0, cut)``: the line reader starts a
+        message at each descriptor banner line and nowhere else, so a unit
+        holds as many messages as banner lines."""
+        us = self.unit_starts[self.unit_starts < cut]
+        pos = _find_all(self.buf, _MD_BANNER_B, self.line_offset(cut))
+        line = np.unique(np.searchsorted(self.starts, pos, side="right") - 1)
+        # a line that is the banner and nothing else; others as the line reader reads them
+        exact = (self.cend[line] - self.starts[line] == len(_MD_BANNER_B)) & \
+            (self.p[self.starts[line]] == _MD_BANNER_B[0]) & ~self.weird[line]
+        for i in np.flatnonzero(~exact).tolist():
+            lo, hi = int(self.starts[line[i]]), int(self.cend[line[i]])
+            exact[i] = decode_line(bytes(self.buf[lo:hi])).strip() == _MD_BANNER
+        unit = np.searchsorted(us, line[exact], side="right") - 1
+        return np.bincount(unit, minlength=len(us)).astype(np.int64)
 
     def _trimmed_ends(self, cut: int) -> np.ndarray:
         """End of each line's text without trailing blanks."""

@@ -22,8 +22,10 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from dlqlens.capture.message import CaptureMessage
+from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (IS_HEX, TEXT_CODEC, TextBlock, decimals, hex_values,
-                                  pack_text_md, read_blocks, read_lines, rebatch, windows)
+                                  pack_text_md, plan_text, read_blocks, read_lines, rebatch,
+                                  windows)
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.structs import MQMD
@@ -88,7 +90,14 @@ CHUNK_BYTES = 32 << 20
 MIN_FAST_UNITS = 32
 
 
-def read_dmpmqmsg(path: str, *, source: str | None = None,
+def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
+    """Split a dmpmqmsg file into :class:`~dlqlens.capture.slices.Slice`
+    objects of about ``target_bytes`` (see :func:`dlqlens.capture.text.plan_text`:
+    the file is read once to count the messages before each cut)."""
+    return plan_text(path, _Block, CHUNK_BYTES, target_bytes)
+
+
+def read_dmpmqmsg(path: str, *, source: str | None = None, piece: Slice | None = None,
                   batch_size: int = 65536, fast: bool = True) -> Iterator[Frames]:
     """Frame the messages of a dmpmqmsg/QLOAD file.
 
@@ -97,6 +106,9 @@ def read_dmpmqmsg(path: str, *, source: str | None = None,
     path : str
     source : str, optional
         Name recorded in the ``source`` column (default ``path``).
+    piece : Slice, optional
+        Only this byte range (from :func:`plan`; read with the fast reader);
+        default the whole file.
     batch_size : int
         Messages per yielded :class:`~dlqlens.decode.frames.Frames` (the last
         one may hold fewer).
@@ -117,8 +129,8 @@ def read_dmpmqmsg(path: str, *, source: str | None = None,
         When the file cannot be opened.
     """
     source = source or path
-    if fast:
-        pieces = read_blocks(path, _Block, source, CHUNK_BYTES, MIN_FAST_UNITS)
+    if fast or piece is not None:
+        pieces = read_blocks(path, _Block, source, CHUNK_BYTES, MIN_FAST_UNITS, piece)
     else:
         pieces = iter([_frame_lines(read_lines(path), source, 0)[0]])
     yield from rebatch(pieces, batch_size)
@@ -270,6 +282,48 @@ class _Block(TextBlock):
         after_data = (cls[ne[1:]] == _A) & data_or_n[ne[:-1]]
         return np.unique(np.concatenate(
             [[0], ne[1:][after_data], np.flatnonzero(plain & (b0 == 78))])).astype(np.int64)
+
+    def unit_counts(self, cut: int) -> np.ndarray:
+        """Messages per unit of lines ``[0, cut)``.
+
+        A unit whose lines are all A, X or E lines, whose first such line is
+        an A line and whose attribute codes are distinct is one message (the
+        line reader starts a message at its first A line and at no other
+        line of it); every other unit is counted by the line reader.
+        """
+        us = self.unit_starts[self.unit_starts < cut]
+        ue = np.append(us[1:], cut)
+        if not len(us):
+            return np.zeros(0, dtype=np.int64)
+        p, c = self.p, self.cls[:cut]
+        isA = c == _A
+        nA = np.add.reduceat(isA.astype(np.int32), us)
+        nO = np.add.reduceat((c == _O).astype(np.int32), us)
+        ne = np.flatnonzero(c != _E)
+        first = ne[np.minimum(np.searchsorted(ne, us), len(ne) - 1)] if len(ne) else us
+        simple = (nO == 0) & (nA >= 1) & (c[first] == _A)
+        # attribute codes: three ASCII characters, no code twice in a unit
+        a_lines = np.flatnonzero(isA)
+        if len(a_lines):
+            at = self.starts[a_lines]
+            code = p[at[:, None] + np.arange(2, 5)]
+            okA = (self.length[a_lines] >= 5) & (code < 0x80).all(axis=1)
+            key = (code[:, 0].astype(np.int32) << 16) | (code[:, 1].astype(np.int32) << 8) \
+                | code[:, 2]
+            a0 = np.minimum(np.searchsorted(a_lines, us), len(a_lines) - 1)
+            simple &= np.logical_and.reduceat(okA, a0)
+            for k in np.unique(nA[simple]).tolist():
+                rows = np.flatnonzero(simple & (nA == k))
+                layouts = key[a0[rows][:, None] + np.arange(k)]
+                if (layouts == layouts[0]).all():
+                    simple[rows] = len(set(layouts[0].tolist())) == k
+                    continue
+                distinct, inverse = np.unique(layouts, axis=0, return_inverse=True)
+                ok = np.array([len(set(d)) == k for d in distinct.tolist()], dtype=bool)
+                simple[rows] = ok[inverse.ravel()]
+        counts = self.count_by_lines(us, ue, ~simple)
+        counts[simple] = 1
+        return counts
 
     def fast_units(self, us, ue, cut, source, base_off, base_line):
         """Which units are well-formed messages, and the frames of those."""

@@ -37,11 +37,11 @@ import array
 import os
 import struct
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from dlqlens.capture.message import CaptureMessage
+from dlqlens.capture.slices import Slice
 from dlqlens.decode.fixed import copy_rows, gather
 from dlqlens.decode.frames import MD_SIZE, Frames
 from dlqlens.decode.issues import Issue, make_issue
@@ -122,20 +122,6 @@ def write_single(path: str | os.PathLike, message: CaptureMessage) -> None:
 # ---------------------------------------------------------------------------
 # planning (byte ranges for Spark partitions)
 # ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Slice:
-    """A byte range of a raw capture that starts and ends at record boundaries.
-
-    ``first_number`` is the 1-based message number of its first record.
-    ``start``/``stop`` of None mean the whole file.
-    """
-
-    path: str
-    start: int | None = None
-    stop: int | None = None
-    first_number: int = 1
-
 
 def _index_from_file(fh, size: int) -> np.ndarray | None:
     """Record offsets from the index at the end of an open file, or None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dlqlens.capture import raw as raw_format
+from dlqlens.capture.slices import Slice
 from dlqlens.capture.registry import FORMATS, detect_format, get_format
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 from dlqlens.decode.records import decode_frames
@@ -46,8 +46,13 @@ class ReadOptions:
     batch_size : int
         Messages per Arrow record batch.
     split_bytes : int
-        Raw captures larger than this are split into several partitions at
-        record boundaries (bytes).
+        Captures larger than this are split into several partitions at
+        message boundaries (bytes).
+    split_text : bool
+        Split large text captures (dmpmqmsg, amqsbcg) too. Planning then
+        reads each one once, on the driver, to count its messages; worth it
+        when the pieces are decoded in parallel (Spark; default True there),
+        not in one process (:func:`read_capture` sets it False).
     columns : tuple of str or None
         Top-level columns of :func:`dlqlens.decode.schema.message_schema` to
         output, in this order (None: all). Spark's Python data sources have no
@@ -59,6 +64,7 @@ class ReadOptions:
     mode: str = "PERMISSIVE"
     batch_size: int = 65536
     split_bytes: int = 64 * 1024 * 1024
+    split_text: bool = True
     columns: tuple | None = None
 
     def __post_init__(self):
@@ -93,7 +99,7 @@ class ReadOptions:
             For an unknown option or a value that does not parse.
         """
         known = {"format": "format", "mode": "mode", "batchsize": "batch_size",
-                 "splitbytes": "split_bytes", "columns": "columns"}
+                 "splitbytes": "split_bytes", "splittext": "split_text", "columns": "columns"}
         kwargs = {}
         for k, v in options.items():
             key = k.lower()
@@ -101,13 +107,17 @@ class ReadOptions:
                 continue
             if key not in known:
                 raise UsageError(f"unknown option {k!r}: expected one of "
-                                 f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes', 'columns'])}")
+                                 f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes', 'splitText', 'columns'])}")
             name = known[key]
             if name in ("batch_size", "split_bytes"):
                 try:
                     v = int(v)
                 except ValueError:
                     raise UsageError(f"option {k}: expected a whole number, found {v!r}") from None
+            elif name == "split_text" and not isinstance(v, bool):
+                if str(v).lower() not in ("true", "false"):
+                    raise UsageError(f"option {k}: expected true or false, found {v!r}")
+                v = str(v).lower() == "true"
             kwargs[name] = v
         return cls(**kwargs)
 
@@ -150,17 +160,31 @@ def _expand(paths) -> list[tuple[str, bool]]:
 
 @dataclass(frozen=True)
 class Piece:
-    """One unit of work: a file, or a byte range of a large raw capture."""
+    """One unit of work: a file, or a slice of a large capture
+    (:class:`~dlqlens.capture.slices.Slice`)."""
 
     path: str
     format: str
     start: int | None = None
     stop: int | None = None
     first_number: int = 1
+    first_line: int = 1
+    messages: int | None = None
+
+    def slice(self) -> Slice:
+        return Slice(self.path, self.start, self.stop, self.first_number, self.first_line,
+                     self.messages)
 
 
 def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
-    """The pieces to read: one per file, large raw captures split.
+    """The pieces to read: one per file, large captures split.
+
+    Raw captures larger than ``options.split_bytes`` are split through
+    their offset index. Text captures are split too when
+    ``options.split_text`` is set: planning then reads each large text file
+    once to count the messages before each cut (their numbers must run on
+    across the pieces), so it pays only when the pieces are read in
+    parallel.
 
     Empty files become a piece of format ``empty`` (they yield no rows).
     With ``format="auto"``, a file found inside a named directory whose
@@ -187,11 +211,13 @@ def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
                 continue
         else:
             fmt = get_format(options.format).name
-        if fmt == "raw":
-            for s in raw_format.plan(path, options.split_bytes):
-                pieces.append(Piece(path, fmt, s.start, s.stop, s.first_number))
-        else:
+        spec = FORMATS[fmt]
+        if spec.plan_reads and not options.split_text:
             pieces.append(Piece(path, fmt))
+            continue
+        for s in spec.plan(path, options.split_bytes):
+            pieces.append(Piece(path, fmt, s.start, s.stop, s.first_number, s.first_line,
+                                s.messages))
     return pieces
 
 
@@ -239,13 +265,8 @@ def read_piece(piece: Piece, options: ReadOptions,
     if piece.format == "empty":
         stats.empty_files.append(piece.path)
         return
-    fmt = FORMATS[piece.format]
-    if piece.format == "raw":
-        frames = raw_format.read_raw(piece.path, batch_size=options.batch_size,
-                                     piece=raw_format.Slice(piece.path, piece.start, piece.stop,
-                                                            piece.first_number))
-    else:
-        frames = fmt.read(piece.path, batch_size=options.batch_size)
+    frames = FORMATS[piece.format].read(piece.path, batch_size=options.batch_size,
+                                        piece=piece.slice())
     need = None
     if options.columns is not None:  # decode only what is asked for (and what modes read)
         need = set(options.columns)
@@ -332,7 +353,7 @@ def read_capture(paths, format: str = "auto", mode: str = "PERMISSIVE",
     UsageError
         Unknown format or mode.
     """
-    options = ReadOptions(format=format, mode=mode, batch_size=batch_size,
+    options = ReadOptions(format=format, mode=mode, batch_size=batch_size, split_text=False,
                           columns=None if columns is None else tuple(columns))
     stats = ReadStats()
     batches = []

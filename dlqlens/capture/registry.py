@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError, UsageError
 
@@ -19,22 +20,33 @@ SNIFF_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class CaptureFormat:
-    """One capture format: its name, sniffer, reader and writer."""
+    """One capture format: its name, sniffer, reader, writer and planner.
+
+    ``read(path, piece=None, batch_size=...)`` frames a file (or one
+    :class:`~dlqlens.capture.slices.Slice` of it); ``plan(path,
+    target_bytes)`` cuts a file into slices of about ``target_bytes``;
+    ``plan_reads`` says whether planning reads the whole file (text formats
+    count their messages) or only an index (raw).
+    """
 
     name: str
     description: str
     sniff: Callable[[bytes], bool]
     read: Callable[..., Iterator[Frames]]
     write: Callable[..., int]
+    plan: Callable[[str, int], list[Slice]]
+    plan_reads: bool
 
 
 FORMATS: dict[str, CaptureFormat] = {
     "raw": CaptureFormat("raw", "dlqlens raw capture or one MQMD+data message",
-                         raw.sniff, raw.read_raw, raw.write_raw),
+                         raw.sniff, raw.read_raw, raw.write_raw, raw.plan, False),
     "dmpmqmsg": CaptureFormat("dmpmqmsg", "dmpmqmsg / QLOAD message file",
-                              dmpmqmsg.sniff, dmpmqmsg.read_dmpmqmsg, dmpmqmsg.write_dmpmqmsg),
+                              dmpmqmsg.sniff, dmpmqmsg.read_dmpmqmsg, dmpmqmsg.write_dmpmqmsg,
+                              dmpmqmsg.plan, True),
     "amqsbcg": CaptureFormat("amqsbcg", "amqsbcg browse output",
-                             amqsbcg.sniff, amqsbcg.read_amqsbcg, amqsbcg.write_amqsbcg),
+                             amqsbcg.sniff, amqsbcg.read_amqsbcg, amqsbcg.write_amqsbcg,
+                             amqsbcg.plan, True),
 }
 
 

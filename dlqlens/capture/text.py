@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from dlqlens.capture.message import MD_DEFAULTS
+from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError
 from dlqlens.mq.structs import MQMD
@@ -314,6 +316,25 @@ class TextBlock:
         numbers are filled in by :meth:`frame`)."""
         raise NotImplementedError
 
+    def unit_counts(self, cut: int) -> np.ndarray:
+        """How many messages the readers frame from each unit of lines
+        ``[0, cut)`` (int64, one per unit start before ``cut``).
+
+        This default frames every unit with the line reader; formats count
+        the units they can prove simple without framing them.
+        """
+        us = self.unit_starts[self.unit_starts < cut]
+        return self.count_by_lines(us, np.append(us[1:], cut), np.ones(len(us), dtype=bool))
+
+    def count_by_lines(self, us: np.ndarray, ue: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """Messages per unit (lines ``[us[i], ue[i])``), framed by the line
+        reader for the units ``which`` (0 for the others)."""
+        out = np.zeros(len(us), dtype=np.int64)
+        for i in np.flatnonzero(which).tolist():
+            lo, hi = self.line_offset(int(us[i])), self.line_offset(int(ue[i]))
+            out[i] = type(self).frame_lines(iter_lines(self.buf[lo:hi]), "", 0)[1]
+        return out
+
     def line_offset(self, line: int) -> int:
         return int(self.starts[line]) if line < self.nlines else self.n
 
@@ -357,55 +378,131 @@ class TextBlock:
             yield fr
 
 
+def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None):
+    """Blocks of whole units from the current position of ``fh`` up to
+    ``stop`` (a unit start or the end of the file; None: the end).
+
+    Yields ``(block, cut, offset, lines)``: frame lines ``[0, cut)`` of
+    ``block``, whose byte 0 is ``offset`` bytes and ``lines`` lines after
+    where reading began. Each block is cut before its last unit start; the
+    rest is read again with the next block. A block without a unit start
+    after its first line grows until it has one (or the range ends).
+    """
+    carry = b""
+    offset, lines = 0, 0
+    left = None if stop is None else stop - fh.tell()
+    want = chunk_bytes
+    while True:
+        ask = want if left is None else min(want, left)
+        # read straight into the block's buffer, after what was carried over
+        buf = bytearray(len(carry) + ask + PAD)
+        buf[:len(carry)] = carry
+        got = fh.readinto(memoryview(buf)[len(carry):len(carry) + ask]) if ask else 0
+        n = len(carry) + got
+        if left is not None:
+            left -= got
+            eof = left <= 0 or got < ask
+        else:
+            eof = got < ask
+            if eof:  # a short read: make sure it is the end
+                rest = fh.read()
+                if rest:
+                    buf = bytearray(buf[:n] + rest + _PAD)
+                    n += len(rest)
+        if n == 0:
+            return
+        block = block_type(buf, n, eof)
+        cut = block.nlines if eof else int(block.unit_starts[-1])
+        if cut == 0 and not eof:  # no unit boundary yet: read on (twice as much)
+            carry = buf[:n]
+            want = max(want, n)
+            continue
+        want = chunk_bytes
+        yield block, cut, offset, lines
+        cut_at = block.line_offset(cut)
+        carry = buf[cut_at:n]
+        offset += cut_at
+        lines += cut
+        if eof:
+            return
+
+
+def _open(path: str):
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+
+
 def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
-                min_units: int = 0) -> Iterator[Frames]:
+                min_units: int = 0, piece: Slice | None = None) -> Iterator[Frames]:
     """Frame a text capture a block of about ``chunk_bytes`` at a time.
 
-    Each block is cut before its last unit start; the rest is read again
-    with the next block. A block without a unit start after its first line
-    grows until it has one (or the file ends). Blocks of fewer than
-    ``min_units`` units are read line by line.
+    Blocks of fewer than ``min_units`` units are read line by line. With
+    ``piece`` (from :func:`plan_text`), only its byte range is read, numbered
+    from its first message and line.
+
+    Raises
+    ------
+    CaptureError
+        When the file cannot be opened; or when ``piece`` states how many
+        messages it holds and framing it gives another number (a planning
+        fault: the message numbers of the slices after it would be wrong).
+    """
+    start = 0 if piece is None or piece.start is None else piece.start
+    stop = None if piece is None else piece.stop
+    first_line = 1 if piece is None else piece.first_line
+    first = 1 if piece is None else piece.first_number
+    count = first - 1
+    with _open(path) as fh:
+        fh.seek(start)
+        for block, cut, off, lines in _blocks(fh, block_type, chunk_bytes, stop):
+            for fr in block.frame(cut, source, start + off, first_line - 1 + lines, count,
+                                  min_units):
+                count += len(fr)
+                yield fr
+    if piece is not None and piece.messages is not None and count - first + 1 != piece.messages:
+        raise CaptureError(
+            f"{source}: bytes {start} to {stop}: planned as {piece.messages} message(s) from "
+            f"number {first}, framed {count - first + 1}; the message numbers of this file "
+            f"would be wrong. Read it without splitting (option splitText false) and "
+            f"report the file")
+
+
+def plan_text(path: str, block_type: type, chunk_bytes: int,
+              target_bytes: int) -> list[Slice]:
+    """Split a text capture into slices of about ``target_bytes`` at unit starts.
+
+    The file is read once, a block at a time: each block's units are found
+    and the messages of each counted (:meth:`TextBlock.unit_counts`), so every
+    slice knows the number and line of its first message. Files of at most
+    ``target_bytes`` are one slice, without reading them.
 
     Raises
     ------
     CaptureError
         When the file cannot be opened.
     """
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
-    with fh:
-        carry = b""
-        base_off, base_line, count = 0, 0, 0
-        want = chunk_bytes
-        while True:
-            # read straight into the block's buffer, after what was carried over
-            buf = bytearray(len(carry) + want + PAD)
-            buf[:len(carry)] = carry
-            got = fh.readinto(memoryview(buf)[len(carry):len(carry) + want])
-            n = len(carry) + got
-            eof = got < want
-            if eof:  # a short read: make sure it is the end
-                rest = fh.read()
-                if rest:
-                    buf = bytearray(buf[:n] + rest + _PAD)
-                    n += len(rest)
-            if n == 0:
-                return
-            block = block_type(buf, n, eof)
-            cut = block.nlines if eof else int(block.unit_starts[-1])
-            if cut == 0 and not eof:  # no unit boundary yet: read on (twice as much)
-                carry = buf[:n]
-                want = max(want, n)
-                continue
-            want = chunk_bytes
-            for fr in block.frame(cut, source, base_off, base_line, count, min_units):
-                count += len(fr)
-                yield fr
-            cut_at = block.line_offset(cut)
-            carry = buf[cut_at:n]
-            base_off += cut_at
-            base_line += cut
-            if eof:
-                return
+    size = os.path.getsize(path)
+    if size <= target_bytes:
+        return [Slice(path)]
+    cuts = [(0, 0, 0)]  # (offset, lines, messages) before each slice
+    count = 0
+    with _open(path) as fh:
+        for block, cut, off, lines in _blocks(fh, block_type, chunk_bytes, None):
+            us = block.unit_starts[block.unit_starts < cut]
+            per_unit = block.unit_counts(cut)
+            before = count + np.concatenate([[0], np.cumsum(per_unit)[:-1]]) if len(us) else \
+                np.zeros(0, np.int64)
+            at = off + block.starts[us] if len(us) else np.zeros(0, np.int64)
+            while True:
+                nxt = cuts[-1][0] + target_bytes
+                k = int(np.searchsorted(at, nxt))
+                if k >= len(us):
+                    break
+                cuts.append((int(at[k]), lines + int(us[k]), int(before[k])))
+            count += int(per_unit.sum())
+    out = []
+    for (a, la, ca), (b, _, cb) in zip(cuts, cuts[1:] + [(size, 0, count)]):
+        out.append(Slice(path, a, b, ca + 1, la + 1, cb - ca))
+    return out

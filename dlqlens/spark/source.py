@@ -7,14 +7,17 @@ A thin adapter over the pure-Python decoder (DESIGN.md convention 6)::
 Options (case-insensitive, as in :class:`dlqlens.capture.reader.ReadOptions`):
 ``format`` (``auto``, ``raw``, ``dmpmqmsg``, ``amqsbcg``), ``mode``
 (``PERMISSIVE``, ``DROPMALFORMED``, ``FAILFAST``), ``batchSize`` (messages
-per Arrow batch), ``splitBytes`` (raw captures larger than this are split at
-record boundaries), ``columns`` (comma-separated top-level columns to read).
+per Arrow batch), ``splitBytes`` (captures larger than this, 64 MiB by
+default, are split at message boundaries), ``splitText`` (``true`` by
+default: split large text captures too, after counting their messages on
+the driver), ``columns`` (comma-separated top-level columns to read).
 A schema given with ``.schema(...)`` must be a selection of the full schema's
 top-level columns (same names and types, any order): Python data sources have
 no column-pruning hook, so this is how a read leaves out columns such as
-``raw`` and ``payload`` that an analysis does not use. Paths may be files, directories or glob patterns; they are
-planned on the driver into one partition per file (or per byte range of a
-large raw capture), and each partition yields Arrow record batches.
+``raw`` and ``payload`` that an analysis does not use. Paths may be files,
+directories or glob patterns; they are planned on the driver into one
+partition per file (or per slice of a large capture), and each partition
+yields Arrow record batches.
 Requires Spark 4.0+ (Python data sources with Arrow batches) and Java 17.
 """
 
@@ -27,18 +30,14 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 @dataclass
 class CapturePartition(InputPartition):
-    """One file, or one byte range of a raw capture (picklable)."""
+    """One :class:`~dlqlens.capture.reader.Piece`: a file, or a slice of a
+    large capture (picklable)."""
 
-    path: str
-    format: str
-    start: int | None
-    stop: int | None
-    first_number: int
+    piece: object
 
-    def __init__(self, path, format, start, stop, first_number):  # noqa: A002
-        super().__init__((path, start))
-        self.path, self.format, self.start, self.stop = path, format, start, stop
-        self.first_number = first_number
+    def __init__(self, piece):
+        super().__init__((piece.path, piece.start))
+        self.piece = piece
 
 
 class MQCaptureDataSource(DataSource):
@@ -86,15 +85,12 @@ class MQCaptureReader(DataSourceReader):
     def partitions(self):
         from dlqlens.capture.reader import plan_pieces
 
-        return [CapturePartition(p.path, p.format, p.start, p.stop, p.first_number)
-                for p in plan_pieces(self.paths, self.options)
+        return [CapturePartition(p) for p in plan_pieces(self.paths, self.options)
                 if p.format not in ("skipped", "empty")]
 
     def read(self, partition):
-        from dlqlens.capture.reader import Piece, read_piece
+        from dlqlens.capture.reader import read_piece
 
         if partition is None:  # nothing to read: Spark asks for one empty partition
             return
-        piece = Piece(partition.path, partition.format, partition.start, partition.stop,
-                      partition.first_number)
-        yield from read_piece(piece, self.options)
+        yield from read_piece(partition.piece, self.options)

@@ -55,6 +55,26 @@ def test_large_raw_capture_is_split_at_record_boundaries(spark, tmp_path):
     assert [r["payload_text"] for r in rows[:3]] == ["m0", "m1", "m2"]
 
 
+@pytest.mark.parametrize("fmt", ["dmpmqmsg", "amqsbcg"])
+def test_large_text_capture_is_split_and_numbered_across_partitions(spark, tmp_path, fmt):
+    from dlqlens.capture.registry import FORMATS
+
+    path = tmp_path / f"big.{fmt}"
+    FORMATS[fmt].write(path, _messages(2000))
+    df = load_capture(spark, path, splitBytes=100_000)
+    assert df.rdd.getNumPartitions() > 3
+    rows = df.select("message_number", "source_line", "payload_text").collect()
+    assert sorted(r["message_number"] for r in rows) == list(range(1, 2001))
+    by_number = {r["message_number"]: r for r in rows}
+    assert [by_number[i]["payload_text"] for i in (1, 1000, 2000)] == ["m0", "m999", "m1999"]
+    lines = [by_number[i]["source_line"] for i in range(1, 2001)]
+    assert lines == sorted(lines) and len(set(lines)) == 2000
+    unsplit = load_capture(spark, path, splitBytes=100_000, splitText="false")
+    assert unsplit.rdd.getNumPartitions() == 1
+    assert unsplit.select("message_number", "source_line", "payload_text").collect() == \
+        sorted(rows, key=lambda r: r["message_number"])
+
+
 def test_known_values_and_groupby(spark):
     df = load_capture(spark, [DATASETS / "dlq_zos.raw", DATASETS / "dlq_aix.dmp"])
     by = {(r["Reason"], r["reason_name"]) for r in

@@ -22,6 +22,7 @@ from dlqlens.capture.reader import (ReadOptions, ReadStats, plan_pieces, read_ca
                                     read_piece)
 from dlqlens.capture.registry import FORMATS, detect_format
 from dlqlens.decode.schema import message_schema
+from dlqlens.errors import UsageError
 from dlqlens.mq.structs import MQDLH, MQMDE, MQRFH2, MQTM, MQXQH
 
 UTC = dt.timezone.utc
@@ -551,6 +552,83 @@ def test_raw_plan_of_a_small_or_unindexed_file_is_one_slice(tmp_path):
     assert raw.plan(str(p), target_bytes=1000) == [raw.Slice(str(p))]
     p2 = write_capture(tmp_path / "idx.raw", "raw", ms)
     assert raw.plan(str(p2)) == [raw.Slice(str(p2))]
+
+
+def _split_rows(path, fmt, split_bytes):
+    """(pieces, rows) of ``path`` read as the Spark source reads it."""
+    opts = ReadOptions(format=fmt, split_bytes=split_bytes)
+    pieces = plan_pieces(str(path), opts)
+    return pieces, [r for p in pieces for b in read_piece(p, opts) for r in b.to_pylist()]
+
+
+def _text_files():
+    from tests.conftest import DATASETS, REAL
+
+    files = sorted(DATASETS.glob("*.dmp")) + sorted(DATASETS.glob("*.bcg"))
+    if REAL.is_dir():
+        files += sorted((REAL / "amqsbcg").glob("*.txt"))
+    return files
+
+
+@pytest.mark.parametrize("path", _text_files(), ids=lambda p: p.name)
+def test_text_plan_cuts_at_every_message_boundary_and_numbers_run_on(path):
+    fmt = detect_format(str(path))
+    whole = read_capture(path).table.to_pylist()
+    pieces, rows = _split_rows(path, fmt, 1)  # a cut before every unit
+    if len(whole) > 1:
+        assert len(pieces) > 1
+    assert rows == whole
+    assert sum(p.messages for p in pieces) == len(whole)
+    for a, b in zip(pieces[:-1], pieces[1:]):
+        assert a.stop == b.start and b.first_number == a.first_number + a.messages
+    blob = path.read_bytes()
+    for p in pieces:  # each slice starts where its first line starts
+        assert p.start == 0 or blob[p.start - 1:p.start] == b"\n"
+        assert blob[:p.start].count(b"\n") == p.first_line - 1
+    assert pieces[-1].stop == len(blob)
+
+
+@pytest.mark.parametrize("fmt", ["dmpmqmsg", "amqsbcg"])
+def test_text_plan_of_a_large_capture_with_damage(tmp_path, fmt):
+    ms = [dlq_message(bytes([65 + i % 26]) * (i * 53 % 900), dlh={"Reason": 2000 + i})
+          for i in range(300)]
+    p = write_capture(tmp_path / f"big.{fmt}", fmt, ms)
+    text = p.read_bytes().split(b"\n")
+    # damage in the middle: a stray line, a line lost, bad hex
+    text.insert(len(text) // 3, b"garbage that is no line of either format")
+    del text[len(text) // 2]
+    k = next(i for i in range(2 * len(text) // 3, len(text)) if text[i].strip().startswith(
+        b"X " if fmt == "dmpmqmsg" else b"00000000:"))
+    text[k] = text[k].replace(b"4", b"Z", 1)
+    p.write_bytes(b"\n".join(text))
+    whole = read_capture(p, format=fmt).table.to_pylist()
+    assert len(whole) >= 300
+    for split_bytes in (1, 5000, 40000):
+        pieces, rows = _split_rows(p, fmt, split_bytes)
+        assert rows == whole, split_bytes
+    assert len(pieces) > 3
+
+
+def test_text_plan_of_a_small_file_is_one_slice_and_not_read(tmp_path):
+    p = write_capture(tmp_path / "s.dmp", "dmpmqmsg", three_messages())
+    assert dmpmqmsg.plan(str(p)) == [dmpmqmsg.Slice(str(p))]
+    # without splitText a large text file is one piece, planned without reading it
+    opts = ReadOptions(split_bytes=1, split_text=False)
+    assert plan_pieces(str(p), opts) == [plan_pieces(str(p), ReadOptions())[0]]
+    assert ReadOptions.from_options({"splitText": "false"}).split_text is False
+    with pytest.raises(UsageError, match="splitText: expected true or false, found 'no'"):
+        ReadOptions.from_options({"splitText": "no"})
+
+
+def test_text_slice_that_frames_another_count_is_refused(tmp_path):
+    from dlqlens.capture.slices import Slice
+    from dlqlens.errors import CaptureError
+
+    p = write_capture(tmp_path / "s.bcg", "amqsbcg", three_messages())
+    size = p.stat().st_size
+    wrong = Slice(str(p), 0, size, first_number=1, first_line=1, messages=2)
+    with pytest.raises(CaptureError, match=r"planned as 2 message\(s\) from number 1, framed 3"):
+        list(amqsbcg.read_amqsbcg(str(p), piece=wrong))
 
 
 def test_raw_mixed_layouts_in_one_file(tmp_path):
