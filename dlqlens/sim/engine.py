@@ -3,7 +3,9 @@
 Time is an integer count of hundredths of a second since the simulation's
 ``start`` (a UTC datetime), the resolution of MQ's ``PutTime`` (``HHMMSSTH``).
 Every public duration is in seconds (floats are rounded to the nearest
-hundredth); MQ's own attributes keep MQ's units (``Expiry`` in tenths of a
+hundredth; a process's successive sleeps are rounded on its own exact
+timeline, so their sum, and the rate of anything paced by them, stays exact);
+MQ's own attributes keep MQ's units (``Expiry`` in tenths of a
 second, ``TRIGINT`` and ``MRTMR`` in milliseconds).
 
 Actors are Python generators run by :class:`Process`. A generator yields
@@ -83,6 +85,9 @@ class Process:
         self.result = None
         self._token = 0
         self._joiners: list[Process] = []
+        #: seconds of sleep still owed to (or taken early from) this process's
+        #: exact timeline by rounding its sleeps to the clock (within half a tick)
+        self._carry = 0.0
 
     def _resume(self, token: int, value: Any = None) -> None:
         if self.done or token != self._token:
@@ -102,7 +107,15 @@ class Process:
     def _dispatch(self, cmd: Any) -> None:
         token = self._token
         if isinstance(cmd, (int, float)):
-            self.sim._call(max(0, ticks(cmd)), self._resume, token, None)
+            # sleep on the process's own exact timeline: the part of each sleep
+            # lost (or gained) by rounding to the clock is carried into the next,
+            # so a process that sleeps 0.0025 s a thousand times sleeps 2.5 s
+            # (rounding each sleep alone would make it 0: rates above about 50
+            # per second would be wrong)
+            exact = max(0.0, float(cmd)) + self._carry
+            delay = max(0, ticks(exact))
+            self._carry = exact - delay / 100
+            self.sim._call(delay, self._resume, token, None)
         elif isinstance(cmd, Wait):
             cmd.queue.waiters.append((self, token))
             if cmd.timeout is not None:

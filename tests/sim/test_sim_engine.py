@@ -50,6 +50,43 @@ def test_processes_sleep_wait_and_join_in_order():
     assert log == [("slept", 125), ("joined", 125), ("woken", True, 300), ("timeout", False, 500)]
 
 
+def test_sleeps_shorter_than_a_tick_keep_their_sum_and_their_rate():
+    """A producer pacing 400 puts a second (0.0025 s apart) must put 400 a
+    second, not all at once: each sleep is rounded on the process's own exact
+    timeline, never by more than half a tick."""
+    sim = Simulation(0)
+    times = []
+
+    def pacer():
+        for _ in range(1000):
+            yield 0.0025
+            times.append(sim.now)
+
+    sim.process(pacer())
+    sim.run(100)
+    assert times[-1] == 250  # 1000 x 0.0025 s = 2.5 s
+    exact = [round((i + 1) * 0.25, 6) for i in range(1000)]  # in ticks
+    assert all(abs(t - e) <= 0.5 for t, e in zip(times, exact))
+    assert times == sorted(times)
+
+
+def test_exponential_gaps_keep_the_stated_rate():
+    """The long-run rate of expovariate(rate) sleeps is ``rate``, also far
+    above the clock's 100 ticks a second (the scenarios' producers)."""
+    for rate in (20.0, 667.0, 5000.0):
+        sim = Simulation(3)
+        done = []
+
+        def producer():
+            for _ in range(20000):
+                yield sim.rng.expovariate(rate)
+            done.append(sim.seconds)
+
+        sim.process(producer())
+        sim.run(10_000)
+        assert done and abs(done[0] - 20000 / rate) / (20000 / rate) < 0.03, (rate, done)
+
+
 def test_same_seed_same_random_choices():
     a, b = Simulation(42), Simulation(42)
     assert [a.rng.random() for _ in range(5)] == [b.rng.random() for _ in range(5)]

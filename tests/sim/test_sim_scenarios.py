@@ -146,10 +146,17 @@ def test_capture_file_headers_name_the_ground_truth_queue(tmp_path):
             assert marker.format(cap["queue"]) in text
 
 
+#: Sizes where a scenario's story shows for any seed. trigger_storm at 300
+#: messages (15 s of traffic, APP.INITQ MAXDEPTH 12): whether re-trigger
+#: messages still wait on APP.INITQ at the capture depends on the seed (seeds
+#: 0-11 give 0 to 5 of them); at 1000 every one of those seeds gives 10 to 22.
+PATTERN_SIZES = {"trigger_storm": 1000}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_scenario_patterns(tmp_path, name):
     """Each scenario produces the patterns its story makes, and no other."""
-    manifest = simulate(name, 300, str(tmp_path), format="raw", seed=7)
+    manifest = simulate(name, PATTERN_SIZES.get(name, 300), str(tmp_path), format="raw", seed=7)
     gt, _ = load(tmp_path)
     patterns = Counter(g["pattern"] for g in gt)
     assert set(patterns) <= ALLOWED[name]
@@ -163,7 +170,7 @@ def test_scenario_patterns(tmp_path, name):
         assert all({"t", "qmgr", "actor", "event"} <= set(e) for e in g["events"])
 
 
-def test_pattern_specifics_at_size_300(tmp_path):
+def test_pattern_specifics(tmp_path):
     """What the patterns mean, on the ground truth of three scenarios."""
     simulate("queue_full_burst", 300, str(tmp_path / "q"), format="raw", seed=7)
     gt, _ = load(tmp_path / "q")
@@ -171,8 +178,10 @@ def test_pattern_specifics_at_size_300(tmp_path):
         if g["pattern"] == "reason_burst":
             assert g["dlh"]["Reason"] == 2053 and g["dlh"]["DestQName"] == "ORDERS.IN"
             assert g["dlh"]["PutApplName"] == "amqrmppa"
-    simulate("trigger_storm", 300, str(tmp_path / "t"), format="raw", seed=7)
+    simulate("trigger_storm", PATTERN_SIZES["trigger_storm"], str(tmp_path / "t"), format="raw",
+             seed=7)
     gt, _ = load(tmp_path / "t")
+    assert {"trigger_failure", "trigger_storm"} <= {g["pattern"] for g in gt}
     for g in gt:
         if g["pattern"] == "trigger_failure":
             assert g["dlh"]["Reason"] == 265 and g["tm"]["QName"] == "APP.WORK"
