@@ -423,7 +423,8 @@ def _unit_data(block: _Block, ok, firstX, lastX, us, ue, isX):
         # of the X bodies was a hex digit the byte count is exact
         lo = starts[firstX[rows]].tolist()
         hi = cend[lastX[rows]].tolist()
-        text = b"".join([buf[a:b] for a, b in zip(lo, hi)]).translate(_X_TO_BLANK)
+        mv = memoryview(buf)  # slices of a memoryview are not copies: join copies once
+        text = b"".join([mv[a:b] for a, b in zip(lo, hi)]).translate(_X_TO_BLANK)
         want = int(per_unit[rows].sum())
         try:
             data = bytes.fromhex(text.decode("latin-1"))
@@ -441,7 +442,8 @@ def _unit_data(block: _Block, ok, firstX, lastX, us, ue, isX):
     keep = ok[unit_of]
     per_unit = np.bincount(unit_of[keep], weights=(hexend - xs)[keep] // 2,
                            minlength=nu).astype(np.int64)
-    text = b"".join([buf[a:b] for a, b in zip(xs[keep].tolist(), hexend[keep].tolist())])
+    mv = memoryview(buf)
+    text = b"".join([mv[a:b] for a, b in zip(xs[keep].tolist(), hexend[keep].tolist())])
     return np.frombuffer(bytes.fromhex(text.decode("latin-1")), dtype=np.uint8), per_unit
 
 
