@@ -103,6 +103,8 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
     from dlqlens.spark.session import load_capture
 
     names = list(DETECTORS) if detectors is None else list(detectors)
+    if workdir is not None:
+        os.makedirs(workdir, exist_ok=True)
     out = tempfile.mkdtemp(prefix=f"acc-{scenario}-{size}-", dir=workdir)
     try:
         t0 = time.perf_counter()
