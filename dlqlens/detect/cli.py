@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import sys
 
+from dlqlens.report.safe import one_line
+
 #: Messages listed under each finding in the text output.
 SHOWN_MESSAGES = 5
 
@@ -105,36 +107,27 @@ def load_queue_defs(path):
         raise UsageError(f"--queue-defs {path}: {exc.strerror or exc}") from None
 
 
-def safe(text) -> str:
-    """``text`` with control characters shown as escapes (capture values are untrusted)."""
-    if text is None:
-        return ""
-    s = str(text)
-    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode()
-                   for ch in s)
-
-
 def format_finding(record: dict) -> str:
     """The text form of one :func:`finding_record` dict (several lines, no trailing newline)."""
     def when(v):
         return (v[:10] + " " + v[11:23] + "Z") if v else "?"  # milliseconds are enough here
 
     head = (f"[{record['severity'].upper()}] {record['kind']}  "
-            f"{safe(', '.join(record['queues']))}  "
+            f"{one_line(', '.join(record['queues']))}  "
             f"{when(record['window_start'])} .. {when(record['window_end'])}  "
             f"{record['message_count']} message(s)")
-    lines = [head, "    " + safe(record["statement"])]
+    lines = [head, "    " + one_line(record["statement"])]
     ev = record.get("evidence") or {}
     if ev:
         parts = []
         for k, v in ev.items():
             if isinstance(v, (dict, list)):
                 v = json.dumps(v, ensure_ascii=True, separators=(",", ":"))
-            parts.append(f"{k}={safe(v)}")
+            parts.append(f"{k}={one_line(v)}")
         lines.append("    evidence: " + "; ".join(parts))
     msgs = record["messages"][:SHOWN_MESSAGES]
     if msgs:
-        shown = ", ".join(f"{safe(m['source'])}#{m['message_number']}" for m in msgs)
+        shown = ", ".join(f"{one_line(m['source'])}#{m['message_number']}" for m in msgs)
         more = record["message_count"] - len(msgs)
         lines.append("    messages: " + shown + (f" (+{more} more)" if more > 0 else ""))
     return "\n".join(lines)

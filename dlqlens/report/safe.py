@@ -2,9 +2,13 @@
 
 Capture content (names, user ids, payload text) and rules-table text are
 untrusted: printed as they are, an ESC sequence could rewrite the terminal
-and a CR could overwrite a line. :func:`printable` shows every control
-character (C0 except LF and TAB, DEL, C1, and the Unicode line and paragraph
-separators) as a Python-style escape, so what is printed is what is there.
+and a CR could overwrite a line; a bidirectional override (U+202E) makes
+a terminal show the characters after it in another order than they are.
+:func:`printable` shows every control character (C0 except LF and TAB, DEL,
+C1, the Unicode line and paragraph separators and the bidirectional
+formatting characters) as a Python-style escape, so what is printed is what
+is there; :func:`one_line` also escapes LF, TAB and every other character
+Python does not call printable, for values printed inside one line.
 HTML output is escaped with :func:`html.escape` / jinja2 autoescape instead.
 """
 
@@ -12,7 +16,10 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+#: C0 but LF and TAB, DEL, C1, LS and PS, and the bidirectional formatting
+#: characters (ALM, LRM, RLM, LRE..RLO, LRI..PDI).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e"
+                      "\u2066-\u2069]")
 
 
 def _escape(m: re.Match) -> str:
@@ -27,3 +34,17 @@ def printable(text: str) -> str:
     'APP\\\\x1b[31m\\\\x0d'
     """
     return _CONTROL.sub(_escape, text)
+
+
+def one_line(text) -> str:
+    """``text`` for a place inside one line: every character Python does not
+    call printable (controls, LF, TAB, format characters, separators other
+    than the space) written as an escape; None as ``""``.
+
+    >>> one_line("Q1\\nQ2\\u202e")
+    'Q1\\\\nQ2\\\\u202e'
+    """
+    if text is None:
+        return ""
+    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode()
+                   for ch in str(text))

@@ -10,7 +10,8 @@ import pytest
 import dlqlens.detect as detect_pkg
 from dlqlens.cli import COMMAND_MODULES
 from dlqlens.detect import DETECTORS, KINDS, detector, run
-from dlqlens.detect.cli import detector_names, format_finding, parse_params, safe
+from dlqlens.detect.cli import detector_names, format_finding, parse_params
+from dlqlens.report.safe import one_line
 from dlqlens.errors import UsageError
 
 
@@ -79,4 +80,4 @@ def test_text_form_escapes_capture_values():
     assert text.splitlines()[0] == ("[HIGH] reason_burst  EVIL\\x1b[2J.Q  "
                                     "2024-03-15 08:00:25.160Z .. ?  7 message(s)")
     assert "(+2 more)" in text and "f5.raw#5" in text and "f6.raw" not in text
-    assert safe(None) == "" and safe("a b") == "a b"
+    assert one_line(None) == "" and one_line("a b") == "a b"

@@ -23,7 +23,7 @@ import dlqlens
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw
 from dlqlens.capture.message import dead_letter
 from dlqlens.capture.reader import read_capture
-from dlqlens.report.safe import printable
+from dlqlens.report.safe import one_line, printable
 from dlqlens.report.summary import CaptureSummary
 
 SCRIPT = "<script>alert(1)</script>"         # 25: fits PutApplName (28)
@@ -151,6 +151,14 @@ def test_summary_text_escapes_terminal_controls(tmp_path):
 
 def test_printable():
     assert printable("A\x1b[31m\r\n\tB\x85\u2028\x00é") == "A\\x1b[31m\\x0d\n\tB\\x85\\u2028\\x00é"
+    # bidirectional overrides and isolates would show the text in another order
+    assert printable("Q.\u202eNI.SREDRO\u2066x\u2069\u200f") == \
+        "Q.\\u202eNI.SREDRO\\u2066x\\u2069\\u200f"
+
+
+def test_one_line():
+    assert one_line("A\nB\tC\x1b\u202e\u00a0 é") == "A\\nB\\tC\\x1b\\u202e\\xa0 é"
+    assert one_line(None) == "" and one_line(2053) == "2053"
 
 
 def test_rules_diagnostics_escape_terminal_controls():
