@@ -160,20 +160,15 @@ def _expand(paths) -> list[tuple[str, bool]]:
 
 @dataclass(frozen=True)
 class Piece:
-    """One unit of work: a file, or a slice of a large capture
-    (:class:`~dlqlens.capture.slices.Slice`)."""
+    """One unit of work: a capture format and a :class:`~dlqlens.capture.slices.Slice`
+    (a whole file, or a byte range of a large one)."""
 
-    path: str
     format: str
-    start: int | None = None
-    stop: int | None = None
-    first_number: int = 1
-    first_line: int = 1
-    messages: int | None = None
+    slice: Slice
 
-    def slice(self) -> Slice:
-        return Slice(self.path, self.start, self.stop, self.first_number, self.first_line,
-                     self.messages)
+    @property
+    def path(self) -> str:
+        return self.slice.path
 
 
 def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
@@ -199,7 +194,7 @@ def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
     pieces = []
     for path, named in _expand(paths):
         if os.path.getsize(path) == 0:
-            pieces.append(Piece(path, "empty"))
+            pieces.append(Piece("empty", Slice(path)))
             continue
         if options.format == "auto":
             try:
@@ -207,17 +202,15 @@ def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
             except CaptureError:
                 if named:
                     raise
-                pieces.append(Piece(path, "skipped"))
+                pieces.append(Piece("skipped", Slice(path)))
                 continue
         else:
             fmt = get_format(options.format).name
         spec = FORMATS[fmt]
         if spec.plan_reads and not options.split_text:
-            pieces.append(Piece(path, fmt))
+            pieces.append(Piece(fmt, Slice(path)))
             continue
-        for s in spec.plan(path, options.split_bytes):
-            pieces.append(Piece(path, fmt, s.start, s.stop, s.first_number, s.first_line,
-                                s.messages))
+        pieces.extend(Piece(fmt, s) for s in spec.plan(path, options.split_bytes))
     return pieces
 
 
@@ -266,7 +259,7 @@ def read_piece(piece: Piece, options: ReadOptions,
         stats.empty_files.append(piece.path)
         return
     frames = FORMATS[piece.format].read(piece.path, batch_size=options.batch_size,
-                                        piece=piece.slice())
+                                        piece=piece.slice)
     need = None
     if options.columns is not None:  # decode only what is asked for (and what modes read)
         need = set(options.columns)

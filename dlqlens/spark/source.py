@@ -36,7 +36,7 @@ class CapturePartition(InputPartition):
     piece: object
 
     def __init__(self, piece):
-        super().__init__((piece.path, piece.start))
+        super().__init__((piece.path, piece.slice.start))
         self.piece = piece
 
 
