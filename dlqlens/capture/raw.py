@@ -170,7 +170,11 @@ def _u32be(arr: np.ndarray, at: np.ndarray) -> np.ndarray:
 def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
     """Split a raw capture into :class:`Slice` objects of about ``target_bytes``.
 
-    Files without a valid index are one slice.
+    Files without a valid index are one slice, and so are files whose index
+    does not agree with the length prefix of the record at a cut or of the
+    last record (read whole, such a file is framed by walking its prefixes,
+    which slices cannot do alone). Each slice checks the rest of the index
+    against its own records when it is read (:func:`read_raw`).
     """
     size = os.path.getsize(path)
     if size <= target_bytes:
@@ -184,6 +188,13 @@ def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
     end = size - TRAILER_SIZE - 8 * len(offs)
     cuts = np.searchsorted(offs, np.arange(0, end, target_bytes)[1:])
     bounds = [0] + sorted(set(int(c) for c in cuts if 0 < c < len(offs))) + [len(offs)]
+    with open(path, "rb") as fh:
+        for a in bounds[:-1] + [len(offs) - 1]:
+            fh.seek(int(offs[a]))
+            prefix = fh.read(4)
+            nxt = int(offs[a + 1]) if a + 1 < len(offs) else end
+            if len(prefix) < 4 or int(offs[a]) + 4 + int.from_bytes(prefix, "big") != nxt:
+                return [Slice(path)]
     out = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         start = int(offs[a])
@@ -264,6 +275,18 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
             yield from _batches(buf, start, source, (rel + 4, rel + 4 + lens), [], first,
                                 batch_size, prefix=4)
             return
+        if piece is not None and piece.start is not None:
+            # read whole, this file would be framed by walking its length
+            # prefixes from the header: a slice cannot, so it says so
+            lens = _u32be(buf, sel - start)
+            nxt = np.append(sel[1:], stop)
+            i = int(np.flatnonzero(sel + 4 + lens != nxt)[0])
+            raise CaptureError(
+                f"{source}: offset {int(sel[i])}: record length prefix: expected "
+                f"{int(nxt[i] - sel[i] - 4)} (the index puts the next record at offset "
+                f"{int(nxt[i])}), found {int(lens[i])}; the index does not agree with the "
+                f"records, so this file cannot be read in slices: read it as one partition "
+                f"(option splitBytes larger than the file) to frame it by its length prefixes")
     recs, bad = _scan(buf, 0, stop - start)
     if damaged_index and bad and bad[-1][1] == stop - start and \
             bad[-1][1] - bad[-1][0] == 8 * len(recs[0]) + TRAILER_SIZE and \

@@ -162,3 +162,26 @@ def test_spark_rlike_is_linear_on_a_pathological_pattern(spark):
         got = [r[0] for r in df.select(string_predicate(F.col("v"), pat, 48, trimmed=True))
                .collect()]
     assert got == [match_string(pat, v) for v in values] == [False, True, False]
+
+
+def test_raw_index_that_disagrees_with_the_records_is_not_used_to_split(tmp_path):
+    """Defect 6 (found by the split check of the fuzzers, 2026-11-23): a raw
+    capture whose header was repeated (16 bytes inserted after it) kept its
+    index, which then pointed 16 bytes before every record. Read whole, the
+    index does not check out and the file is framed by its length prefixes
+    (the 16 bytes a bad_framing row, then the three records); planned into
+    slices, the index was trusted and the slices framed other rows."""
+    from dlqlens.capture import raw
+    from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
+
+    m = dead_letter({"Format": "MQSTR"}, {"Reason": 2053, "DestQName": "APP.IN"}, b"payload")
+    p = tmp_path / "three.raw"
+    raw.write_raw(p, [m, m, m])
+    blob = p.read_bytes()
+    p.write_bytes(blob[:16] + blob[:16] + blob[16:])
+    whole = read_capture(p).table.to_pylist()
+    assert [r["decode_status"] for r in whole] == ["bad_framing", "ok", "ok", "ok"]
+    opts = ReadOptions(split_bytes=1)
+    pieces = plan_pieces(str(p), opts)
+    assert len(pieces) == 1  # the cuts do not check out: one slice, read whole
+    assert [r for piece in pieces for b in read_piece(piece, opts) for r in b.to_pylist()] == whole

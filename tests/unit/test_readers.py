@@ -554,6 +554,42 @@ def test_raw_plan_of_a_small_or_unindexed_file_is_one_slice(tmp_path):
     assert raw.plan(str(p2)) == [raw.Slice(str(p2))]
 
 
+def test_raw_plan_does_not_trust_an_index_that_disagrees_with_the_records(tmp_path):
+    from dlqlens.errors import CaptureError
+
+    ms = [dlq_message(b"m" * 200, dlh={"Reason": 2000 + i}) for i in range(30)]
+    p = write_capture(tmp_path / "big.raw", "raw", ms)
+    good = raw.plan(str(p), target_bytes=2000)
+    assert len(good) > 3
+    whole = read_capture(p).table.to_pylist()
+    # the data shifted by 16 bytes (a second header): the index points
+    # between records, the cuts do not check out, the file is one slice
+    blob = p.read_bytes()
+    shifted = tmp_path / "shifted.raw"
+    shifted.write_bytes(blob[:16] + blob[:16] + blob[16:])
+    assert raw.plan(str(shifted), target_bytes=2000) == [raw.Slice(str(shifted))]
+    _, rows = _split_rows(shifted, "raw", 2000)
+    assert rows == read_capture(shifted).table.to_pylist() and len(rows) == 31
+    assert rows[0]["decode_status"] == "bad_framing"
+    # one record inside a slice made longer: the cuts check out, the slice holding
+    # it refuses, naming the record; read whole, the file is framed by its prefixes
+    data = bytearray(blob)
+    with open(p, "rb") as fh:
+        offs = raw._index_from_file(fh, len(blob))
+    off = int(offs[good[1].first_number])  # the second record of the second slice
+    assert good[1].start < off < good[1].stop
+    length = int.from_bytes(data[off:off + 4], "big")
+    data[off:off + 4] = (length + 8).to_bytes(4, "big")
+    damaged = tmp_path / "damaged.raw"
+    damaged.write_bytes(bytes(data))
+    assert raw.plan(str(damaged), target_bytes=2000) == \
+        [raw.Slice(str(damaged), s.start, s.stop, s.first_number) for s in good]
+    with pytest.raises(CaptureError, match=rf"damaged.raw: offset {off}: record length prefix: "
+                                           rf"expected {length}.*found {length + 8}.*splitBytes"):
+        _split_rows(damaged, "raw", 2000)
+    assert len(read_capture(damaged).table) >= 29 and len(whole) == 30
+
+
 def _split_rows(path, fmt, split_bytes):
     """(pieces, rows) of ``path`` read as the Spark source reads it."""
     opts = ReadOptions(format=fmt, split_bytes=split_bytes)
