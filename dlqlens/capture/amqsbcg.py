@@ -48,7 +48,10 @@ _PROPS_BANNER = "****Message properties****"
 _DATA_BANNER = re.compile(r"^\*{4}\s+Message\s+\*{4}")
 _LENGTH = re.compile(r"^\s*length\s*-\s*(\d+)(?:\s+of\s+(\d+))?\s+bytes")
 _DUMP = re.compile(r"^\s*([0-9A-Fa-f]{8}):(.*)$")
-_END = re.compile(r"No more messages|^\*{4}\s+Summary\s+\*{4}|MQGET \d+, failed")
+#: The lines that end a browse: whole lines, so that a dump line whose
+#: character column reads "No more messages" (16 bytes of message data) does not
+#: end the message it belongs to.
+_END = re.compile(r"^\s*(?:No more messages\s*$|\*{4}\s+Summary\s+\*{4}|MQGET \d+, failed)")
 _QUOTED = re.compile(r"^\s*(\w+)\s*:\s*'(.*)'\s*$")
 _PAIR = re.compile(r"^\s*(\w+)\s*:\s*('(?:[^']*)'|-?\d+)\s+(\w+)\s*:\s*('(?:[^']*)'|-?\d+)\s*$")
 _NUMBER = re.compile(r"^\s*(\w+)\s*:\s*(-?\d+)(?:\s*\[(.*)\])?\s*$")

@@ -185,3 +185,24 @@ def test_raw_index_that_disagrees_with_the_records_is_not_used_to_split(tmp_path
     pieces = plan_pieces(str(p), opts)
     assert len(pieces) == 1  # the cuts do not check out: one slice, read whole
     assert [r for piece in pieces for b in read_piece(piece, opts) for r in b.to_pylist()] == whole
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_amqsbcg_payload_reading_no_more_messages_does_not_end_the_message(tmp_path, fast):
+    """Defect 7 (found by the amqsbcg round-trip property test, 2026-11-23):
+    16 bytes of message data reading "No more messages" fill one dump line's
+    character column exactly, and the end-of-browse test matched anywhere in
+    a line: the message ended there, its data cut short (``truncated``).
+    The end lines are now matched as whole lines, as amqsbcg prints them."""
+    payload = b"x" * 4 + b"No more messages" + b"tail"  # 172 + 4: a dump line of its own
+    m = dead_letter({"Format": "MQSTR"}, {"Reason": 2053, "DestQName": "APP.IN"}, payload,
+                    ccsid=819)
+    p = tmp_path / "nomore.bcg"
+    amqsbcg.write_amqsbcg(p, [m, m])
+    text = p.read_text()
+    assert "'No more messages'" in text  # the dump line's character column
+    frames = list(amqsbcg.read_amqsbcg(str(p), fast=fast))
+    from dlqlens.decode.records import decode_frames
+    rows = [r for fr in frames for r in decode_frames(fr).to_pylist()]
+    assert [r["decode_status"] for r in rows] == ["ok", "ok"]
+    assert all(bytes(r["payload"]) == payload for r in rows)
