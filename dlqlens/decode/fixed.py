@@ -237,18 +237,24 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
                 pa.int32(), n, [None if present is None else _validity(present),
                                 pa.py_buffer(vals)])
         elif f.type == MQBYTE:
+            # fixed-width values are a binary array as they stand (offsets
+            # i * length); a row without the field keeps its (zero) bytes
+            # behind a null
             raw = copy_rows(sub)
-            arr = pa.FixedSizeBinaryArray.from_buffers(
-                pa.binary(f.length), n,
-                [None if present is None else _validity(present), pa.py_buffer(raw)])
-            columns[f.name] = arr.cast(pa.binary())
+            offsets = np.arange(n + 1, dtype=np.int32) * np.int32(f.length)
+            columns[f.name] = pa.BinaryArray.from_buffers(
+                pa.binary(), n, [None if present is None else _validity(present),
+                                 pa.py_buffer(offsets), pa.py_buffer(raw)])
         else:
-            avail = np.clip(available - off, 0, f.length)
-            if version_of_row is not None and f.version > 1:
-                avail = np.where(version_of_row >= f.version, avail, 0)
-            cut = (avail > 0) & (avail < f.length)
-            if cut.any():
-                partial[f.name] = cut
+            if present is None:  # every row has the whole field
+                avail = None
+            else:
+                avail = np.clip(available - off, 0, f.length)
+                if version_of_row is not None and f.version > 1:
+                    avail = np.where(version_of_row >= f.version, avail, 0)
+                cut = (avail > 0) & (avail < f.length)
+                if cut.any():
+                    partial[f.name] = cut
             if len(uniq) <= 1:
                 codec, blank = next(iter(uniq)) if uniq else ("latin-1", 0x20)
                 columns[f.name] = decode_chars(sub, codec, blank, avail)
@@ -256,13 +262,52 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
                 parts, order = [], []
                 for (codec, blank), rows in uniq.items():
                     idx = np.asarray(rows)
-                    parts.append(decode_chars(sub[idx], codec, blank, avail[idx]))
+                    parts.append(decode_chars(sub[idx], codec, blank,
+                                              None if avail is None else avail[idx]))
                     order.append(idx)
                 merged = pa.concat_arrays(parts)
                 inverse = np.empty(n, dtype=np.int64)
                 inverse[np.concatenate(order)] = np.arange(n)
                 columns[f.name] = merged.take(pa.array(inverse))
     return Decoded(columns, partial, ints)
+
+
+def concat_ranges(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The bytes ``data[starts[i]:starts[i] + lengths[i]]`` of every row, concatenated.
+
+    Parameters
+    ----------
+    data : numpy.ndarray of uint8
+    starts, lengths : numpy.ndarray of int, shape (n,)
+        Each range must lie inside ``data`` (lengths >= 0).
+
+    Returns
+    -------
+    numpy.ndarray of uint8, shape (lengths.sum(),)
+
+    Notes
+    -----
+    Rows of one length (the usual case in a batch of similar messages) are
+    one strided gather (:func:`gather`); otherwise long rows are joined as
+    memoryview slices (one copy each) and short ones by a byte index, which
+    is cheaper below about 48 bytes a row.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(starts)
+    total = int(lengths.sum()) if n else 0
+    if total == 0:
+        return np.zeros(0, dtype=np.uint8)
+    width = int(lengths[0])
+    if (lengths == width).all():
+        return gather(data, starts, width, starts + width)[0].reshape(-1)
+    if total > 48 * n:
+        mv = memoryview(np.ascontiguousarray(data)).cast("B")
+        return np.frombuffer(b"".join([mv[s:s + ln] for s, ln in
+                                       zip(starts.tolist(), lengths.tolist())]), dtype=np.uint8)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return data[np.repeat(starts - offsets[:-1], lengths) + np.arange(total)]
 
 
 def gather(data: np.ndarray, starts: np.ndarray, width: int,
@@ -278,20 +323,16 @@ def gather(data: np.ndarray, starts: np.ndarray, width: int,
     if n == 0 or data.size == 0:
         return np.zeros((n, width), dtype=np.uint8), avail
     data = np.ascontiguousarray(data)
-    if starts[0] >= 0 and starts[-1] <= data.size and (np.diff(starts) >= 0).all():
-        # Rows in file order: let Arrow cut the first ``width`` bytes of each
-        # stretch data[starts[i]:starts[i+1]] in one C++ pass.
-        offs = np.append(starts, data.size)
-        spans = pa.LargeBinaryArray.from_buffers(
-            pa.large_binary(), n, [None, pa.py_buffer(offs), pa.py_buffer(data)])
-        cut = pc.binary_slice(spans, 0, width)
-        cut_offs = np.frombuffer(cut.buffers()[1], dtype=np.int64, count=n + 1, offset=cut.offset * 8)
-        if (np.diff(cut_offs) == width).all():
-            block = np.frombuffer(cut.buffers()[2], dtype=np.uint8, count=n * width,
-                                  offset=int(cut_offs[0])).reshape(n, width)
-            if not (avail == width).all():  # bytes past a row's limit are not its own
-                block = np.where(np.arange(width) < avail[:, None], block, 0).astype(np.uint8)
-            return block, avail
+    if width and data.size >= width and starts.min() >= 0 and starts.max() <= data.size - width:
+        # Every row lies inside the buffer: each ``width``-byte window of it
+        # is one item of a ``V{width}`` view with stride 1, so the gather is
+        # one memcpy per row.
+        windows = np.ndarray((data.size - width + 1,), dtype=f"V{width}", buffer=data,
+                             strides=(1,))
+        block = windows[starts].view(np.uint8).reshape(n, width)
+        if not (avail == width).all():  # bytes past a row's limit are not its own
+            block = np.where(np.arange(width) < avail[:, None], block, 0).astype(np.uint8)
+        return block, avail
     mv = memoryview(data).cast("B")
     full = avail == width
     if full.all():

@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dlqlens.decode.fixed import Decoded, copy_rows, decode_chars, decode_fixed, gather
+from dlqlens.decode.fixed import (Decoded, concat_ranges, copy_rows, decode_chars, decode_fixed,
+                                  gather)
 from dlqlens.decode.frames import Frames
 from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
@@ -38,6 +39,11 @@ _VALID_VERSIONS = {"MQDLH": (1,), "MQXQH": (1,), "MQTM": (1,), "MQRFH2": (1, 2),
                    "MQHEADER": tuple(range(1, 10))}
 
 
+#: ``header_chain.status`` values, by code.
+HEADER_STATUS = ("ok", "bad_length", "truncated")
+_OK, _BAD_LENGTH, _TRUNCATED = range(3)
+
+
 class _Chain:
     """Per-row state of the header walk and what it found."""
 
@@ -51,19 +57,26 @@ class _Chain:
                                        "encoding", "ccsid", "status")}
         self.typed: dict[str, tuple[np.ndarray, Decoded]] = {}
         self.rfh2_folders: dict[int, list[str]] = {}
+        #: format and StrucId labels -> their codes in ``cols``
+        self.labels: dict[str, int] = {}
 
     def record(self, rows, depth, fmt, struc_id, offset, length, enc, ccsid, status):
+        """One level's headers of ``rows``: ``fmt`` and ``struc_id`` are the
+        same for all of them; ``status`` is a code of :data:`HEADER_STATUS` per row."""
         k = len(rows)
         self.rows.append(rows)
         self.depth.append(np.full(k, depth, dtype=np.int32))
         c = self.cols
-        c["format"].append(np.full(k, fmt.rstrip(), dtype=object))
-        c["struc_id"].append(np.full(k, struc_id, dtype=object))
+        c["format"].append(np.full(k, self._code(fmt.rstrip()), dtype=np.int32))
+        c["struc_id"].append(np.full(k, self._code(struc_id), dtype=np.int32))
         c["offset"].append(offset.astype(np.int32))
         c["length"].append(np.broadcast_to(np.asarray(length, dtype=np.int32), (k,)).copy())
         c["encoding"].append(enc.astype(np.int32))
         c["ccsid"].append(ccsid.astype(np.int32))
-        c["status"].append(status)
+        c["status"].append(status.astype(np.int32))
+
+    def _code(self, label: str) -> int:
+        return self.labels.setdefault(label, len(self.labels))
 
     def lists(self, n: int) -> tuple[pa.Array, pa.Array]:
         if not self.rows:
@@ -77,11 +90,17 @@ class _Chain:
         offsets = np.zeros(n + 1, dtype=np.int32)
         np.cumsum(counts, out=offsets[1:])
         cols = {k: np.concatenate(v)[order] for k, v in self.cols.items()}
+        labels = pa.array(list(self.labels), pa.string())
+        statuses = pa.array(HEADER_STATUS, pa.string())
+
+        def text(codes, dictionary):
+            return pa.DictionaryArray.from_arrays(pa.array(codes), dictionary).cast(pa.string())
+
         items = pa.StructArray.from_arrays(
-            [_labels(cols["format"]), _labels(cols["struc_id"]),
+            [text(cols["format"], labels), text(cols["struc_id"], labels),
              pa.array(cols["offset"]), pa.array(cols["length"]),
              pa.array(cols["encoding"]), pa.array(cols["ccsid"]),
-             _labels(cols["status"])],
+             text(cols["status"], statuses)],
             fields=list(HEADER_CHAIN_ITEM))
         off = pa.array(offsets)
         return (pa.ListArray.from_arrays(off, items.field("format")),
@@ -249,12 +268,7 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     pay_len = np.maximum(ends - pos, 0)
     pay_off = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(pay_len, out=pay_off[1:])
-    total = int(pay_off[-1])
-    if total:
-        idx = np.repeat(pos - pay_off[:-1], pay_len) + np.arange(total)
-        pay_data = fr.data[idx]
-    else:
-        pay_data = np.zeros(0, dtype=np.uint8)
+    pay_data = concat_ranges(fr.data, pos, pay_len)
     payload = pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), n, [None, pa.py_buffer(pay_off), pa.py_buffer(pay_data)]
     ).cast(pa.binary())
@@ -452,7 +466,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                        fields=chain.fields.get(st.name))
     hdr_off = pos[rows] - starts[rows]
     length = np.full(len(rows), size, dtype=np.int64)
-    status = np.full(len(rows), "ok", dtype=object)
+    status = np.full(len(rows), _OK, dtype=np.int8)
     if nxt == "prefix":
         sl = dec.ints["StrucLength"]
         remaining = ends[rows] - pos[rows]
@@ -463,7 +477,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                       f"{size} to {int(remaining[i])} bytes", str(int(sl[i])),
                       int(hdr_off[i]) + 8, note="the rest is kept as payload")
         length = np.where(bad_len, size, sl).astype(np.int64)
-        status[bad_len] = "bad_length"
+        status[bad_len] = _BAD_LENGTH
     short = avail < size
     for i in np.flatnonzero(short):
         r = rows[i]
@@ -471,7 +485,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
         add_issue(int(r), "header_truncated", f"{st.name}",
                   f"{size} bytes", f"{int(avail[i])} bytes", int(hdr_off[i]),
                   note="fields cut off: " + ", ".join(missing[:6]) + ("..." if len(missing) > 6 else ""))
-        status[i] = "truncated"
+        status[i] = _TRUNCATED
     chain.record(rows, depth, f, sid, hdr_off, length, enc[rows], ccsid[rows], status)
     if st.name not in chain.typed and st is not MQHEADER_PREFIX:
         chain.typed[st.name] = (rows, dec)
@@ -485,12 +499,12 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                                     _concat_decoded(prev_dec, sub))
     if st is MQRFH2:
         for i, r in enumerate(rows):
-            if status[i] == "ok":
+            if status[i] == _OK:
                 chain.rfh2_folders.setdefault(int(r), _rfh2_folders(
                     fr.data, int(pos[r]) + size, int(pos[r]) + int(length[i]),
                     bool(big[i]), int(dec.ints["NameValueCCSID"][i])))
     # -- what comes next ------------------------------------------------------
-    stop = short | (status == "bad_length")
+    stop = short | (status == _BAD_LENGTH)
     pos[rows] = np.where(stop, pos[rows], pos[rows] + length)
     if nxt is None:
         active[rows] = False
