@@ -206,10 +206,11 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
     # One byte order for every row (the usual case): a structured view reads
     # each integer field without copying the block per field.
     records = None
-    if n and block.flags.c_contiguous and block.shape[1] == size:
+    if n and block.shape[1] == size and block.strides[1] == 1:
         be_all = bool(big_endian.all())
         if be_all or not big_endian.any():
-            records = block.reshape(-1).view(struct.numpy_dtype(">" if be_all else "<", version))
+            # rows contiguous (the rows themselves may be strided: a view)
+            records = block.view(struct.numpy_dtype(">" if be_all else "<", version)).reshape(n)
     for f in struct.fields_for(version):
         if fields is not None and f.type != MQLONG and f.name not in fields:
             continue
@@ -300,7 +301,7 @@ def concat_ranges(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
         return np.zeros(0, dtype=np.uint8)
     width = int(lengths[0])
     if (lengths == width).all():
-        return gather(data, starts, width, starts + width)[0].reshape(-1)
+        return np.ascontiguousarray(gather(data, starts, width, starts + width)[0]).reshape(-1)
     if total > 48 * n:
         mv = memoryview(np.ascontiguousarray(data)).cast("B")
         return np.frombuffer(b"".join([mv[s:s + ln] for s, ln in
@@ -312,10 +313,12 @@ def concat_ranges(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
 
 def gather(data: np.ndarray, starts: np.ndarray, width: int,
            limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Copy ``width`` bytes from ``data`` at each of ``starts`` into an ``(n, width)`` block.
+    """The ``width`` bytes of ``data`` at each of ``starts``, as an ``(n, width)`` block.
 
     Bytes at or past ``limit`` (per row, exclusive) are zero. Returns the block
-    and the number of bytes really present per row.
+    and the number of bytes really present per row. The block is a read-only
+    view of ``data`` when the rows are evenly spaced and whole (its rows are
+    contiguous, the block as a whole need not be), else a copy.
     """
     n = len(starts)
     starts = np.asarray(starts, dtype=np.int64)
@@ -324,13 +327,21 @@ def gather(data: np.ndarray, starts: np.ndarray, width: int,
         return np.zeros((n, width), dtype=np.uint8), avail
     data = np.ascontiguousarray(data)
     if width and data.size >= width and starts.min() >= 0 and starts.max() <= data.size - width:
+        whole = bool((avail == width).all())
+        step = int(starts[1] - starts[0]) if n > 1 else 0
+        if whole and n > 1 and step >= 0 and (np.diff(starts) == step).all():
+            # evenly spaced rows (records of one length): a read-only view
+            # of the buffer, nothing copied
+            return np.lib.stride_tricks.as_strided(
+                data[int(starts[0]):], shape=(n, width), strides=(step, 1),
+                writeable=False), avail
         # Every row lies inside the buffer: each ``width``-byte window of it
         # is one item of a ``V{width}`` view with stride 1, so the gather is
         # one memcpy per row.
         windows = np.ndarray((data.size - width + 1,), dtype=f"V{width}", buffer=data,
                              strides=(1,))
         block = windows[starts].view(np.uint8).reshape(n, width)
-        if not (avail == width).all():  # bytes past a row's limit are not its own
+        if not whole:  # bytes past a row's limit are not its own
             block = np.where(np.arange(width) < avail[:, None], block, 0).astype(np.uint8)
         return block, avail
     mv = memoryview(data).cast("B")
