@@ -145,6 +145,36 @@ def _index_from_file(fh, size: int) -> np.ndarray | None:
     return offs
 
 
+def _index_part(fh, size: int, piece: Slice | None) -> np.ndarray | None:
+    """The index entries of a planned slice alone (its records' offsets), or
+    None when there is no plan, no index, or the entries do not fit the slice
+    (the caller then reads the whole index and checks it, as for a whole file).
+
+    Planning checked the whole index; reading only a slice's part of it keeps
+    each partition's cost proportional to its own size.
+    """
+    if piece is None or piece.start is None or not piece.messages:
+        return None
+    if size < HEADER_SIZE + TRAILER_SIZE:
+        return None
+    fh.seek(size - TRAILER_SIZE)
+    trailer = fh.read(TRAILER_SIZE)
+    if trailer[8:] != INDEX_MAGIC:
+        return None
+    n = int.from_bytes(trailer[:8], "big")
+    idx_start = size - TRAILER_SIZE - 8 * n
+    first = piece.first_number - 1
+    if idx_start < HEADER_SIZE or first < 0 or first + piece.messages > n or \
+            piece.stop > idx_start:
+        return None
+    fh.seek(idx_start + 8 * first)
+    part = np.frombuffer(fh.read(8 * piece.messages), dtype=">u8").astype(np.int64)
+    if len(part) != piece.messages or part[0] != piece.start or \
+            (np.diff(part) <= 4).any() or part[-1] + 4 > piece.stop:
+        return None
+    return part
+
+
 def _has_trailer(fh, size: int) -> bool:
     """Does the file end with the index trailer (whatever the index holds)?"""
     if size < HEADER_SIZE + TRAILER_SIZE:
@@ -217,7 +247,7 @@ def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
     for a, b in zip(bounds[:-1], bounds[1:]):
         start = int(offs[a])
         stop = int(offs[b]) if b < len(offs) else end
-        out.append(Slice(path, start, stop, a + 1))
+        out.append(Slice(path, start, stop, a + 1, messages=b - a))
     return out
 
 
@@ -274,12 +304,13 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
         if version != FORMAT_VERSION:
             raise CaptureError(f"{source}: offset 12: raw capture format version: expected "
                                f"{FORMAT_VERSION}, found {version}")
-        offs = _index_from_file(fh, size)
+        part = _index_part(fh, size, piece)
+        offs = part if part is not None else _index_from_file(fh, size)
         # an index that does not check out: scan the whole file; the index and
         # trailer are then the last stretch (8 bytes a record + trailer), dropped
         # below (a payload that merely ends like a trailer frames cleanly)
         damaged_index = offs is None and _has_trailer(fh, size)
-        end = size if offs is None else size - TRAILER_SIZE - 8 * len(offs)
+        end = size if offs is None else size - TRAILER_SIZE - 8 * len(offs)  # (whole index)
         start, stop, first = HEADER_SIZE, end, 1
         if piece is not None and piece.start is not None:
             start, stop, first = piece.start, piece.stop, piece.first_number
@@ -411,8 +442,9 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
         b = bad[which[i]]
         body_start[i], body_end[i] = b[0], b[1]
     head, avail = gather(buf, body_start, 8, body_end)
-    sid_a = (head[:, :4] == np.frombuffer(MD_ASCII, np.uint8)).all(1)
-    sid_e = (head[:, :4] == np.frombuffer(MD_EBCDIC, np.uint8)).all(1)
+    sid = copy_rows(head[:, :4]).view(">u4").ravel()  # the StrucId as one word
+    sid_a = sid == int.from_bytes(MD_ASCII, "big")
+    sid_e = sid == int.from_bytes(MD_EBCDIC, "big")
     v = copy_rows(head[:, 4:8])
     v_be = v.view(">i4").ravel()
     v_le = v.view("<i4").ravel()
@@ -458,7 +490,7 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
     return Frames(
         source=source, capture_format="raw", md_origin="binary", md=md,
         md_big_endian=big & valid,
-        md_codec=np.where(ebcdic, "cp500", "latin-1").astype(object),
+        md_codec=_labels_of(ebcdic, "cp500", "latin-1"),
         md_blank=np.where(ebcdic, 0x40, 0x20).astype(np.uint8),
         md_version=np.where(valid, version, 0).astype(np.int32),
         md_valid=valid, data=buf, starts=data_start, ends=body_end,
@@ -468,3 +500,11 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
         source_line=np.full(n, -1, dtype=np.int32),
         dlh_reconstructed=np.zeros(n, dtype=bool), issues=issues, raw=raw,
         data_offset=np.where(valid, base + data_start, -1))
+
+
+def _labels_of(which: np.ndarray, yes: str, no: str) -> np.ndarray:
+    """An object array of ``yes`` where ``which`` and ``no`` elsewhere: two
+    string objects shared by every row, none made per row."""
+    out = np.full(len(which), no, dtype=object)
+    out[which] = yes
+    return out

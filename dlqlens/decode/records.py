@@ -264,14 +264,23 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         active &= is_header
 
 
+    # Work whose only products are columns not asked for is skipped; the
+    # issues it could add (text_not_decodable, bad_timestamp) are seen only
+    # through decode_status and decode_issues, and are made whenever those are
+    # asked for.
+    issues_wanted = want("decode_status") or want("decode_issues")
+
     # ---- payload -----------------------------------------------------------
     pay_len = np.maximum(ends - pos, 0)
-    pay_off = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(pay_len, out=pay_off[1:])
-    pay_data = concat_ranges(fr.data, pos, pay_len)
-    payload = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(), n, [None, pa.py_buffer(pay_off), pa.py_buffer(pay_data)]
-    ).cast(pa.binary())
+    text_wanted = want("payload_text") or issues_wanted
+    payload = None
+    if want("payload") or text_wanted:
+        pay_off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(pay_len, out=pay_off[1:])
+        pay_data = concat_ranges(fr.data, pos, pay_len)
+        payload = pa.LargeBinaryArray.from_buffers(
+            pa.large_binary(), n, [None, pa.py_buffer(pay_off), pa.py_buffer(pay_data)]
+        ).cast(pa.binary())
     data_truncated = fr.data_length > (ends - starts)
     stated_payload = np.maximum(fr.data_length - (pos - starts), 0)
     for r in np.flatnonzero(data_truncated & md_valid):
@@ -281,7 +290,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
                       note="the capture kept only part of the message")
     fmt_values, fmt_idx = _factorize(fmt)
     pay_fmt = np.array([str(f).rstrip() for f in fmt_values] or [""], dtype=object)[fmt_idx]
-    payload_text = _payload_text(payload, pay_fmt, ccsid, n, add_issue, family, enc)
+    payload_text = (_payload_text(payload, pay_fmt, ccsid, n, add_issue, family, enc)
+                    if text_wanted else None)
 
     # ---- derived -----------------------------------------------------------
     dlh_rows, dlh_dec = chain.typed.get("MQDLH", (np.zeros(0, np.int64), None))
@@ -289,14 +299,16 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
 
     from dlqlens.mq.constants import code_name
 
-    reason_name = _names(dlh_struct.field("Reason"), "reason", code_name)
-    fb = pa.array(md.ints["Feedback"], mask=~md_valid | (md.ints["Feedback"] == 0))
-    feedback_name = _names(fb, "feedback", code_name)
-    put_ts = put_timestamp(md.columns["PutDate"], md.columns["PutTime"])
-    dlh_put_ts = put_timestamp(dlh_struct.field("PutDate"), dlh_struct.field("PutTime"))
+    put_ts = dlh_put_ts = None
+    if want("put_ts") or issues_wanted:
+        put_ts = put_timestamp(md.columns["PutDate"], md.columns["PutTime"])
+    if want("dlh_put_ts") or issues_wanted:
+        dlh_put_ts = put_timestamp(dlh_struct.field("PutDate"), dlh_struct.field("PutTime"))
     for name, ts, d, t in (("md", put_ts, md.columns["PutDate"], md.columns["PutTime"]),
                            ("dlh", dlh_put_ts, dlh_struct.field("PutDate"),
                             dlh_struct.field("PutTime"))):
+        if ts is None:
+            continue
         bad = pc.and_(pc.is_null(ts), pc.is_valid(d)).to_numpy(zero_copy_only=False)
         if name == "md":
             bad &= md_valid
@@ -343,8 +355,10 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         "payload_text": lambda: payload_text,
         "data_length": lambda: pa.array(fr.data_length, pa.int64()),
         "data_truncated": lambda: pa.array(data_truncated),
-        "reason_name": lambda: reason_name,
-        "feedback_name": lambda: feedback_name,
+        "reason_name": lambda: _names(dlh_struct.field("Reason"), "reason", code_name),
+        "feedback_name": lambda: _names(
+            pa.array(md.ints["Feedback"], mask=~md_valid | (md.ints["Feedback"] == 0)),
+            "feedback", code_name),
         "put_ts": lambda: put_ts,
         "dlh_put_ts": lambda: dlh_put_ts,
         "decode_status": lambda: status,

@@ -5,6 +5,7 @@ splitting, header chains (spec/mqdlh.md §7) and timestamps (spec/mqmd.md §5.8)
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -583,11 +584,37 @@ def test_raw_plan_does_not_trust_an_index_that_disagrees_with_the_records(tmp_pa
     damaged = tmp_path / "damaged.raw"
     damaged.write_bytes(bytes(data))
     assert raw.plan(str(damaged), target_bytes=2000) == \
-        [raw.Slice(str(damaged), s.start, s.stop, s.first_number) for s in good]
+        [dataclasses.replace(s, path=str(damaged)) for s in good]
     with pytest.raises(CaptureError, match=rf"damaged.raw: offset {off}: record length prefix: "
                                            rf"expected {length}.*found {length + 8}.*splitBytes"):
         _split_rows(damaged, "raw", 2000)
     assert len(read_capture(damaged).table) >= 29 and len(whole) == 30
+
+
+def test_raw_slice_reads_its_own_part_of_the_index(tmp_path):
+    """A planned slice reads only its entries of the index; entries that do
+    not fit the slice (a plan from before the file changed, a wrong count)
+    send it back to the whole index, with the same rows."""
+    ms = [dlq_message(b"m" * (100 + i), dlh={"Reason": 2000 + i}) for i in range(30)]
+    p = write_capture(tmp_path / "big.raw", "raw", ms)
+    pieces = raw.plan(str(p), target_bytes=2000)
+    assert len(pieces) > 3 and sum(s.messages for s in pieces) == 30
+    with open(p, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        whole = raw._index_from_file(fh, size)
+        for s in pieces:
+            part = raw._index_part(fh, size, s)
+            assert part.tolist() == whole[s.first_number - 1:][:s.messages].tolist()
+        wrong = dataclasses.replace(pieces[1], messages=pieces[1].messages + 1)
+        assert raw._index_part(fh, size, wrong) is None
+        shifted = dataclasses.replace(pieces[1], start=pieces[1].start + 4)
+        assert raw._index_part(fh, size, shifted) is None
+
+    def numbers(s):
+        return [(f.message_number.tolist(), f.starts.tolist()) for f in raw.read_raw(str(p), piece=s)]
+
+    assert numbers(dataclasses.replace(pieces[1], messages=pieces[1].messages + 1)) == \
+        numbers(pieces[1])
 
 
 def _split_rows(path, fmt, split_bytes):
