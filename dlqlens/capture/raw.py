@@ -183,13 +183,18 @@ def _has_trailer(fh, size: int) -> bool:
     return fh.read(TRAILER_SIZE)[8:] == INDEX_MAGIC
 
 
-def _check_index(buf: np.ndarray, base: int, offs: np.ndarray, end: int) -> bool:
-    """Do the length prefixes in ``buf`` (file bytes from ``base``) agree with ``offs``?"""
+def _index_lengths(buf: np.ndarray, base: int, offs: np.ndarray, end: int) -> np.ndarray | None:
+    """The record lengths that the length prefixes in ``buf`` (file bytes from
+    ``base``) state at the increasing offsets ``offs``, when they agree with
+    them (each record ends where the next starts, the last at ``end``);
+    None when they do not, or when a prefix lies outside ``buf``."""
     if not len(offs):
-        return True
-    lens = _u32be(buf, offs - base)
-    nxt = np.append(offs[1:], end)
-    return bool(np.array_equal(offs + 4 + lens, nxt))
+        return np.zeros(0, dtype=np.int64)
+    rel = offs - base
+    if rel[0] < 0 or rel[-1] + 4 > buf.size:
+        return None
+    lens = _u32be(buf, rel)
+    return lens if np.array_equal(offs + 4 + lens, np.append(offs[1:], end)) else None
 
 
 def _u32be(arr: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -318,9 +323,9 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
         buf = _read_bytes(fh, stop - start)
     if offs is not None:
         sel = offs[(offs >= start) & (offs < stop)]
-        if _check_index(buf, start, sel, stop):
+        lens = _index_lengths(buf, start, sel, stop)
+        if lens is not None:
             rel = sel - start
-            lens = _u32be(buf, rel) if len(rel) else rel
             yield from _batches(buf, start, source, (rel + 4, rel + 4 + lens), [], first,
                                 batch_size, prefix=4)
             return

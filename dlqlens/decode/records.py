@@ -401,11 +401,10 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                   note=f"read as {codecs[i]}")
     # -- StrucId, in the labelled character set or the other family ----------
     sid = st.struc_id if st is not MQHEADER_PREFIX else PREFIXED_HEADER_FORMATS[f]
-    want_a = np.frombuffer(sid.encode("latin-1"), np.uint8)
-    want_e = np.frombuffer(sid.encode("cp500"), np.uint8)
     got = block[:, :4]
-    is_a = (got == want_a).all(1) & (avail >= 4)
-    is_e = (got == want_e).all(1) & (avail >= 4)
+    word = copy_rows(got).view(">u4").ravel()  # the StrucId as one word
+    is_a = (word == int.from_bytes(sid.encode("latin-1"), "big")) & (avail >= 4)
+    is_e = (word == int.from_bytes(sid.encode("cp500"), "big")) & (avail >= 4)
     labelled_e = fams == EBCDIC
     ok = np.where(labelled_e, is_e, is_a)
     flipped = ~ok & np.where(labelled_e, is_a, is_e)
