@@ -275,94 +275,16 @@ class World:
         ``qmgr`` is already resolved with :meth:`resolve_qmgr`. A blank queue
         name gives failure with MQRC_UNKNOWN_OBJECT_NAME on every try.
         """
-        return self.outcomes[self._outcome_index(queue, qmgr, dest_q, dest_qmgr)]
-
-    def _outcome_index(self, queue: str, qmgr: str, dest_q: str | None,
-                       dest_qmgr: str | None) -> int:
-        """:meth:`outcome_for` as an index in :attr:`outcomes`."""
         if queue == "":
-            return 0
-        for k, rule in enumerate(self.queues, 1):
+            return BLANK_QUEUE
+        for rule in self.queues:
             if rule.applies(queue, qmgr):
-                return k
-        last = len(self.queues) + 1
-        if self.original_destination is not None:
-            if self.is_original_destination(queue, qmgr, dest_q, dest_qmgr):
-                return last
-            last += 1
-        return last
-
-    @property
-    def outcomes(self) -> tuple:
-        """Every :class:`PutOutcome` a put can get, in the order
-        :meth:`outcome_for` considers them: :data:`BLANK_QUEUE`, each
-        ``queues`` rule's, ``original_destination`` (when set), ``default``."""
-        original = () if self.original_destination is None else (self.original_destination,)
-        return (BLANK_QUEUE, *(rule.put for rule in self.queues), *original, self.default)
-
-    def resolve_qmgr_column(self, qmgr):
-        """:meth:`resolve_qmgr` as a Spark column (``qmgr`` a string column, never null)."""
-        from pyspark.sql import functions as F
-
-        return F.when(qmgr == F.lit(""), F.lit(self.local_qmgr)).otherwise(qmgr)
-
-    def outcome_column(self, queue, qmgr, dest_q, dest_qmgr, values=None):
-        """:meth:`outcome_for` as a Spark column: the index in :attr:`outcomes`,
-        or ``values[index]``.
-
-        Parameters
-        ----------
-        queue, qmgr : str or pyspark.sql.Column
-            The target, without trailing blanks, never null; ``qmgr``
-            already resolved (:meth:`resolve_qmgr`, :meth:`resolve_qmgr_column`).
-            A ``str`` (a name written in a rules table) is judged here, in
-            Python, and only the original-destination test, if any, is left
-            to Spark.
-        dest_q, dest_qmgr : pyspark.sql.Column
-            The message's MQDLH DestQName and DestQMgrName, strings without
-            trailing blanks, never null (``""`` for blank); ``dest_qmgr``
-            already resolved (:meth:`resolve_qmgr_column`).
-        values : sequence, optional
-            One Python value per outcome, the column's value for it
-            (default: the index).
-
-        Returns
-        -------
-        pyspark.sql.Column
-            Never null.
-        """
-        from pyspark.sql import functions as F
-
-        from dlqlens.rules.compile import string_predicate
-
-        def value(k):
-            return F.lit(k if values is None else values[k])
-
-        def original(queue, qmgr):  # is_original_destination
-            same_queue = queue == dest_q
-            if isinstance(qmgr, str):
-                return same_queue if qmgr == "" else same_queue & (
-                    (dest_qmgr == F.lit("")) | (dest_qmgr == F.lit(qmgr)))
-            return same_queue & ((qmgr == F.lit("")) | (dest_qmgr == F.lit(""))
-                                 | (qmgr == dest_qmgr))
-
-        if isinstance(queue, str) and isinstance(qmgr, str):
-            same = self._outcome_index(queue, qmgr, queue, qmgr)  # it is the destination
-            other = self._outcome_index(queue, qmgr, None, None)
-            if same == other:
-                return value(same)
-            return F.when(original(F.lit(queue), qmgr), value(same)).otherwise(value(other))
-        queue, qmgr = (F.lit(x) if isinstance(x, str) else x for x in (queue, qmgr))
-        picked = F.when(queue == F.lit(""), value(0))
-        for k, rule in enumerate(self.queues, 1):
-            picked = picked.when(
-                string_predicate(queue, rule.queue, NAME_LENGTH, trimmed=True)
-                & string_predicate(qmgr, rule.qmgr, NAME_LENGTH, trimmed=True), value(k))
-        last = len(self.queues) + 1
-        if self.original_destination is not None:
-            picked = picked.when(original(queue, qmgr), value(last))
-            last += 1
-        return picked.otherwise(value(last))
+                return rule.put
+        if self.original_destination is not None and self.is_original_destination(
+            queue, qmgr, dest_q, dest_qmgr
+        ):
+            return self.original_destination
+        return self.default
 
     def put(self, queue: str, qmgr: str, tries: int, *, dest_q: str | None = None,
             dest_qmgr: str | None = None, original_reason: int | None = None
