@@ -25,7 +25,7 @@ from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (IS_HEX, TEXT_CODEC, TextBlock, decimals, hex_values,
                                   pack_text_md, plan_text, read_blocks, read_lines, rebatch,
-                                  windows)
+                                  rows_of, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.structs import MQMD
@@ -84,7 +84,7 @@ class _Msg:
 
 #: Bytes read from the file at a time by the fast reader (whole messages: a
 #: block is cut before the first attribute line of a message).
-CHUNK_BYTES = 32 << 20
+CHUNK_BYTES = 2 << 20
 #: Blocks with fewer messages than this are read line by line (the fast
 #: reader's fixed cost is that of a few dozen messages).
 MIN_FAST_UNITS = 32
@@ -236,7 +236,9 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
 # is one well-formed message and is framed columnwise; every other unit goes
 # to the line reader, as do consecutive runs of such units.
 
-_E, _A, _X, _O = 0, 1, 2, 3
+#: Line classes: E, A and X as above; D (an S or T line) and N (an N line) are
+#: data lines the fast reader leaves to the line reader, like O lines.
+_E, _A, _X, _O, _D, _N = 0, 1, 2, 3, 4, 5
 _KIND_INT, _KIND_CHAR, _KIND_HEX, _KIND_HEXCHAR, _KIND_VER = range(5)
 
 
@@ -257,31 +259,78 @@ for _code, (_field, _kind) in CODES.items():
 _MD_TEMPLATE = np.frombuffer(pack_text_md({})[0], dtype=np.uint8)
 _MAX_LAYOUTS = 16
 _XWIN = 128
+#: Blocks of at least this many lines take the fast reader whatever their
+#: number of units (a few large messages; see :meth:`_Block.frame`).
+MIN_FAST_LINES = 4096
 
 
-_X_TO_BLANK = bytes.maketrans(b"X\r\n", b"   ")
+def _class_table() -> np.ndarray:
+    """Line class by its first two bytes (``b0 << 8 | b1``), for every line
+    but those ending in more than one CR, those whose second byte is a CR
+    and the last line of a block (see :meth:`_Block.find_unit_starts`)."""
+    lut = np.full(1 << 16, _O, dtype=np.int8)
+    for b1 in (32, 10):  # 'c ...', or a line of one character
+        for b0, k in ((65, _A), (88, _X), (83, _D), (84, _D), (78, _N)):
+            lut[b0 << 8 | b1] = k
+    lut[42 << 8:43 << 8] = _E  # a '*' comment
+    lut[10 << 8:11 << 8] = _E  # an empty line
+    lut[13 << 8 | 10] = _E  # an empty line ending CR LF
+    return lut
+
+
+_CLASS = _class_table()
 
 
 class _Block(TextBlock):
-    """A block of a dmpmqmsg file, its lines classified E, A, X or O."""
+    """A block of a dmpmqmsg file, its lines classified E, A, X, O, D or N."""
 
-    def find_unit_starts(self) -> np.ndarray:
-        p, starts, length = self.p, self.starts, self.length
+    def _classify(self, lines: np.ndarray) -> np.ndarray:
+        """The class of ``lines`` from their text (the rule the table encodes)."""
+        p, starts, length = self.p, self.starts[lines], self.length[lines]
         b0 = p[starts]
         tag = (length == 1) | (p[starts + 1] == 32)
-        cls = np.full(self.nlines, _O, dtype=np.int8)
-        plain = (length > 0) & tag & ~self.weird
-        cls[plain & (b0 == 65)] = _A
-        cls[plain & (b0 == 88)] = _X
+        plain = (length > 0) & tag & ~self.weird[lines]
+        cls = np.full(len(lines), _O, dtype=np.int8)
+        for b, k in ((65, _A), (88, _X), (83, _D), (84, _D), (78, _N)):
+            cls[plain & (b0 == b)] = k
         cls[(length == 0) | (b0 == 42)] = _E
+        return cls
+
+    def find_unit_starts(self) -> np.ndarray:
+        p, starts = self.p, self.starts
+        nl = self.nlines
+        b1 = p[starts + 1]
+        key = p[starts].astype(np.uint16) << 8
+        key |= b1
+        cls = _CLASS.take(key)
+        fix = self.weird | (b1 == 13)
+        if nl:
+            fix[-1] = True
+        redo = np.flatnonzero(fix)
+        cls[redo] = self._classify(redo)
         self.cls = cls
-        # after a data line (X, S, T) or an N line the line reader starts a new
-        # message at the next A line; it always does at an N line
-        data_or_n = plain & ((b0 == 88) | (b0 == 83) | (b0 == 84) | (b0 == 78))
-        ne = np.flatnonzero(cls != _E)
-        after_data = (cls[ne[1:]] == _A) & data_or_n[ne[:-1]]
-        return np.unique(np.concatenate(
-            [[0], ne[1:][after_data], np.flatnonzero(plain & (b0 == 78))])).astype(np.int64)
+        # runs of lines of one class: after a data line (X, S, T) or an N line
+        # (through E lines) the line reader starts a new message at the next A
+        # line; it always does at an N line
+        rs = np.flatnonzero(cls[1:] != cls[:-1]) + 1
+        rs = np.concatenate([[0], rs]) if nl else rs
+        rc = cls[rs]
+        self.run_starts, self.run_classes = rs, rc
+        ne = rc != _E
+        rs_ne, rc_ne = rs[ne], rc[ne]
+        prev = rc_ne[:-1]
+        after_data = (rc_ne[1:] == _A) & ((prev == _X) | (prev >= _D))
+        us = np.concatenate([[0], rs_ne[1:][after_data]]).astype(np.int64)
+        if (rc == _N).any():
+            us = np.unique(np.concatenate([us, np.flatnonzero(cls == _N)]))
+        return us
+
+    def frame(self, cut, source, base_off, base_line, count, min_units=0):
+        # the fast reader's fixed cost is that of a few dozen small messages:
+        # blocks of many lines are worth it however few messages they hold
+        if cut >= MIN_FAST_LINES:
+            min_units = min(min_units, 1)
+        return super().frame(cut, source, base_off, base_line, count, min_units)
 
     def unit_counts(self, cut: int) -> np.ndarray:
         """Messages per unit of lines ``[0, cut)``.
@@ -298,7 +347,7 @@ class _Block(TextBlock):
         p, c = self.p, self.cls[:cut]
         isA = c == _A
         nA = np.add.reduceat(isA.astype(np.int32), us)
-        nO = np.add.reduceat((c == _O).astype(np.int32), us)
+        nO = np.add.reduceat((c >= _O).astype(np.int32), us)
         ne = np.flatnonzero(c != _E)
         first = ne[np.minimum(np.searchsorted(ne, us), len(ne) - 1)] if len(ne) else us
         simple = (nO == 0) & (nA >= 1) & (c[first] == _A)
@@ -327,63 +376,79 @@ class _Block(TextBlock):
 
     def fast_units(self, us, ue, cut, source, base_off, base_line):
         """Which units are well-formed messages, and the frames of those."""
-        p, buf, starts, cend, length = self.p, self.buf, self.starts, self.cend, self.length
+        p, starts, cend = self.p, self.starts, self.cend
         nu = len(us)
-        c = self.cls[:cut]
-        isA, isX = c == _A, c == _X
-        nA = np.add.reduceat(isA.astype(np.int32), us)
-        nX = np.add.reduceat(isX.astype(np.int32), us)
-        nO = np.add.reduceat((c == _O).astype(np.int32), us)
-        ok = (nO == 0) & (nA >= 1) & (nX >= 1)
-        # the A lines and the X lines of a unit: each contiguous
-        a_lines, x_lines = np.flatnonzero(isA), np.flatnonzero(isX)
-        firstA = _first_at_or_after(a_lines, us)
-        lastA = _first_at_or_after(a_lines, us, nA - 1)
-        firstX = _first_at_or_after(x_lines, us)
-        lastX = _first_at_or_after(x_lines, us, nX - 1)
-        ok &= (lastA - firstA == nA - 1) & (lastX - firstX == nX - 1)
-        # A lines: 'A xxx value', ASCII only (the line reader decodes text)
-        badA = isA & ((length[:cut] < 6) | (p[starts[:cut] + 5] != 32))
-        badA |= isA & ~self.ascii_lines(cut)
-        ok &= ~np.logical_or.reduceat(badA, us)
-        # attribute values, by layout (the sequence of codes)
+        # the runs of each unit: [E] A [E] X [E] (A and X lines contiguous)
+        rs, rc = self.run_starts, self.run_classes
+        nrun = len(rs)
+        rsp = np.concatenate([rs, np.full(4, self.nlines, dtype=np.int64)])
+        rcp = np.concatenate([rc, np.full(4, -1, dtype=np.int8)])
+        rlen = np.diff(rsp)
+        r0 = np.searchsorted(rs, us)
+        r1 = np.searchsorted(rs, ue)
+        ok = rsp[r0] == us
+        ra = r0 + (rcp[r0] == _E)
+        ok &= rcp[ra] == _A
+        rx = ra + 1
+        rx += rcp[rx] == _E
+        ok &= rcp[rx] == _X
+        re_ = rx + 1
+        re_ += rcp[re_] == _E
+        ok &= re_ == r1
+        ra = np.minimum(ra, nrun - 1)
+        rx = np.minimum(rx, nrun - 1)
+        firstA, nA = rsp[ra], rlen[ra]
+        firstX, lastX = rsp[rx], rsp[rx] + rlen[rx] - 1
+        # A lines: 'A xxx value', ASCII only (the line reader decodes text);
+        # values, by layout (the sequence of codes)
         cand = np.flatnonzero(ok)
         md_c = np.empty((len(cand), len(_MD_TEMPLATE)), dtype=np.uint8)
         ver_c = np.ones(len(cand), dtype=np.int32)
         ok_c = np.ones(len(cand), dtype=bool)
         if len(cand):
+            ascii = None
+            end = self.line_offset(cut)
+            if not self.buf.isascii() and not self.buf[:end].isascii():
+                ascii = self.ascii_lines(cut)
             nA_c, firstA_c = nA[cand], firstA[cand]
             layouts = 0
             for k in np.unique(nA_c).tolist():
                 pos_k = np.flatnonzero(nA_c == k)
-                at = starts[firstA_c[pos_k][:, None] + np.arange(k)]
-                keys = (p[at + 2].astype(np.int32) << 16) | (p[at + 3].astype(np.int32) << 8) \
-                    | p[at + 4]
+                lines = firstA_c[pos_k][:, None] + np.arange(k)
+                at = starts[lines]
+                ce = cend[lines]
+                good = (ce - at >= 6).all(axis=1)
+                if ascii is not None:
+                    good &= ascii[lines].all(axis=1)
+                if not good.all():
+                    ok_c[pos_k[~good]] = False
+                    pos_k, at, ce = pos_k[good], at[good], ce[good]
                 while len(pos_k):
-                    same = (keys == keys[0]).all(axis=1)
-                    pos, layout = pos_k[same], keys[0]
-                    pos_k, keys = pos_k[~same], keys[~same]
                     layouts += 1
-                    got = None
-                    if layouts <= _MAX_LAYOUTS:
-                        got = _fill_layout(self.p, starts, cend, firstA_c[pos], layout)
+                    rows, got = _fill_group(p, at, ce, layouts <= _MAX_LAYOUTS)
+                    pos = pos_k[rows]
+                    if not rows.all():
+                        pos_k, at, ce = pos_k[~rows], at[~rows], ce[~rows]
+                    else:
+                        pos_k = pos_k[:0]
                     if got is None:
                         ok_c[pos] = False
                         continue
                     blk, ver, good = got
                     if len(pos) == len(cand):
-                        md_c, ver_c, ok_c = blk, ver, good
+                        md_c, ver_c = blk, ver
+                        ok_c &= good
                     else:
-                        md_c[pos], ver_c[pos], ok_c[pos] = blk, ver, good
+                        md_c[pos], ver_c[pos] = blk, ver
+                        ok_c[pos] &= good
             ok[cand] = ok_c
         # data: the X lines of each unit as one run of text
-        data, data_len = _unit_data(self, ok, firstX, lastX, us, ue, isX)
+        data, dl = _unit_data(self, ok, firstX, lastX, us, ue, cut)
         sel = ok[cand]
         if not sel.all():
             md_c, ver_c = md_c[sel], ver_c[sel]
         rows = cand[sel]
         n = len(rows)
-        dl = data_len[rows]
         d_end = np.cumsum(dl)
         fr = Frames(
             source=source, capture_format="dmpmqmsg", md_origin="text",
@@ -398,41 +463,37 @@ class _Block(TextBlock):
         return ok, fr
 
 
-def _first_at_or_after(lines: np.ndarray, at: np.ndarray, plus=0) -> np.ndarray:
-    """``lines[i + plus]`` for the first ``lines[i] >= at`` (clipped: callers
-    check the result)."""
-    if not len(lines):
-        return np.full(len(at), -1, dtype=np.int64)
-    i = np.searchsorted(lines, at) + plus
-    return lines[np.clip(i, 0, len(lines) - 1)]
-
-
-def _unit_data(block: _Block, ok, firstX, lastX, us, ue, isX):
+def _unit_data(block: _Block, ok, firstX, lastX, us, ue, cut):
     """The message data of the units ``ok`` (concatenated) and its length per
-    unit. Clears ``ok`` of units with an X line the line reader would report."""
+    such unit. Clears ``ok`` of units with an X line the line reader would
+    report."""
     buf, starts, cend = block.buf, block.starts, block.cend
     nu = len(us)
-    cut = len(isX)
-    xbody = np.maximum(cend[:cut] - starts[:cut] - 2, 0)
-    per_unit = np.add.reduceat(np.where(isX, xbody, 0), us) // 2 if nu else np.zeros(0, np.int64)
-    odd = np.logical_or.reduceat(isX & (xbody % 2 == 1), us) if nu else np.zeros(0, bool)
     rows = np.flatnonzero(ok)
-    if len(rows) and not odd[rows].any():
-        # the text from the first X to the end of the last X line, with 'X', CR
-        # and LF blanked: fromhex reads it in one call; when every character
-        # of the X bodies was a hex digit the byte count is exact
-        lo = starts[firstX[rows]].tolist()
-        hi = cend[lastX[rows]].tolist()
+    if len(rows):
+        # the text from the first X to the end of the last X line, 'X' blanked
+        # (fromhex skips blanks, CR and LF): when it reads as exactly half as
+        # many bytes as the X lines have characters after 'X ', every one of
+        # those was a hex digit and each line has an even number of them
+        fx, lx = firstX[rows], lastX[rows]
+        bounds = np.empty(2 * len(rows), dtype=np.int64)
+        bounds[0::2] = fx
+        bounds[1::2] = lx + 1
+        body = np.maximum(block.length[:cut + 1] - 2, 0)
+        if len(body) == cut:
+            body = np.append(body, 0)
+        chars = np.add.reduceat(body, bounds)[0::2]
         mv = memoryview(buf)  # slices of a memoryview are not copies: join copies once
-        text = b"".join([mv[a:b] for a, b in zip(lo, hi)]).translate(_X_TO_BLANK)
-        want = int(per_unit[rows].sum())
+        text = b"".join(list(map(mv.__getitem__, map(slice, starts[fx].tolist(),
+                                                      cend[lx].tolist()))))
         try:
-            data = bytes.fromhex(text.decode("latin-1"))
+            data = bytes.fromhex(text.replace(b"X", b" ").decode("latin-1"))
         except ValueError:
             data = None
-        if data is not None and len(data) == want:
-            return np.frombuffer(data, dtype=np.uint8), per_unit
+        if data is not None and 2 * len(data) == int(chars.sum()):
+            return np.frombuffer(data, dtype=np.uint8), chars // 2
     # the -da column, or a damaged line: line by line
+    isX = block.cls[:cut] == _X
     x_lines = np.flatnonzero(isX & np.repeat(ok, ue - us))
     xs = starts[x_lines] + 2
     xe = np.maximum(cend[x_lines], xs)
@@ -444,7 +505,8 @@ def _unit_data(block: _Block, ok, firstX, lastX, us, ue, isX):
                            minlength=nu).astype(np.int64)
     mv = memoryview(buf)
     text = b"".join([mv[a:b] for a, b in zip(xs[keep].tolist(), hexend[keep].tolist())])
-    return np.frombuffer(bytes.fromhex(text.decode("latin-1")), dtype=np.uint8), per_unit
+    return np.frombuffer(bytes.fromhex(text.decode("latin-1")), dtype=np.uint8), \
+        per_unit[ok]
 
 
 def _x_hex_ends(p: np.ndarray, xs: np.ndarray, xe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -482,23 +544,341 @@ def _same(win: np.ndarray, vl: np.ndarray) -> bool:
     return bool((vl == vl[0]).all() and (win == win[0]).all())
 
 
-def _fill_layout(p, starts, cend, first, layout):
+#: Attribute sections (first A line to the end of the last) at most this long
+#: are read as one row of bytes per unit by :func:`_fill_group`.
+_MAX_TEMPLATE = 4096
+
+
+def _fill_group(p, at, ce, allowed: bool):
+    """Read the units (rows: ``at``/``ce``, the start and text end of their
+    ``k`` A lines, each at least 6 characters) with the codes of row 0.
+
+    Returns ``(rows, got)``: which rows have the codes of row 0 (row 0 among
+    them), and for those rows ``(md, version, ok)`` as :func:`_fill_layout`
+    gives them, or None when they are not for the fast reader (``allowed``
+    False: too many layouts in the block already).
+
+    Rows whose lines also sit at the same offsets as those of row 0 (in
+    dmpmqmsg's own files, nearly all) are read as one block of bytes per unit
+    (:func:`_fill_template`): what is the same in every row is read once, from
+    row 0, and only the other values column by column.
+    """
+    n, k = at.shape
+    rel = at - at[:, :1]
+    ln = ce - at
+    length = int(ce[0, -1] - at[0, 0])
+    t_rows = np.zeros(0, dtype=np.int64)
+    head = p[at[0, 0] + rel[0][:, None] + np.arange(2, 6)]  # row 0: code and blank
+    layout = ((head[:, 0].astype(np.int32) << 16) | (head[:, 1].astype(np.int32) << 8)
+              | head[:, 2])
+    spec = _layout_spec(tuple(layout.tolist())) if allowed else None
+    if spec is not None and spec is not _PER_CODE and length <= _MAX_TEMPLATE and \
+            (head[:, 3] == 32).all():
+        off = (rel == rel[0]).all(axis=1) & (ln == ln[0]).all(axis=1)
+        t_rows = np.flatnonzero(off) if not off.all() else np.arange(n)
+        m = windows(p, at[t_rows, 0], length + 12)
+        eq = m == m[0]
+        st = eq[:, (rel[0][:, None] + np.arange(2, 6)).ravel()].all(axis=1)
+        if not st.all():
+            t_rows, m, eq = t_rows[st], m[st], eq[st]
+    rows = np.zeros(n, dtype=bool)
+    rows[t_rows] = True
+    rest = np.flatnonzero(~rows)
+    if len(rest):
+        a = at[rest]
+        keys = (p[a + 2].astype(np.int32) << 16) | (p[a + 3].astype(np.int32) << 8) | p[a + 4]
+        k_rows = rest[(keys == layout).all(axis=1)]
+        rows[k_rows] = True
+    else:
+        k_rows = rest
+    if spec is None:
+        return rows, None
+    if not len(k_rows):
+        return rows, _fill_template(m, eq, rel[0], ln[0], spec)
+    # rows at other offsets: value by value (the blank after each code too)
+    blank = (p[at[k_rows] + 5] == 32).all(axis=1)
+    got_k = _fill_layout(p, at[k_rows], ce[k_rows], layout)
+    if not len(t_rows):
+        md, ver, good = got_k
+        return rows, (md, ver, good & blank)
+    got_t = _fill_template(m, eq, rel[0], ln[0], spec)
+    where = np.cumsum(rows) - 1  # row -> its place among the rows read
+    md = np.empty((int(rows.sum()), len(_MD_TEMPLATE)), dtype=np.uint8)
+    ver = np.empty(len(md), dtype=np.int32)
+    good = np.empty(len(md), dtype=bool)
+    for r, (g_md, g_ver, g_ok) in ((where[t_rows], got_t), (where[k_rows], got_k)):
+        md[r], ver[r], good[r] = g_md, g_ver, g_ok
+    good[where[k_rows]] &= blank
+    return rows, (md, ver, good)
+
+
+_HEX_DIGITS = re.compile(rb"[0-9A-Fa-f]*")
+_DECIMAL = re.compile(rb"-?[0-9]{1,10}")
+
+
+_POW10_INT = 10 ** np.arange(11, dtype=np.int64)[::-1]
+
+
+def _fixed_decimals(m, o: int, length: int):
+    """:func:`decimals` of the values ``m[:, o:o + length]`` (all ``length``
+    characters long)."""
+    n = len(m)
+    if not 1 <= length <= 11:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    d = m[:, o:o + length] - np.uint8(48)
+    neg = m[:, o] == 45
+    valid = d < 10
+    valid[:, 0] |= neg
+    ok = valid.all(axis=1) & (length - neg >= 1) & (length - neg <= 10)
+    d = d.astype(np.int64)
+    d[:, 0] *= ~neg
+    v = d @ _POW10_INT[11 - length:]
+    v = np.where(neg, -v, v)
+    ok &= (v >= -2**31) & (v < 2**31)
+    return v, ok
+
+
+def _fill_template(m, eq, rel, ln, spec):
+    """:func:`_fill_layout` for units whose attribute sections are the rows
+    of ``m`` (bytes from the first A line, 12 more than the section), all
+    with their lines at offsets ``rel`` and of lengths ``ln`` (those of row
+    0), and the codes and blanks of row 0, valid (``spec``); ``eq`` is
+    ``m == m[0]``."""
+    n = len(m)
+    same = np.logical_and.reduce(eq, axis=0)
+    # bytes of each value that differ from row 0's somewhere
+    csum = np.concatenate([[0], np.cumsum(~same)])
+    vo = rel + 6
+    vl = ln - 6
+    diff = csum[vo + vl] - csum[vo]
+    row = _MD_TEMPLATE.copy()
+    ok = True
+    version = 1
+    ints, int_at4, ver_i, chars, hexes = spec
+    code_kind = {}
+    for j, a4 in zip(ints.tolist(), int_at4.tolist()):
+        code_kind[j] = ("int", a4 * 4, 4)
+    if ver_i >= 0:
+        code_kind[int(ints[ver_i])] = ("ver", int(int_at4[ver_i]) * 4, 4)
+    for size, js, ats in chars:
+        for j, a in zip(js.tolist(), ats):
+            code_kind[j] = ("char", a, size)
+    for width, js, ats, hexchar in hexes:
+        hc = set(hexchar.tolist())
+        for i, (j, a) in enumerate(zip(js.tolist(), ats)):
+            code_kind[j] = ("hexchar" if i in hc else "hex", a, width // 2)
+    row0 = m[0].tobytes()
+    late_int, late = [], []
+    for j, (kind, a, size) in code_kind.items():
+        o, length = int(vo[j]), int(vl[j])
+        if diff[j]:
+            if kind in ("int", "ver"):
+                late_int.append((j, kind, a))
+            else:
+                late.append((j, kind, a, size))
+            continue
+        v = row0[o:o + length]
+        if kind in ("int", "ver"):
+            good = _DECIMAL.fullmatch(v) is not None
+            x = int(v) if good else 0
+            good = good and -2**31 <= x < 2**31
+            if kind == "ver":
+                x = x if x in (1, 2) else 2
+                version = x
+            if good:
+                row[a:a + 4] = np.frombuffer(x.to_bytes(4, "little", signed=True), np.uint8)
+            ok &= good
+        elif kind == "char":
+            row[a:a + size] = np.frombuffer(v[:size].ljust(size, b" "), np.uint8)
+        else:
+            good = length == 2 * size and _HEX_DIGITS.fullmatch(v) is not None
+            if good:
+                raw = bytes.fromhex(v.decode("ascii"))
+                good = kind == "hex" or raw.isascii()
+                row[a:a + size] = np.frombuffer(raw, np.uint8)
+            ok &= good
+    md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
+    md[:] = row
+    okv = np.full(n, ok)
+    ver = np.full(n, version, dtype=np.int32)
+    if late_int:
+        md32 = md.view("<i4")
+        for j, kind, a in late_int:
+            v, good = _fixed_decimals(m, int(vo[j]), int(vl[j]))
+            okv &= good
+            if kind == "ver":
+                v = np.where((v == 1) | (v == 2), v, 2)
+                ver = v.astype(np.int32)
+            md32[:, a // 4] = v
+    for j, kind, a, size in late:
+        o, length = int(vo[j]), int(vl[j])
+        if kind == "char":
+            use = min(length, size)
+            md[:, a:a + use] = m[:, o:o + use]
+            md[:, a + use:a + size] = 0x20
+            continue
+        if length != 2 * size:
+            okv[:] = False
+            continue
+        raw, good = hex_values(np.ascontiguousarray(m[:, o:o + length]))
+        if kind == "hexchar":
+            good &= (raw < 0x80).all(axis=1)
+        okv &= good
+        md[:, a:a + size] = raw
+    return md, ver, okv
+
+
+def _fill_layout(p, at, ce, layout):
     """The MQMD block, version and ok flag of the units whose attribute lines
-    start at lines ``first`` and have the code sequence ``layout``; ``ok`` is
-    False for rows with a value the line reader would report. None when the
-    layout itself is not for the fast reader."""
-    layout = [int(c) for c in layout]
-    if len(set(layout)) != len(layout) or any(c not in _FAST_CODES for c in layout):
+    start at bytes ``at`` (their text ending at ``ce``; one row per unit) and
+    have the code sequence ``layout``; ``ok`` is False for rows with a value
+    the line reader would report. None when the layout itself is not for the
+    fast reader.
+
+    The values of each kind (MQLONG, characters, hex of one width) are read
+    together; a column holding the same text in every row is read once.
+    """
+    spec = _layout_spec(tuple(int(c) for c in layout))
+    if spec is None:
         return None
-    n = len(first)
+    if spec is _PER_CODE:
+        return _fill_layout_codes(p, at, ce, layout)
+    ints, int_at4, ver, chars, hexes = spec
+    n = len(at)
     md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
     md[:] = _MD_TEMPLATE
     md32 = md.view("<i4")  # MQLONG fields are at multiples of 4
     version = np.ones(n, dtype=np.int32)
     ok = np.ones(n, dtype=bool)
-    lines = first[:, None] + np.arange(len(layout))
-    value_starts = starts[lines] + 6  # after 'A xxx '
-    value_lengths = cend[lines] - value_starts
+    value_starts = at + 6  # after 'A xxx '
+    value_lengths = ce - value_starts
+    if len(ints):
+        vl = value_lengths[:, ints]
+        w = _values(p, value_starts[:, ints], 12)
+        vals, good = _columns(w, vl, decimals)
+        ok &= good
+        if ver >= 0:
+            v = vals[:, ver]
+            v = np.where((v == 1) | (v == 2), v, 2)
+            vals[:, ver] = v
+            version = v.astype(np.int32)
+        md32[:, int_at4] = vals
+    for size, js, ats in chars:
+        vl = value_lengths[:, js]
+        w = _values(p, value_starts[:, js], size)
+        if (vl < size).any():
+            w = np.where(np.arange(size) < vl[:, :, None], w, np.uint8(0x20))
+        for i, a in enumerate(ats):
+            md[:, a:a + size] = w[:, i]
+    for width, js, ats, hexchar in hexes:
+        vl = value_lengths[:, js]
+        w = _values(p, value_starts[:, js], width)
+        raw, good = _columns(w, vl, hex_values)
+        good &= (vl == width).all(axis=1)
+        if len(hexchar):
+            good &= (raw[:, hexchar] < 0x80).all(axis=(1, 2))
+        ok &= good
+        for i, a in enumerate(ats):
+            md[:, a:a + width // 2] = raw[:, i]
+    return md, version, ok
+
+
+def _values(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """``(n, k, width)`` bytes from ``at`` (``(n, k)`` offsets)."""
+    n, k = at.shape
+    return rows_of(p, at.ravel(), width).view(np.uint8).reshape(n, k, width)
+
+
+def _columns(w: np.ndarray, vl: np.ndarray, read):
+    """``read`` (:func:`decimals` or :func:`hex_values`) over the values
+    ``w`` ``(n, k, width)`` of lengths ``vl`` ``(n, k)``: ``(values (n, k,
+    ...), ok (n,))``. A column whose text is the same in every row is read
+    once (and its verdict holds for every row)."""
+    n, k, width = w.shape
+    args = (vl,) if read is decimals else ()
+    # (the bytes after a value, from the next line, do not count)
+    flat = w.reshape(n, k * width)
+    eq = np.logical_and.reduce(flat == flat[0], axis=0).reshape(k, width)
+    eq |= np.arange(width) >= vl[0][:, None]
+    same = eq.all(axis=1) & (vl == vl[0]).all(axis=0)
+    if same.all():
+        v0, g0 = read(w[0], *(a[0] for a in args))
+        return np.broadcast_to(v0, (n,) + v0.shape).copy(), np.full(n, bool(g0.all()))
+    ok = np.ones(n, dtype=bool)
+    c, d = np.flatnonzero(same), np.flatnonzero(~same)
+    v, g = read(w[:, d].reshape(n * len(d), width), *(a[:, d].reshape(-1) for a in args))
+    v = v.reshape((n, len(d)) + v.shape[1:])
+    ok &= g.reshape(n, len(d)).all(axis=1)
+    if not len(c):
+        return v, ok
+    out = np.empty((n, k) + v.shape[2:], dtype=v.dtype)
+    out[:, d] = v
+    v0, g0 = read(w[0, c], *(a[0, c] for a in args))
+    out[:, c] = v0
+    if not g0.all():
+        ok[:] = False
+    return out, ok
+
+
+#: layout (code keys) -> how :func:`_fill_layout` reads it (None: not at
+#: all; _PER_CODE: code by code, two codes setting one field)
+_SPECS: dict[tuple, object] = {}
+_PER_CODE = object()
+
+
+def _layout_spec(layout: tuple):
+    if layout in _SPECS:
+        return _SPECS[layout]
+    spec = None
+    if len(set(layout)) == len(layout) and all(c in _FAST_CODES for c in layout):
+        fields = [_FAST_CODES[c][0] for c in layout]
+        if len(set(fields)) != len(fields):
+            spec = _PER_CODE
+        else:
+            ints, int_at4, ver = [], [], -1
+            chars: dict[int, tuple[list, list]] = {}
+            hexes: dict[int, tuple[list, list, list]] = {}
+            for j, c in enumerate(layout):
+                at, size, kind = _FAST_CODES[c]
+                if kind in (_KIND_INT, _KIND_VER):
+                    if kind == _KIND_VER:
+                        ver = len(ints)
+                    ints.append(j)
+                    int_at4.append(at // 4)
+                elif kind == _KIND_CHAR:
+                    js, ats = chars.setdefault(size, ([], []))
+                    js.append(j)
+                    ats.append(at)
+                else:
+                    js, ats, hc = hexes.setdefault(2 * size, ([], [], []))
+                    if kind == _KIND_HEXCHAR:
+                        hc.append(len(js))
+                    js.append(j)
+                    ats.append(at)
+            spec = (np.array(ints, dtype=np.intp), np.array(int_at4, dtype=np.intp), ver,
+                    [(s, np.array(js, dtype=np.intp), ats) for s, (js, ats) in chars.items()],
+                    [(w, np.array(js, dtype=np.intp), ats, np.array(hc, dtype=np.intp))
+                     for w, (js, ats, hc) in hexes.items()])
+    if len(_SPECS) >= 4096:
+        _SPECS.clear()
+    _SPECS[layout] = spec
+    return spec
+
+
+def _fill_layout_codes(p, at, ce, layout):
+    """:func:`_fill_layout` code by code, in the order of ``layout`` (for
+    layouts in which two codes set the same field: the last one counts)."""
+    layout = [int(c) for c in layout]
+    if len(set(layout)) != len(layout) or any(c not in _FAST_CODES for c in layout):
+        return None
+    n = len(at)
+    md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
+    md[:] = _MD_TEMPLATE
+    md32 = md.view("<i4")  # MQLONG fields are at multiples of 4
+    version = np.ones(n, dtype=np.int32)
+    ok = np.ones(n, dtype=bool)
+    value_starts = at + 6  # after 'A xxx '
+    value_lengths = ce - value_starts
     for j, c in enumerate(layout):
         at, size, kind = _FAST_CODES[c]
         vs = value_starts[:, j]
