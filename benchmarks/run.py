@@ -23,7 +23,10 @@ Stages (each in its own process, so each peak RSS is its own):
     on one core. Baseline: ``bytes.fromhex`` over the same hex
     (``baselines.fromhex``), the floor of any reader of these formats.
 ``decode_dmpmqmsg``, ``decode_amqsbcg``
-    The same plus the full decode (every column), against the same baseline.
+    The same plus the full decode (every column), against the same baseline,
+    read as :func:`dlqlens.read_capture` reads (no planning pass: splitting a
+    text file into slices counts its messages first, which pays only where
+    Spark reads the slices in parallel).
 ``spark_load_groupby``
     Spark ``local[2]``: load the raw capture of N messages (columns
     ``source, message_number, dlh, reason_name``) and count by
@@ -102,7 +105,10 @@ def child_decode(path: str, fmt: str, warmup: str, columns: str = "") -> dict:
     from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
 
     _one_core()
-    opts = ReadOptions(format=fmt, columns=tuple(columns.split(",")) if columns else None)
+    # as read_capture reads (one process): text files are not planned into
+    # slices, which only pays where Spark reads the slices in parallel
+    opts = ReadOptions(format=fmt, split_text=False,
+                       columns=tuple(columns.split(",")) if columns else None)
 
     def decode(p):
         n = 0
