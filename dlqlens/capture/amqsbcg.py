@@ -24,6 +24,7 @@ every other message to the line reader (see "the fast reader" below).
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -109,11 +110,16 @@ class _Message:
 MAX_ZERO_FILL = 4096
 
 #: Bytes read from the file at a time by the fast reader (whole messages: a
-#: block is cut before an ``MQGET of message number`` line).
-CHUNK_BYTES = 32 << 20
+#: block is cut before an ``MQGET of message number`` line). A few MB: the
+#: block's arrays stay in the processor's caches (and below the size that
+#: malloc maps afresh for each block).
+CHUNK_BYTES = 4 << 20
 #: Blocks with fewer messages than this are read line by line (the fast
-#: reader's fixed cost is that of a few dozen messages).
+#: reader's fixed cost is that of a few dozen messages), unless they hold at
+#: least FAST_BLOCK_BYTES (a few large messages: the line reader's cost
+#: follows the dump lines).
 MIN_FAST_UNITS = 32
+FAST_BLOCK_BYTES = 1 << 20
 
 
 def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
@@ -401,7 +407,9 @@ def _dlh_fields(block: dict) -> tuple[dict, list]:
 # else sends the unit to the line reader.
 
 def _lit(text: str):
-    return ("lit", np.frombuffer(text.encode("ascii"), dtype=np.uint8))
+    raw = text.encode("ascii")
+    return ("lit", np.frombuffer(raw, dtype=np.uint8),
+            np.frombuffer(raw, dtype=np.dtype((np.void, len(raw))))[0])
 
 
 def _pair(a: str, fa: str, b: str, fb: str):
@@ -487,10 +495,17 @@ _WANT = _DIGIT_COL & (_DIGIT_NO < 2 * np.arange(17)[:, None])
 class _Block(TextBlock):
     """A block of amqsbcg output, cut before 'MQGET of message number' lines."""
 
+    def frame(self, cut, source, base_off, base_line, count, min_units=0):
+        """:meth:`TextBlock.frame`; a block of a few large messages (at least
+        FAST_BLOCK_BYTES) goes to the fast reader however few they are."""
+        if self.line_offset(cut) >= FAST_BLOCK_BYTES:
+            min_units = min(min_units, 1)
+        return super().frame(cut, source, base_off, base_line, count, min_units)
+
     def find_unit_starts(self) -> np.ndarray:
         # lines holding 'MQGET' (all special to the line reader); those with
         # 'MQGET of message number' + blanks + a digit start units
-        pos = _find_all(self.buf, b"MQGET", self.n)
+        pos = _find_mqget(self.buf, self.n)
         line = np.searchsorted(self.starts, pos, side="right") - 1
         inside = (line >= 0) & (pos + 5 <= self.cend[np.maximum(line, 0)])
         pos, line = pos[inside], line[inside]
@@ -539,9 +554,11 @@ class _Block(TextBlock):
         rend = self._trimmed_ends(cut)
         blank = (rend == starts[:cut]) & ~self.weird[:cut]
         content = np.flatnonzero(~blank)
-        special = self.special[:cut].copy()
-        at = _find_all(self.buf, b"No more messages", self.line_offset(cut))
-        special[np.searchsorted(starts[:cut], at, side="right") - 1] = True
+        # the lines holding 'MQGET' (where the line reader may start a message).
+        # The other lines that end a message ('No more messages', a summary
+        # banner) never match a descriptor template or a dump line, so the
+        # checks below reject them wherever they stand
+        special = self.special[:cut]
         clean = self.ascii_lines(cut) & ~self.weird[:cut]
         cfirst = np.searchsorted(content, us)
         ncont = np.searchsorted(content, ue) - cfirst
@@ -549,14 +566,11 @@ class _Block(TextBlock):
         ok[ok] &= content[cfirst[ok]] == us[ok]  # the MQGET line itself
         m = _Matcher(self, rend, content, cfirst, ncont, clean, ok)
         m.ci[:] = 1
-        for tokens in _MD_LINES:
-            m.line(tokens)
+        m.lines(_MD_LINES)
         v2 = m.probe(_MD_V2_LINES[0][0][1])
-        for tokens in _MD_V2_LINES:
-            m.line(tokens, v2)
+        m.lines(_MD_V2_LINES, v2)
         dlh = m.probe(_DLH_LINES[0][0][1])
-        for tokens in _DLH_LINES:
-            m.line(tokens, dlh)
+        m.lines(_DLH_LINES, dlh)
         for tokens in _DATA_LINES:
             m.line(tokens)
         of = m.probe(_LENGTH_OF[0][1]) & m.probe(np.frombuffer(b" of ", np.uint8), after=True)
@@ -596,7 +610,8 @@ class _Block(TextBlock):
             ok[r] = self._tail_ok(tail)
         # the data: every dump line's hex area in one bytes.fromhex call
         keep = ok[row_of]
-        dump = _dump_bytes(hexarea[keep], nbytes[keep])
+        dump = _dump_bytes(hexarea, nbytes) if keep.all() else \
+            _dump_bytes(hexarea[keep], nbytes[keep])
         if dump is None:
             ok[row_of[keep & ~_hex_columns_ok(hexarea, nbytes)]] = False
             keep = ok[row_of]
@@ -641,6 +656,21 @@ def _find_all(buf: bytes, needle: bytes, end: int) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+def _find_mqget(buf: bytearray, end: int) -> np.ndarray:
+    """Offsets of ``b"MQGET"`` in ``buf[:end]`` (as :func:`_find_all`).
+
+    Searched from the end: ``rfind`` skips ahead by the word's length where
+    ``find`` (a five-byte word) checks every byte: about twice as fast."""
+    out = []
+    rfind = buf.rfind
+    i = rfind(b"MQGET", 0, end)
+    while i >= 0:
+        out.append(i)
+        i = rfind(b"MQGET", 0, i + 4)
+    out.reverse()
+    return np.array(out, dtype=np.int64)
+
+
 def _ranks(counts: np.ndarray) -> np.ndarray:
     """``0..counts[i]-1`` for every ``i``, concatenated."""
     total = int(counts.sum())
@@ -648,12 +678,31 @@ def _ranks(counts: np.ndarray) -> np.ndarray:
     return np.arange(total) - starts
 
 
+#: :meth:`_Matcher.lines`: fewer units are matched line by line; lines are
+#: judged on a sample of this many units, and put together while this part of
+#: the sample prints them all as the first unit does.
+_GROUP_MIN = 64
+_GROUP_SAMPLE = 64
+_GROUP_SAME = 0.75
+#: A single line is looked at as a run (units printing it alike) when this
+#: part of the sample prints it as the first unit does.
+_GROUP_ALIKE = 0.25
+#: References tried per run of lines (:meth:`_Matcher._run`).
+_MAX_REFS = 8
+#: Values of lines matched as a reference, by template and text (of at most
+#: _REF_WIDTH bytes: far more than the lines amqsbcg prints; _REF_COUNT of
+#: them at most, then forgotten).
+_REFERENCES: dict = {}
+_REF_WIDTH = 8192
+_REF_COUNT = 1024
+
+
 class _Matcher:
     """Matches the content lines of many units against line templates, the
     units advancing each at its own pace (optional lines)."""
 
     def __init__(self, block, rend, content, cfirst, ncont, clean, ok):
-        self.p, self.starts, self.rend = block.p, block.starts, rend
+        self.buf, self.p, self.starts, self.rend = block.buf, block.p, block.starts, rend
         self.content, self.cfirst, self.ncont, self.clean = content, cfirst, ncont, clean
         self.ok = ok
         self.ci = np.zeros(len(ok), dtype=np.int64)
@@ -664,8 +713,10 @@ class _Matcher:
         #: other values (length line, DLH fields) of every unit
         self.values: dict[str, np.ndarray] = {}
 
-    def _lines(self, rows):
-        ci = self.ci[rows]
+    def _lines(self, rows, j=0):
+        """The content line ``j`` lines after the current one of the units
+        ``rows``, and whether the unit has it."""
+        ci = self.ci[rows] + j if j else self.ci[rows]
         valid = ci < self.ncont[rows]
         at = np.minimum(self.cfirst[rows] + ci, max(len(self.content) - 1, 0))
         return (self.content[at] if len(self.content) else np.zeros(len(rows), np.int64)), valid
@@ -686,6 +737,136 @@ class _Matcher:
         w = windows(self.p, pos, len(lit))
         out[rows] = valid & (w == lit).all(axis=1)
         return out
+
+    def lines(self, section, active=None, depth=0):
+        """:meth:`line` for each template of ``section`` in turn.
+
+        Units print most lines as many other units do: runs of lines that
+        most of a sample of the units print as the first unit does are
+        matched as one (:meth:`_run`), and so are single lines that do not
+        differ from unit to unit; the rest are matched unit by unit."""
+        sel = self.ok if active is None else self.ok & active
+        rows = np.flatnonzero(sel)
+        if len(rows) < _GROUP_MIN:
+            for tokens in section:
+                self.line(tokens, active)
+            return
+        for j0, j1, alike in self._runs(len(section), rows):
+            if alike:
+                self._run(section[j0:j1], active, depth)
+            else:
+                self._plain(section[j0], active)
+
+    def _runs(self, count, rows):
+        """``(j0, j1, alike)`` runs of the next ``count`` lines of ``rows``:
+        lines that most of a sample of the units print as the first unit does
+        are put together; ``alike`` is False for a line that most units print
+        differently."""
+        sample = rows[np.linspace(0, len(rows) - 1, min(len(rows), _GROUP_SAMPLE)).astype(np.int64)]
+        # the next count lines of each unit of the sample, compared with the first's
+        ci = self.ci[sample][:, None] + np.arange(count)
+        valid = ci < self.ncont[sample][:, None]
+        ln = self.content[np.minimum(self.cfirst[sample][:, None] + ci, len(self.content) - 1)]
+        start = self.starts[ln]
+        length = self.rend[ln] - start
+        l0 = length[0]
+        width = int(min(l0.max(), PAD))
+        w = windows(self.p, start.ravel(), width).reshape(len(sample), count, width)
+        same = ((w == w[0]) | (np.arange(width) >= l0[:, None])).all(axis=2)
+        same &= valid & (length == l0) & (valid[0] & (l0 > 0) & (l0 <= PAD))
+        same = same.T
+        out = []
+        j = 0
+        while j < count:
+            acc = same[j]
+            k = j + 1
+            while k < count and (acc & same[k]).mean() >= _GROUP_SAME:
+                acc = acc & same[k]
+                k += 1
+            out.append((j, k, k > j + 1 or acc.mean() >= _GROUP_ALIKE))
+            j = k
+        return out
+
+    def _run(self, section, active, depth=0):
+        """Match the lines ``section`` (see :meth:`lines`): a unit's lines
+        that are byte for byte those of a reference unit (the first unit not
+        matched yet, its lines matched template by template) take its
+        values; a few references are tried, and the units left are matched
+        as a section of their own (once), then line by line."""
+        sel = self.ok.copy() if active is None else self.ok & active
+        rows = np.flatnonzero(sel)
+        g = len(section)
+        first, _ = self._lines(rows, 0)
+        last, valid = self._lines(rows, g - 1)
+        start = self.starts[first]
+        width = self.rend[last] - start
+        # (the trailing blanks and line end of the last line are not compared:
+        # they make it unclean or are no part of the text)
+        left = valid & self.clean[last]
+        for _ in range(_MAX_REFS):
+            cand = np.flatnonzero(left)
+            if not len(cand):
+                break
+            r = int(cand[0])
+            w0 = int(width[r])
+            if w0 > _REF_WIDTH:  # (not remembered: line by line)
+                break
+            found = self._reference(section, int(start[r]), w0, rows[r:r + 1])
+            if found is None:  # the reference fails: its likes with it, line by line
+                break
+            cand = cand[width[cand] == w0]
+            w = rows_of(self.p, start[cand], w0)
+            like = cand[w == w[0]]
+            rows_like = rows[like]
+            for values in found:
+                for name, v in values.items():
+                    self._store(name, rows_like, v)
+            self.ci[rows_like] += g
+            left[like] = False
+            sel[rows_like] = False
+            if len(like) * 8 < len(cand):  # few alike: the rest are likely all different
+                break
+        if sel.any():
+            if depth < 1 and len(section) > 1:
+                self.lines(section, sel, depth + 1)
+            else:
+                for tokens in section:
+                    self._plain(tokens, sel)
+
+    def _reference(self, section, start, width, row):
+        """The values of the lines ``section`` of the unit ``row`` (which span
+        ``width`` bytes from ``start``), template by template; None when one
+        does not match. Remembered by the lines' text (a unit's match depends
+        on it alone: see :meth:`_run`)."""
+        key = (tuple(map(id, section)), bytes(self.buf[start:start + width]))
+        found = _REFERENCES.get(key, False)
+        if found is not False:
+            return found
+        found = []
+        for j, tokens in enumerate(section):
+            ln, valid = self._lines(row, j)
+            good, values = self._match(tokens, ln, valid)
+            if not good[0]:
+                found = None
+                break
+            found.append(values)
+        if len(_REFERENCES) >= _REF_COUNT:
+            _REFERENCES.clear()
+        _REFERENCES[key] = found
+        return found
+
+    def _plain(self, tokens, active):
+        """:meth:`line` without looking for units that print the line alike."""
+        sel = self.ok if active is None else self.ok & active
+        rows = np.flatnonzero(sel)
+        if not len(rows):
+            return
+        ln, valid = self._lines(rows)
+        good, values = self._match(tokens, ln, valid)
+        for name, v in values.items():
+            self._store(name, rows, v)
+        self.ok[rows] &= good
+        self.ci[rows] += 1
 
     def line(self, tokens, active=None):
         """Match the current line of the ``active`` units (default: all)
@@ -734,7 +915,7 @@ class _Matcher:
             kind = tok[0]
             if kind == "lit":
                 lit = tok[1]
-                good &= (windows(self.p, pos, len(lit)) == lit).all(axis=1)
+                good &= rows_of(self.p, pos, len(lit)) == tok[2]
                 pos += len(lit)
             elif kind in ("int", "uint"):
                 w = windows(self.p, pos, 12)
@@ -803,8 +984,71 @@ def _dump_lines(p, at, length, nbytes, k):
     """Check dump lines ``'OOOOOOOO:  XXXX XXXX ... 'chars'`` of ``nbytes``
     bytes at offset ``16 * k``: ``(good, hex areas (n, 39))``. The digit
     columns are only checked not to be blanks: the caller's ``bytes.fromhex``
-    checks the rest (see :func:`_dump_bytes`)."""
+    checks the rest (see :func:`_dump_bytes`).
+
+    Lines exactly as amqsbcg prints them (upper-case offset, hex digits in the
+    digit columns, one blank and the quote after the hex area) are recognised
+    at once: each line's first 52 bytes, classed by ``bytes.translate``, are
+    compared whole with the pattern of its byte count, and its offset with
+    the text of ``16 * k``; the other lines get the column checks of
+    :func:`_dump_lines_any`."""
     w = windows(p, at, 52)
+    cls = np.frombuffer(bytearray(w).translate(_DUMP_CLASS), dtype=np.uint8).reshape(-1, 52)
+    # the last line of each message: its own pattern (then made a whole line's)
+    part = np.flatnonzero(nbytes != 16)
+    std_part = cls[part].view(_V52)[:, 0] == _DUMP_PATTERN[nbytes[part]]
+    cls[part] = _DUMP_WHOLE
+    if (cls == _DUMP_WHOLE).all():  # (one pass: much faster than row by row)
+        std = np.ones(len(at), dtype=bool)
+    else:
+        std = cls.view(_V52)[:, 0] == _DUMP_PATTERN[16]
+    std[part] = std_part
+    std &= np.ascontiguousarray(w[:, :8]).view("<u8")[:, 0] == _offset_texts(k)
+    std &= length > 51
+    good = std
+    other = np.flatnonzero(~std)
+    if len(other):
+        good = std.copy()
+        good[other] = _dump_lines_any(p, at[other], length[other], nbytes[other], k[other],
+                                      w[other])
+    return good, w[:, 11:50]
+
+
+#: Byte classes of a dump line: hex digits 'x', and ' ', ':', "'" as
+#: themselves; anything else '?'.
+_DUMP_CLASS = bytes(
+    ord("x") if chr(b) in "0123456789ABCDEFabcdef" else b if chr(b) in " :'" else ord("?")
+    for b in range(256))
+_V52 = np.dtype((np.void, 52))
+#: The classes of a dump line's first 52 bytes as amqsbcg prints n bytes (n = 0..16).
+_DUMP_PATTERN = np.array(
+    [("xxxxxxxx:  " + "".join("x" if want else " " for want in _WANT[n]) + " '").encode()
+     for n in range(17)], dtype=_V52)
+_DUMP_WHOLE = _DUMP_PATTERN[16:].view(np.uint8)
+#: Dump line offsets 16 * k as amqsbcg prints them (8 upper-case hex digits,
+#: as little-endian uint64) for the first few k.
+_OFFSET_K = 1 << 12
+
+
+def _offset_words(k: np.ndarray) -> np.ndarray:
+    v = (np.asarray(k, dtype=np.int64) * 16)[:, None] >> np.arange(28, -1, -4)
+    d = (v & 15).astype(np.uint8)
+    return np.ascontiguousarray(np.where(d < 10, d + 48, d + 55)).view("<u8")[:, 0]
+
+
+_OFFSET_WORDS = _offset_words(np.arange(_OFFSET_K))
+
+
+def _offset_texts(k: np.ndarray) -> np.ndarray:
+    """The offset text of dump lines ``k`` (see :data:`_OFFSET_WORDS`)."""
+    if not len(k) or int(k.max()) < _OFFSET_K:
+        return _OFFSET_WORDS[k]
+    return _offset_words(k)
+
+
+def _dump_lines_any(p, at, length, nbytes, k, w):
+    """:func:`_dump_lines` for any layout: the checks column by column (``w``:
+    the lines' first 52 bytes)."""
     off, good = hex_values(np.ascontiguousarray(w[:, :8]))
     good &= (off.astype(np.int64) @ np.array([1 << 24, 1 << 16, 1 << 8, 1])) == 16 * k
     good &= (w[:, 8] == 58) & (w[:, 9] == 32) & (w[:, 10] == 32)
@@ -820,14 +1064,14 @@ def _dump_lines(p, at, length, nbytes, k):
         r = np.arange(len(other))
         quote[other] = wide[r, q] & (p[at[other] + 50 + q] == 39) & \
             (50 + q < length[other])
-    return good & quote, area
+    return good & quote
 
 
 def _dump_bytes(area: np.ndarray, nbytes: np.ndarray):
     """The bytes of the hex areas of dump lines that passed :func:`_dump_lines`,
     concatenated; None when a digit column holds something else than a hex
     digit (then the caller checks line by line with :func:`_hex_columns_ok`)."""
-    text = np.ascontiguousarray(area).tobytes().decode("latin-1")
+    text = codecs.latin_1_decode(np.ascontiguousarray(area))[0]
     try:
         data = bytes.fromhex(text)
     except ValueError:

@@ -552,6 +552,37 @@ def test_random_damaged_amqsbcg_files_read_the_same_fast_and_line_by_line(tmp_pa
     check()
 
 
+@st.composite
+def alike_bcg_files(draw):
+    """Many messages of a few kinds (printed alike line for line), some lines
+    damaged: the fast reader matches runs of alike lines once per kind."""
+    kinds = draw(st.lists(bcg_messages(), min_size=1, max_size=3))
+    dlh_block = draw(st.booleans())
+    text = AMQSBCG_HEAD
+    for i in range(1, draw(st.integers(1, 80)) + 1):
+        m = kinds[draw(st.integers(0, len(kinds) - 1))]
+        text += amqsbcg.format_message(i, m, dlh_block=dlh_block, compcode=draw(st.booleans()))
+    lines = (text + AMQSBCG_END).split("\n")
+    _bcg_damage(lines, draw, draw(st.integers(0, 6)))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    return newline.join(lines).encode("utf-8", errors="surrogateescape")
+
+
+def test_alike_amqsbcg_messages_read_the_same_fast_and_line_by_line(tmp_path, monkeypatch):
+    @FAST
+    @given(alike_bcg_files(), st.sampled_from([None, 1500, 6000]), st.sampled_from([1, 64]),
+           st.sampled_from([1, 3, 64]), st.sampled_from([1, 8]))
+    def check(blob, chunk, group_min, sample, refs):
+        monkeypatch.setattr(amqsbcg, "_GROUP_MIN", group_min)
+        monkeypatch.setattr(amqsbcg, "_GROUP_SAMPLE", sample)
+        monkeypatch.setattr(amqsbcg, "_MAX_REFS", refs)
+        p = tmp_path / "alike.txt"
+        p.write_bytes(blob)
+        assert_same_reading(p, monkeypatch, chunk, decode=False, module=amqsbcg)
+
+    check()
+
+
 def test_clean_amqsbcg_output_takes_the_fast_path(tmp_path, monkeypatch):
     ms = [dlq_message(b"x" * i, md={"MsgId": bytes([i]) * 24}) for i in range(20)] + \
         [plain_message(b""), dlq_message(b"v1", md={"Version": 1}),
