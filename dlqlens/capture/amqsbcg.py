@@ -549,8 +549,7 @@ class _Block(TextBlock):
         return rend
 
     def fast_units(self, us, ue, cut, source, base_off, base_line):
-        p, starts = self.p, self.starts
-        nu = len(us)
+        starts = self.starts
         rend = self._trimmed_ends(cut)
         blank = (rend == starts[:cut]) & ~self.weird[:cut]
         content = np.flatnonzero(~blank)

@@ -377,7 +377,6 @@ class _Block(TextBlock):
     def fast_units(self, us, ue, cut, source, base_off, base_line):
         """Which units are well-formed messages, and the frames of those."""
         p, starts, cend = self.p, self.starts, self.cend
-        nu = len(us)
         # the runs of each unit: [E] A [E] X [E] (A and X lines contiguous)
         rs, rc = self.run_starts, self.run_classes
         nrun = len(rs)
@@ -744,14 +743,7 @@ def _fill_layout(p, at, ce, layout):
     if spec is _PER_CODE:
         return _fill_layout_codes(p, at, ce, layout)
     ints, int_at4, ver, chars, hexes = spec
-    n = len(at)
-    md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
-    md[:] = _MD_TEMPLATE
-    md32 = md.view("<i4")  # MQLONG fields are at multiples of 4
-    version = np.ones(n, dtype=np.int32)
-    ok = np.ones(n, dtype=bool)
-    value_starts = at + 6  # after 'A xxx '
-    value_lengths = ce - value_starts
+    md, md32, version, ok, value_starts, value_lengths = _layout_rows(at, ce)
     if len(ints):
         vl = value_lengths[:, ints]
         w = _values(p, value_starts[:, ints], 12)
@@ -865,6 +857,20 @@ def _layout_spec(layout: tuple):
     return spec
 
 
+def _layout_rows(at: np.ndarray, ce: np.ndarray):
+    """What the layout fillers start from, for units whose A lines start at
+    ``at`` and whose text ends at ``ce`` (``(n, lines)``): MQMD rows set to the
+    defaults, their int32 view (MQLONG fields are at multiples of 4),
+    versions (1), ok flags, and where each attribute value starts (after
+    ``'A xxx '``) and how long it is."""
+    n = len(at)
+    md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
+    md[:] = _MD_TEMPLATE
+    value_starts = at + 6
+    return (md, md.view("<i4"), np.ones(n, dtype=np.int32), np.ones(n, dtype=bool),
+            value_starts, ce - value_starts)
+
+
 def _fill_layout_codes(p, at, ce, layout):
     """:func:`_fill_layout` code by code, in the order of ``layout`` (for
     layouts in which two codes set the same field: the last one counts)."""
@@ -872,13 +878,7 @@ def _fill_layout_codes(p, at, ce, layout):
     if len(set(layout)) != len(layout) or any(c not in _FAST_CODES for c in layout):
         return None
     n = len(at)
-    md = np.empty((n, len(_MD_TEMPLATE)), dtype=np.uint8)
-    md[:] = _MD_TEMPLATE
-    md32 = md.view("<i4")  # MQLONG fields are at multiples of 4
-    version = np.ones(n, dtype=np.int32)
-    ok = np.ones(n, dtype=bool)
-    value_starts = at + 6  # after 'A xxx '
-    value_lengths = ce - value_starts
+    md, md32, version, ok, value_starts, value_lengths = _layout_rows(at, ce)
     for j, c in enumerate(layout):
         at, size, kind = _FAST_CODES[c]
         vs = value_starts[:, j]

@@ -123,9 +123,9 @@ def write_single(path: str | os.PathLike, message: CaptureMessage) -> None:
 # planning (byte ranges for Spark partitions)
 # ---------------------------------------------------------------------------
 
-def _index_from_file(fh, size: int) -> np.ndarray | None:
-    """Record offsets from the index at the end of an open file, or None
-    when the file has none or it does not check out."""
+def _index_place(fh, size: int) -> tuple[int, int] | None:
+    """``(records, offset of the index)`` from the trailer at the end of an
+    open file, or None when it has no trailer or the index cannot fit."""
     if size < HEADER_SIZE + TRAILER_SIZE:
         return None
     fh.seek(size - TRAILER_SIZE)
@@ -134,8 +134,16 @@ def _index_from_file(fh, size: int) -> np.ndarray | None:
         return None
     n = int.from_bytes(trailer[:8], "big")
     idx_start = size - TRAILER_SIZE - 8 * n
-    if idx_start < HEADER_SIZE:
+    return None if idx_start < HEADER_SIZE else (n, idx_start)
+
+
+def _index_from_file(fh, size: int) -> np.ndarray | None:
+    """Record offsets from the index at the end of an open file, or None
+    when the file has none or it does not check out."""
+    place = _index_place(fh, size)
+    if place is None:
         return None
+    n, idx_start = place
     fh.seek(idx_start)
     offs = np.frombuffer(fh.read(8 * n), dtype=">u8").astype(np.int64)
     if n == 0:
@@ -155,17 +163,12 @@ def _index_part(fh, size: int, piece: Slice | None) -> np.ndarray | None:
     """
     if piece is None or piece.start is None or not piece.messages:
         return None
-    if size < HEADER_SIZE + TRAILER_SIZE:
+    place = _index_place(fh, size)
+    if place is None:
         return None
-    fh.seek(size - TRAILER_SIZE)
-    trailer = fh.read(TRAILER_SIZE)
-    if trailer[8:] != INDEX_MAGIC:
-        return None
-    n = int.from_bytes(trailer[:8], "big")
-    idx_start = size - TRAILER_SIZE - 8 * n
+    n, idx_start = place
     first = piece.first_number - 1
-    if idx_start < HEADER_SIZE or first < 0 or first + piece.messages > n or \
-            piece.stop > idx_start:
+    if first < 0 or first + piece.messages > n or piece.stop > idx_start:
         return None
     fh.seek(idx_start + 8 * first)
     part = np.frombuffer(fh.read(8 * piece.messages), dtype=">u8").astype(np.int64)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dlqlens.mq.ccsid import to_ascii_table
-from dlqlens.mq.structs import MQBYTE, MQCHAR, MQLONG, Struct
+from dlqlens.mq.structs import MQBYTE, MQLONG, Struct
 
 
 @dataclass

@@ -15,8 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dlqlens.decode.fixed import (Decoded, concat_ranges, copy_rows, decode_chars, decode_fixed,
-                                  gather)
+from dlqlens.decode.fixed import Decoded, concat_ranges, copy_rows, decode_fixed, gather
 from dlqlens.decode.frames import Frames
 from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
