@@ -178,8 +178,9 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     columns : collection of str, optional
         The top-level columns wanted (default: all). Structures whose column
         is not wanted are decoded only as far as the header walk and the
-        decode issues need; ``decode_status`` and ``decode_issues`` are the
-        same whatever is asked for.
+        decode issues need; payloads, payload text and timestamps are made
+        only for their own columns or for the issues. ``decode_status`` and
+        ``decode_issues``, when asked for, are the same whatever else is.
 
     Returns
     -------
