@@ -204,7 +204,7 @@ def _u32be(arr: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The big-endian unsigned 32-bit integers at byte offsets ``at`` of ``arr``
     (int64; IndexError when one runs past the end)."""
     if arr.size < 4:
-        raise IndexError(f"4 bytes at {at!r} of a {arr.size}-byte buffer")
+        raise IndexError(f"a 4-byte length prefix in a {arr.size}-byte buffer")
     # every 4-byte window of the buffer as an unaligned big-endian integer
     # (a view, stride 1): one gather instead of four byte gathers
     words = np.ndarray((arr.size - 3,), dtype=">u4", buffer=arr, strides=(1,))
@@ -318,10 +318,11 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
         # trailer are then the last stretch (8 bytes a record + trailer), dropped
         # below (a payload that merely ends like a trailer frames cleanly)
         damaged_index = offs is None and _has_trailer(fh, size)
-        end = size if offs is None else size - TRAILER_SIZE - 8 * len(offs)  # (whole index)
-        start, stop, first = HEADER_SIZE, end, 1
         if piece is not None and piece.start is not None:
             start, stop, first = piece.start, piece.stop, piece.first_number
+        else:  # the whole file: the records end where the (whole) index starts
+            start, first = HEADER_SIZE, 1
+            stop = size if offs is None else size - TRAILER_SIZE - 8 * len(offs)
         fh.seek(start)
         buf = _read_bytes(fh, stop - start)
     if offs is not None:
