@@ -17,9 +17,11 @@ rows + dropped`` in every mode, the same messages framed in every mode,
 ``DROPMALFORMED`` keeping exactly the well-formed rows, ``FAILFAST``
 raising exactly when a row is malformed and naming the file and an offset or
 line, every issue naming the file, message number, place, field,
-expected and found, and the file read as slices cut at every message
+expected and found, the file read as slices cut at every message
 boundary giving the same rows as one read (or, for a raw index that does
-not agree with the records, a slice refusing with a clear error).
+not agree with the records, a slice refusing with a clear error), and, for
+the text formats, the fast reader (forced on, blocks of two sizes) giving
+the rows of the line reader.
 
 Run at length (one target or all; inputs tried are printed per target)::
 
@@ -272,6 +274,8 @@ def check_capture(path: str | os.PathLike, fmt: str) -> dict:
             check_issue(i, path, r["message_number"])
     assert [r["message_number"] for r in rows] == list(range(1, len(rows) + 1))
     check_split(path, fmt, rows)
+    if fmt in FAST_READERS:
+        check_fast(path, fmt, rows)
     if all(good):
         assert fail != "raised" and fail.stats.rows == len(rows)
     else:
@@ -352,6 +356,36 @@ def rules_texts(draw) -> str:
 # ---------------------------------------------------------------------------
 # running
 # ---------------------------------------------------------------------------
+
+#: The text readers' modules: each frames well-formed messages a block at a
+#: time (the fast reader) and hands the rest to its line reader.
+FAST_READERS = {"dmpmqmsg": dmpmqmsg, "amqsbcg": amqsbcg}
+#: Block sizes the fast readers are run with: their own, and one that cuts
+#: a fuzz input into several blocks.
+FAST_CHUNKS = (None, 512)
+
+
+def check_fast(path: str, fmt: str, rows: list[dict]) -> None:
+    """The fast reader, used even for a file of a few messages (which the
+    readers otherwise leave to the line reader) and with blocks of several
+    sizes, gives the rows of the line reader (``rows``, one default read)."""
+    from dlqlens.decode.records import decode_frames
+
+    module = FAST_READERS[fmt]
+    read = module.read_dmpmqmsg if fmt == "dmpmqmsg" else module.read_amqsbcg
+    slow = [r for fr in read(path, fast=False) for r in decode_frames(fr).to_pylist()]
+    assert slow == rows, "the line reader and a default read disagree"
+    saved = module.MIN_FAST_UNITS, module.CHUNK_BYTES
+    try:
+        module.MIN_FAST_UNITS = 0
+        for chunk in FAST_CHUNKS:
+            module.CHUNK_BYTES = saved[1] if chunk is None else chunk
+            fast = [r for fr in read(path) for r in decode_frames(fr).to_pylist()]
+            assert fast == slow, f"fast reader (blocks of {module.CHUNK_BYTES} bytes) and " \
+                                 f"line reader disagree: {len(fast)} and {len(slow)} rows"
+    finally:
+        module.MIN_FAST_UNITS, module.CHUNK_BYTES = saved
+
 
 def fuzz_settings(examples: int, *, derandomize: bool = False) -> settings:
     return settings(max_examples=examples, deadline=None, database=None,

@@ -60,3 +60,26 @@ def test_check_capture_catches_a_broken_invariant(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "read_piece", read_piece)
     with pytest.raises(AssertionError):
         fuzz.check_capture(p, "raw")
+
+
+@pytest.mark.parametrize("fmt", ["dmpmqmsg", "amqsbcg"])
+def test_check_capture_compares_the_fast_reader_with_the_line_reader(tmp_path, monkeypatch, fmt):
+    """Every text fuzz input also goes through the fast reader (forced on):
+    one that misstates a field fails the check."""
+    from dlqlens.capture.message import dead_letter
+
+    m = dead_letter({"Format": "MQSTR"}, {"Reason": 2053}, b"payload")
+    p = tmp_path / f"c.{fmt}"
+    p.write_bytes(fuzz.write_bytes(fmt, [m, m, m], 0))
+    fuzz.check_capture(p, fmt)  # fine as it is
+    module = fuzz.FAST_READERS[fmt]
+    real = module._Block.fast_units
+
+    def fast_units(self, *args):
+        ok, fr = real(self, *args)
+        fr.data_length = fr.data_length + 1  # claims one byte more per message
+        return ok, fr
+
+    monkeypatch.setattr(module._Block, "fast_units", fast_units)
+    with pytest.raises(AssertionError, match="fast reader"):
+        fuzz.check_capture(p, fmt)
