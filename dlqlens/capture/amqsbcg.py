@@ -505,7 +505,7 @@ class _Block(TextBlock):
     def find_unit_starts(self) -> np.ndarray:
         # lines holding 'MQGET' (all special to the line reader); those with
         # 'MQGET of message number' + blanks + a digit start units
-        pos = _find_mqget(self.buf, self.n)
+        pos = _find_all(self.buf, b"MQGET", self.n)
         line = np.searchsorted(self.starts, pos, side="right") - 1
         inside = (line >= 0) & (pos + 5 <= self.cend[np.maximum(line, 0)])
         pos, line = pos[inside], line[inside]
@@ -645,27 +645,16 @@ class _Block(TextBlock):
 
 
 def _find_all(buf: bytes, needle: bytes, end: int) -> np.ndarray:
-    """Offsets of ``needle`` in ``buf[:end]``."""
-    out = []
-    find = buf.find
-    i = find(needle, 0, end)
-    while i >= 0:
-        out.append(i)
-        i = find(needle, i + 1, end)
-    return np.array(out, dtype=np.int64)
+    """Offsets of ``needle`` in ``buf[:end]``, in order (overlapping ones too).
 
-
-def _find_mqget(buf: bytearray, end: int) -> np.ndarray:
-    """Offsets of ``b"MQGET"`` in ``buf[:end]`` (as :func:`_find_all`).
-
-    Searched from the end: ``rfind`` skips ahead by the word's length where
-    ``find`` (a five-byte word) checks every byte: about twice as fast."""
+    Searched from the end: ``rfind`` skips ahead by the needle's length where
+    ``find`` checks every byte: about twice as fast."""
     out = []
     rfind = buf.rfind
-    i = rfind(b"MQGET", 0, end)
+    i = rfind(needle, 0, end)
     while i >= 0:
         out.append(i)
-        i = rfind(b"MQGET", 0, i + 4)
+        i = rfind(needle, 0, i + len(needle) - 1)
     out.reverse()
     return np.array(out, dtype=np.int64)
 
@@ -848,6 +837,9 @@ class _Matcher:
             if not good[0]:
                 found = None
                 break
+            for v in values.values():  # shared through the cache: never written
+                if isinstance(v, np.ndarray):
+                    v.setflags(write=False)
             found.append(values)
         if len(_REFERENCES) >= _REF_COUNT:
             _REFERENCES.clear()

@@ -226,11 +226,13 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
 #
 # A block of the file is split into lines and each line classified by its
 # first bytes: E (empty, or a '*' comment: the line reader skips both), A (an
-# attribute line), X (a hex line) or O (anything else, and lines the fast
-# reader does not want to reason about: S/T/N lines, stray text, lines ending
-# in more than one CR). A "unit" starts at an A line whose previous non-E line
-# is an X line: there the line reader always starts a new message, whatever
-# came before, so units can be framed independently. A unit of the form
+# attribute line), X (a hex line), D (an S or T data line), N (an N line) or O
+# (anything else, and lines the fast reader does not want to reason about:
+# stray text, lines ending in more than one CR). A "unit" starts at an A line
+# whose previous non-E line is a data line (X, S, T), and at every N line:
+# there the line reader always starts a new message, whatever came before, so
+# units can be framed independently. Units holding D, N or O lines go to the
+# line reader. A unit of the form
 #     A-lines (contiguous, distinct known codes, valid values)
 #     X-lines (even hex digits, optionally the -da '<...>' column), E-lines
 # is one well-formed message and is framed columnwise; every other unit goes
@@ -239,6 +241,9 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
 #: Line classes: E, A and X as above; D (an S or T line) and N (an N line) are
 #: data lines the fast reader leaves to the line reader, like O lines.
 _E, _A, _X, _O, _D, _N = 0, 1, 2, 3, 4, 5
+#: The class of a line of one of these first bytes (followed by a blank, or
+#: alone on its line): A, X, S, T, N.
+_TAGGED = ((65, _A), (88, _X), (83, _D), (84, _D), (78, _N))
 _KIND_INT, _KIND_CHAR, _KIND_HEX, _KIND_HEXCHAR, _KIND_VER = range(5)
 
 
@@ -270,7 +275,7 @@ def _class_table() -> np.ndarray:
     and the last line of a block (see :meth:`_Block.find_unit_starts`)."""
     lut = np.full(1 << 16, _O, dtype=np.int8)
     for b1 in (32, 10):  # 'c ...', or a line of one character
-        for b0, k in ((65, _A), (88, _X), (83, _D), (84, _D), (78, _N)):
+        for b0, k in _TAGGED:
             lut[b0 << 8 | b1] = k
     lut[42 << 8:43 << 8] = _E  # a '*' comment
     lut[10 << 8:11 << 8] = _E  # an empty line
@@ -291,7 +296,7 @@ class _Block(TextBlock):
         tag = (length == 1) | (p[starts + 1] == 32)
         plain = (length > 0) & tag & ~self.weird[lines]
         cls = np.full(len(lines), _O, dtype=np.int8)
-        for b, k in ((65, _A), (88, _X), (83, _D), (84, _D), (78, _N)):
+        for b, k in _TAGGED:
             cls[plain & (b0 == b)] = k
         cls[(length == 0) | (b0 == 42)] = _E
         return cls
@@ -596,7 +601,7 @@ def _fill_group(p, at, ce, allowed: bool):
         return rows, _fill_template(m, eq, rel[0], ln[0], spec)
     # rows at other offsets: value by value (the blank after each code too)
     blank = (p[at[k_rows] + 5] == 32).all(axis=1)
-    got_k = _fill_layout(p, at[k_rows], ce[k_rows], layout)
+    got_k = _fill_layout(p, at[k_rows], ce[k_rows], layout, spec)
     if not len(t_rows):
         md, ver, good = got_k
         return rows, (md, ver, good & blank)
@@ -727,19 +732,16 @@ def _fill_template(m, eq, rel, ln, spec):
     return md, ver, okv
 
 
-def _fill_layout(p, at, ce, layout):
+def _fill_layout(p, at, ce, layout, spec):
     """The MQMD block, version and ok flag of the units whose attribute lines
     start at bytes ``at`` (their text ending at ``ce``; one row per unit) and
-    have the code sequence ``layout``; ``ok`` is False for rows with a value
-    the line reader would report. None when the layout itself is not for the
-    fast reader.
+    have the code sequence ``layout``, whose :func:`_layout_spec` is
+    ``spec`` (not None); ``ok`` is False for rows with a value the line
+    reader would report.
 
     The values of each kind (MQLONG, characters, hex of one width) are read
     together; a column holding the same text in every row is read once.
     """
-    spec = _layout_spec(tuple(int(c) for c in layout))
-    if spec is None:
-        return None
     if spec is _PER_CODE:
         return _fill_layout_codes(p, at, ce, layout)
     ints, int_at4, ver, chars, hexes = spec
@@ -875,8 +877,6 @@ def _fill_layout_codes(p, at, ce, layout):
     """:func:`_fill_layout` code by code, in the order of ``layout`` (for
     layouts in which two codes set the same field: the last one counts)."""
     layout = [int(c) for c in layout]
-    if len(set(layout)) != len(layout) or any(c not in _FAST_CODES for c in layout):
-        return None
     n = len(at)
     md, md32, version, ok, value_starts, value_lengths = _layout_rows(at, ce)
     for j, c in enumerate(layout):
