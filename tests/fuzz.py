@@ -369,10 +369,10 @@ def check_fast(path: str, fmt: str, rows: list[dict]) -> None:
     """The fast reader, used even for a file of a few messages (which the
     readers otherwise leave to the line reader) and with blocks of several
     sizes, gives the rows of the line reader (``rows``, one default read)."""
+    from dlqlens.capture.registry import FORMATS
     from dlqlens.decode.records import decode_frames
 
-    module = FAST_READERS[fmt]
-    read = module.read_dmpmqmsg if fmt == "dmpmqmsg" else module.read_amqsbcg
+    module, read = FAST_READERS[fmt], FORMATS[fmt].read
     slow = [r for fr in read(path, fast=False) for r in decode_frames(fr).to_pylist()]
     assert slow == rows, "the line reader and a default read disagree"
     saved = module.MIN_FAST_UNITS, module.CHUNK_BYTES
