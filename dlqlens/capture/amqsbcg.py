@@ -36,7 +36,7 @@ from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (IS_HEX, PAD, TEXT_CODEC, TextBlock, clean_hex, decimals,
                                   decode_line, hex_values, pack_text_md, plan_text,
                                   read_blocks, read_lines, rebatch, rows_of, windows)
-from dlqlens.decode.frames import Frames, FramesBuilder
+from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.ccsid import UTF16, charset
 from dlqlens.mq.structs import MQBYTE, MQCHAR, MQDLH, MQLONG, MQMD
@@ -626,7 +626,7 @@ class _Block(TextBlock):
         fr = Frames(
             source=source, capture_format="amqsbcg", md_origin="text",
             md=m.md[rows], md_big_endian=np.zeros(n, bool),
-            md_codec=np.full(n, TEXT_CODEC, dtype=object),
+            md_codec=labels(n, TEXT_CODEC),
             md_blank=np.full(n, 0x20, np.uint8), md_version=m.version[rows],
             md_valid=np.ones(n, bool), data=data, starts=d_end - msg_len, ends=d_end,
             data_length=np.maximum(total_r, msg_len), message_number=np.zeros(n, np.int32),

@@ -26,7 +26,7 @@ from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (IS_HEX, TEXT_CODEC, TextBlock, decimals, hex_values,
                                   pack_text_md, plan_text, read_blocks, read_lines, rebatch,
                                   rows_of, windows)
-from dlqlens.decode.frames import Frames, FramesBuilder
+from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.structs import MQMD
 
@@ -457,7 +457,7 @@ class _Block(TextBlock):
         fr = Frames(
             source=source, capture_format="dmpmqmsg", md_origin="text",
             md=md_c, md_big_endian=np.zeros(n, bool),
-            md_codec=np.full(n, TEXT_CODEC, dtype=object),
+            md_codec=labels(n, TEXT_CODEC),
             md_blank=np.full(n, 0x20, np.uint8), md_version=ver_c,
             md_valid=np.ones(n, bool), data=data, starts=d_end - dl, ends=d_end,
             data_length=dl, message_number=np.zeros(n, np.int32),

@@ -43,7 +43,7 @@ import numpy as np
 from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.fixed import copy_rows, gather
-from dlqlens.decode.frames import MD_SIZE, Frames
+from dlqlens.decode.frames import MD_SIZE, Frames, labels
 from dlqlens.decode.issues import Issue, make_issue
 from dlqlens.errors import CaptureError
 
@@ -499,7 +499,7 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
     return Frames(
         source=source, capture_format="raw", md_origin="binary", md=md,
         md_big_endian=big & valid,
-        md_codec=_labels_of(ebcdic, "cp500", "latin-1"),
+        md_codec=labels(n, "latin-1", ebcdic, "cp500"),
         md_blank=np.where(ebcdic, 0x40, 0x20).astype(np.uint8),
         md_version=np.where(valid, version, 0).astype(np.int32),
         md_valid=valid, data=buf, starts=data_start, ends=body_end,
@@ -509,11 +509,3 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
         source_line=np.full(n, -1, dtype=np.int32),
         dlh_reconstructed=np.zeros(n, dtype=bool), issues=issues, raw=raw,
         data_offset=np.where(valid, base + data_start, -1))
-
-
-def _labels_of(which: np.ndarray, yes: str, no: str) -> np.ndarray:
-    """An object array of ``yes`` where ``which`` and ``no`` elsewhere: two
-    string objects shared by every row, none made per row."""
-    out = np.full(len(which), no, dtype=object)
-    out[which] = yes
-    return out

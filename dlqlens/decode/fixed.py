@@ -79,6 +79,13 @@ def decode_chars(block: np.ndarray, codec: str, blank: int,
     """
     n, width = block.shape
     if avail is None or (avail >= width).all():
+        if n > 1 and _one_value(block):
+            # one value in every row (StrucId, Format, a queue manager name,
+            # a blank ApplIdentityData): decode it once
+            one = decode_chars(block[:1], codec, blank)[0].as_py().encode("utf-8")
+            offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(one))
+            return pa.StringArray.from_buffers(n, pa.py_buffer(offsets),
+                                               pa.py_buffer(one * n))
         fast = _chars_fast(block, codec)
         if fast is not None:
             return fast
@@ -116,6 +123,18 @@ def decode_chars(block: np.ndarray, codec: str, blank: int,
     return pa.array(values, type=pa.string())
 
 
+def _one_value(block: np.ndarray) -> bool:
+    """True when every row of an ``(n, L)`` block holds the same bytes; a
+    few rows are compared first, so a block of varied rows costs little."""
+    if (block[:16] != block[0]).any() or (block[-1] != block[0]).any():
+        return False
+    data = copy_rows(block)
+    width = data.shape[1]
+    word = np.uint64 if width % 8 == 0 else np.uint32 if width % 4 == 0 else np.uint8
+    words = data.view(word)
+    return bool((words == words[0]).all())
+
+
 def _chars_fast(block: np.ndarray, codec: str) -> pa.Array | None:
     """Whole, NUL-free, ASCII-mappable fields: translate, then trim in Arrow (C++).
 
@@ -135,14 +154,21 @@ def _chars_fast(block: np.ndarray, codec: str) -> pa.Array | None:
     else:
         table, _ = to_ascii_table(codec)
         data = table[block]  # a byte with no ASCII equivalent becomes 0
-    if data.min() == 0:  # a NUL (or an unmapped byte) somewhere: general path
+    lowest = int(data.min())
+    if lowest == 0:  # a NUL (or an unmapped byte) somewhere: general path
         return None
     # fixed-width rows are already a valid string array (ASCII, offsets i*width)
     offsets = np.arange(n + 1, dtype=np.int32) * np.int32(width)
     strings = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
     if (data[:, -1] != 0x20).all():  # no value ends in a blank (PutDate, PutTime)
         return strings
-    return pc.ascii_rtrim(strings, characters=" ")
+    if lowest > 0x20 - 1:
+        # no control character anywhere, so the only whitespace is the blank:
+        # Arrow's whitespace trim is then the blank trim, at a third of the
+        # cost of a trim by a character set (measured: 30 ms against 90 ms for
+        # a million 48-byte names)
+        return pc.ascii_rtrim_whitespace(strings)
+    return pc.utf8_rtrim(strings, characters=" ")  # ASCII here; faster than ascii_rtrim
 
 
 def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
@@ -161,10 +187,10 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
         The raw bytes, one structure per row (zero-padded where cut short).
     big_endian : numpy.ndarray of bool, shape (n,)
         Integer byte order per row.
-    codecs : numpy.ndarray of object, shape (n,)
-        Python codec per row for the character fields.
-    blanks : numpy.ndarray of uint8, shape (n,)
-        Pad byte per row.
+    codecs : numpy.ndarray of object, shape (n,), or str
+        Python codec per row for the character fields (a str: every row's).
+    blanks : numpy.ndarray of uint8, shape (n,), or int
+        Pad byte per row (an int: every row's).
     available : numpy.ndarray of int, shape (n,), optional
         Bytes actually present per row; fields beyond are null (or partial).
     version : int, optional
@@ -192,7 +218,9 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
     partial: dict[str, np.ndarray] = {}
     ints: dict[str, np.ndarray] = {}
     uniq: dict[tuple[str, int], np.ndarray] = {}
-    if n:
+    if n and isinstance(codecs, str):
+        uniq[(codecs, int(blanks))] = np.arange(n)
+    elif n:
         codecs = np.asarray(codecs, dtype=object)
         if (codecs == codecs[0]).all() and (blanks == blanks[0]).all():
             uniq[(str(codecs[0]), int(blanks[0]))] = np.arange(n)
@@ -211,9 +239,14 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
         if be_all or not big_endian.any():
             # rows contiguous (the rows themselves may be strided: a view)
             records = block.view(struct.numpy_dtype(">" if be_all else "<", version)).reshape(n)
-    for f in struct.fields_for(version):
-        if fields is not None and f.type != MQLONG and f.name not in fields:
-            continue
+    wanted = [f for f in struct.fields_for(version)
+              if fields is None or f.type == MQLONG or f.name in fields]
+    copied = _copy_fields(block, [(struct.offsets[f.name], f.length) for f in wanted
+                                  if f.type != MQLONG])
+    ints_of = {}
+    if records is not None:
+        ints_of = _ints_of(records, [f.name for f in wanted if f.type == MQLONG])
+    for f in wanted:
         off = struct.offsets[f.name]
         end = off + f.length
         if whole and (version_of_row is None or f.version == 1):
@@ -222,10 +255,10 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
             present = available >= end
             if version_of_row is not None and f.version > 1:
                 present = present & (version_of_row >= f.version)
-        sub = block[:, off:end]
+        sub = copied.get(off, block[:, off:end]) if f.type != MQLONG else block[:, off:end]
         if f.type == MQLONG:
             if records is not None:
-                vals = records[f.name].astype(np.int32)
+                vals = ints_of[f.name]
             else:
                 raw = copy_rows(sub)
                 le = raw.view("<i4").reshape(n)
@@ -271,6 +304,54 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
                 inverse[np.concatenate(order)] = np.arange(n)
                 columns[f.name] = merged.take(pa.array(inverse))
     return Decoded(columns, partial, ints)
+
+
+#: Rows per step when fields are copied out of structure rows: a step's
+#: rows (about 1 MB) stay in the core's cache while each field is taken.
+_STEP_BYTES = 1 << 20
+
+
+def _steps(n: int, row_bytes: int):
+    step = max(1024, _STEP_BYTES // max(row_bytes, 1))
+    return [(s, min(s + step, n)) for s in range(0, n, step)]
+
+
+def _copy_fields(block: np.ndarray, spans: list[tuple[int, int]]) -> dict[int, np.ndarray]:
+    """Each ``(offset, length)`` field of the rows of ``block``, as a
+    C-contiguous ``(n, length)`` block keyed by offset.
+
+    The fields are copied a step of rows at a time, every field per step, so
+    a step's rows are still in the core's cache for the second and later
+    fields (measured: 13 fields of 240,000 rows 592 bytes apart in 39 ms
+    against 55 ms a field at a time; about 2 % of a whole MQMD + MQDLH
+    decode). Returns {} for fewer than 4,096 rows (nothing to gain) and for
+    a block whose columns are not adjacent bytes.
+    """
+    n = block.shape[0]
+    if n < 4096 or block.strides[1] != 1:
+        return {}
+    out, pairs = {}, []
+    for off, length in spans:
+        dst = np.empty((n, length), dtype=np.uint8)
+        out[off] = dst
+        pairs.append((block[:, off:off + length].view(f"V{length}").reshape(n),
+                      dst.view(f"V{length}").reshape(n)))
+    for a, b in _steps(n, abs(block.strides[0])):
+        for src, dst in pairs:
+            dst[a:b] = src[a:b]
+    return out
+
+
+def _ints_of(records: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
+    """The MQLONG fields ``names`` of a structured view, as native int32,
+    converted a step of rows at a time (as :func:`_copy_fields`)."""
+    n = len(records)
+    out = {name: np.empty(n, dtype=np.int32) for name in names}
+    pairs = [(records[name], out[name]) for name in names]
+    for a, b in _steps(n, records.strides[0]):
+        for src, dst in pairs:
+            dst[a:b] = src[a:b]
+    return out
 
 
 def concat_ranges(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dlqlens.decode.fixed import Decoded, concat_ranges, copy_rows, decode_fixed, gather
-from dlqlens.decode.frames import Frames
+from dlqlens.decode.frames import Frames, labels
 from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
 from dlqlens.mq.ccsid import ASCII, EBCDIC, HEADER_CODEC, charset, codec_family
@@ -138,24 +138,41 @@ def _masked(values: np.ndarray, valid: np.ndarray, typ: pa.DataType) -> pa.Array
     return pa.array(values, typ, mask=None if valid.all() else ~valid)
 
 
-def _codecs_for(ccsids: np.ndarray, families: np.ndarray | None = None):
-    """Codec, blank, family and known-flag per row, looked up once per distinct pair."""
+def _codecs_for(ccsids: np.ndarray, ebcdic: np.ndarray | None = None):
+    """Codec, blank, EBCDIC flag and known flag per row, looked up once per
+    distinct (CCSID, family) pair.
+
+    Parameters
+    ----------
+    ccsids : numpy.ndarray of int, shape (n,)
+    ebcdic : numpy.ndarray of bool, shape (n,), optional
+        The family each row's CCSID is read in when the CCSID alone does not
+        say (the family of the MQMD's character set); default ASCII.
+
+    Returns
+    -------
+    codecs : numpy.ndarray of object, blanks : uint8, ebcdic : bool, known : bool
+        Each shape (n,).
+    """
     n = len(ccsids)
-    fam_in = families if families is not None else np.full(n, ASCII, dtype=object)
-    fam_values, fam_idx = _factorize(np.asarray(fam_in, dtype=object))
-    keys = np.asarray(ccsids, dtype=np.int64) * 64 + fam_idx
+    fam = np.zeros(n, np.int64) if ebcdic is None else np.asarray(ebcdic, dtype=np.int64)
+    keys = np.asarray(ccsids, dtype=np.int64) * 2 + fam
     uniq, inverse = _factorize(keys)
     table = []
     for key in uniq:
-        cs = charset(int(key) // 64, str(fam_values[int(key) % 64]))
+        cs = charset(int(key) // 2, EBCDIC if int(key) % 2 else ASCII)
         if cs.family not in (ASCII, EBCDIC):  # UTF-16 headers: read as ASCII
             cs = charset(819)
-        table.append((cs.codec, cs.blank, cs.family, cs.known))
+        table.append((cs.codec, cs.blank, cs.family == EBCDIC, cs.known))
+    if len(table) == 1:  # one character set for every row (the usual case)
+        codec, blank, is_e, known = table[0]
+        return (labels(n, codec), np.full(n, blank, np.uint8), np.full(n, is_e),
+                np.full(n, known))
     codecs = np.array([t[0] for t in table] or [""], dtype=object)[inverse] if n else np.empty(0, object)
     blanks = np.array([t[1] for t in table] or [0], dtype=np.uint8)[inverse] if n else np.empty(0, np.uint8)
-    fams = np.array([t[2] for t in table] or [""], dtype=object)[inverse] if n else np.empty(0, object)
+    is_e = np.array([t[2] for t in table] or [False], dtype=bool)[inverse] if n else np.empty(0, bool)
     known = np.array([t[3] for t in table] or [True], dtype=bool)[inverse] if n else np.empty(0, bool)
-    return codecs, blanks, fams, known
+    return codecs, blanks, is_e, known
 
 
 def _hex(b: bytes) -> str:
@@ -217,8 +234,12 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
             expected=expected, found=found, offset=off, line=line, note=note))
 
     # ---- MQMD -------------------------------------------------------------
-    md = decode_fixed(MQMD, fr.md, big_endian=fr.md_big_endian, codecs=fr.md_codec,
-                      blanks=fr.md_blank, version_of_row=fr.md_version,
+    codec_values, codec_idx = _factorize(np.asarray(fr.md_codec, dtype=object))
+    one_codec = len(codec_values) == 1 and bool((fr.md_blank == fr.md_blank[0]).all())
+    md = decode_fixed(MQMD, fr.md, big_endian=fr.md_big_endian,
+                      codecs=str(codec_values[0]) if one_codec else fr.md_codec,
+                      blanks=int(fr.md_blank[0]) if one_codec else fr.md_blank,
+                      version_of_row=fr.md_version,
                       fields=None if want("md") else _INTERNAL_FIELDS["MQMD"])
     md_valid = fr.md_valid
 
@@ -228,8 +249,9 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     enc = md.ints["Encoding"].copy()
     ccsid = md.ints["CodedCharSetId"].copy()
     fmt = _format8(md.columns["Format"])
-    codec_values, codec_idx = _factorize(np.asarray(fr.md_codec, dtype=object))
-    family = np.array([codec_family(c) for c in codec_values] or [ASCII], dtype=object)[codec_idx]
+    # the family of each row's MQMD character set: what a header's CCSID is
+    # read in when the CCSID alone does not say
+    ebcdic = np.array([codec_family(c) == EBCDIC for c in codec_values] or [False])[codec_idx]
     active = md_valid.copy()
     chain = _Chain(n, None if want("dlh") else {"MQDLH": _INTERNAL_FIELDS["MQDLH"]})
 
@@ -255,7 +277,7 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
                 continue
             rows = np.flatnonzero(active & (fmt == f))
             _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid,
-                      fmt, family, active, chain, add_issue)
+                      fmt, ebcdic, active, chain, add_issue)
         # rows whose format is not a header stop here: the rest is payload
         is_header = np.zeros(n, dtype=bool)
         for f in set(fmt[active].tolist()):
@@ -290,7 +312,7 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
                       note="the capture kept only part of the message")
     fmt_values, fmt_idx = _factorize(fmt)
     pay_fmt = np.array([str(f).rstrip() for f in fmt_values] or [""], dtype=object)[fmt_idx]
-    payload_text = (_payload_text(payload, pay_fmt, ccsid, n, add_issue, family, enc)
+    payload_text = (_payload_text(payload, pay_fmt, ccsid, n, add_issue, ebcdic, enc)
                     if text_wanted else None)
 
     # ---- derived -----------------------------------------------------------
@@ -321,8 +343,12 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
                   "a formatted Dead Letter Header block",
                   note="the 172 bytes were rebuilt from the printed fields; NUL padding "
                        "and original bytes cannot be recovered")
-    status, issue_lists = _issues_columns(issues, n)
     memo: dict = {}
+
+    def issue_columns():
+        if "issues" not in memo:
+            memo["issues"] = _issues_columns(issues, n)
+        return memo["issues"]
 
     def chain_lists():
         if "lists" not in memo:
@@ -361,8 +387,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
             "feedback", code_name),
         "put_ts": lambda: put_ts,
         "dlh_put_ts": lambda: dlh_put_ts,
-        "decode_status": lambda: status,
-        "decode_issues": lambda: issue_lists,
+        "decode_status": lambda: issue_columns()[0],
+        "decode_issues": lambda: issue_columns()[1],
         "raw": lambda: (pa.array([fr.raw.get(i) for i in range(n)], pa.binary()) if fr.raw
                         else pa.nulls(n, pa.binary())),
     }
@@ -390,10 +416,10 @@ def _layout(fr: Frames, n: int, md_valid: np.ndarray) -> pa.StructArray:
 
 
 def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, fmt,
-              family, active, chain, add_issue):
+              ebcdic, active, chain, add_issue):
     """Decode the header announced by format ``f`` in ``rows`` (one level)."""
     block, avail = gather(fr.data, pos[rows], size, ends[rows])
-    codecs, blanks, fams, known = _codecs_for(ccsid[rows], family[rows])
+    codecs, blanks, labelled_e, known = _codecs_for(ccsid[rows], ebcdic[rows])
     for i in np.flatnonzero(~known):
         r = rows[i]
         add_issue(int(r), "unknown_ccsid", f"{st.name} CodedCharSetId", "a known CCSID",
@@ -405,19 +431,17 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
     word = copy_rows(got).view(">u4").ravel()  # the StrucId as one word
     is_a = (word == int.from_bytes(sid.encode("latin-1"), "big")) & (avail >= 4)
     is_e = (word == int.from_bytes(sid.encode("cp500"), "big")) & (avail >= 4)
-    labelled_e = fams == EBCDIC
     ok = np.where(labelled_e, is_e, is_a)
     flipped = ~ok & np.where(labelled_e, is_a, is_e)
     for i in np.flatnonzero(flipped):
         r = rows[i]
-        other = ASCII if labelled_e[i] else EBCDIC
+        labelled, other = (EBCDIC, ASCII) if labelled_e[i] else (ASCII, EBCDIC)
         add_issue(int(r), "charset_mismatch", f"{st.name}.StrucId",
-                  f"{sid!r} in CCSID {int(ccsid[r])} ({fams[i]})",
+                  f"{sid!r} in CCSID {int(ccsid[r])} ({labelled})",
                   f"{sid!r} in {other}", int(pos[r] - starts[r]),
                   note=f"header read as {other}")
         codecs[i] = HEADER_CODEC[other]
         blanks[i] = 0x40 if other == EBCDIC else 0x20
-        fams[i] = other
     good = ok | flipped
     for i in np.flatnonzero(~good):
         r = rows[i]
@@ -433,7 +457,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
         active[r] = False
     if not good.all():
         rows, block, avail = rows[good], block[good], avail[good]
-        codecs, blanks, fams = codecs[good], blanks[good], fams[good]
+        codecs, blanks, labelled_e = codecs[good], blanks[good], labelled_e[good]
     if not len(rows):
         return
     # -- integer byte order: the Encoding in front, checked against Version ---
@@ -472,9 +496,13 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
         if bad_v.any():
             keep = ~bad_v
             rows, block, avail, big = rows[keep], block[keep], avail[keep], big[keep]
-            codecs, blanks = codecs[keep], blanks[keep]
+            codecs, blanks, labelled_e = codecs[keep], blanks[keep], labelled_e[keep]
         if not len(rows):
             return
+    keys = ccsid[rows].astype(np.int64) * 2 + labelled_e
+    if not flipped.any() and bool((keys == keys[0]).all()):
+        # one (CCSID, family) pair, so one codec and pad byte for every row
+        codecs, blanks = str(codecs[0]), int(blanks[0])
     dec = decode_fixed(st, block, big_endian=big, codecs=codecs, blanks=blanks, available=avail,
                        fields=chain.fields.get(st.name))
     hdr_off = pos[rows] - starts[rows]
@@ -538,11 +566,32 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
 
 def _format8(col: pa.Array) -> np.ndarray:
     """Format names as 8-character (blank padded) Python strings."""
+    one = _one_string(col)
+    if one is not None:  # one format in every row (the usual case): no hashing
+        return labels(len(col), one.ljust(8)[:8])
     enc = pc.dictionary_encode(col.fill_null(""))
     values = [(v or "").ljust(8)[:8] for v in enc.dictionary.to_pylist()]
     if not values:
         return np.empty(0, dtype=object)
     return np.array(values, dtype=object)[enc.indices.to_numpy(zero_copy_only=False)]
+
+
+def _one_string(col: pa.Array) -> str | None:
+    """The value of a string array whose every row holds that one value
+    (no nulls), else None; read from the array's buffers."""
+    n = len(col)
+    if n == 0 or col.type != pa.string() or col.null_count or col.offset:
+        return None
+    offsets = np.frombuffer(col.buffers()[1], dtype=np.int32, count=n + 1)
+    width = int(offsets[1] - offsets[0])
+    if not (np.diff(offsets) == width).all():
+        return None
+    if width:
+        data = np.frombuffer(col.buffers()[2], dtype=np.uint8, count=n * width,
+                             offset=int(offsets[0])).reshape(n, width)
+        if not (data == data[0]).all():
+            return None
+    return col[0].as_py()
 
 
 def _names(values: pa.Array, kind: str, code_name) -> pa.Array:
@@ -638,7 +687,7 @@ def _utf16_codec(codec: str, big_endian: bool | None) -> str:
     return "utf-16-be" if big_endian else "utf-16-le"
 
 
-def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family, enc) -> pa.Array:
+def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, ebcdic, enc) -> pa.Array:
     """Decode MQSTR payloads with their CCSID, one character set at a time.
 
     Rows are grouped by (CCSID, family, integer byte order); a group whose
@@ -650,7 +699,8 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, family, enc) 
         return pa.nulls(n, pa.string())
     rows = np.flatnonzero(is_str)
     nib = (np.asarray(enc)[rows] & 0x0F).astype(np.int64)
-    fam_values, fam_idx = _factorize(np.asarray(family, dtype=object)[rows])
+    fam_values = [ASCII, EBCDIC]
+    fam_idx = np.asarray(ebcdic, dtype=np.int64)[rows]
     keys = (np.asarray(ccsid)[rows].astype(np.int64) * 64 + fam_idx) * 16 + nib
     uniq, inverse = _factorize(keys)
     parts: list[pa.Array] = []
