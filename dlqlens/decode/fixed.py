@@ -79,7 +79,7 @@ def decode_chars(block: np.ndarray, codec: str, blank: int,
     """
     n, width = block.shape
     if avail is None or (avail >= width).all():
-        if n > 1 and _one_value(block):
+        if n > 1 and one_value(block):
             # one value in every row (StrucId, Format, a queue manager name,
             # a blank ApplIdentityData): decode it once
             one = decode_chars(block[:1], codec, blank)[0].as_py().encode("utf-8")
@@ -123,9 +123,12 @@ def decode_chars(block: np.ndarray, codec: str, blank: int,
     return pa.array(values, type=pa.string())
 
 
-def _one_value(block: np.ndarray) -> bool:
+def one_value(block: np.ndarray) -> bool:
     """True when every row of an ``(n, L)`` block holds the same bytes; a
-    few rows are compared first, so a block of varied rows costs little."""
+    few rows are compared first, so a block of varied rows costs little.
+    False for a block without rows or without columns."""
+    if block.shape[0] == 0 or block.shape[1] == 0:
+        return False
     if (block[:16] != block[0]).any() or (block[-1] != block[0]).any():
         return False
     data = copy_rows(block)
@@ -311,9 +314,14 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
 _STEP_BYTES = 1 << 20
 
 
-def _steps(n: int, row_bytes: int):
+def _copy_in_steps(pairs: list[tuple[np.ndarray, np.ndarray]], n: int, row_bytes: int) -> None:
+    """``dst[:] = src`` for each (src, dst) pair of ``n`` rows, a step of
+    rows (about :data:`_STEP_BYTES` of source) at a time for every pair."""
     step = max(1024, _STEP_BYTES // max(row_bytes, 1))
-    return [(s, min(s + step, n)) for s in range(0, n, step)]
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        for src, dst in pairs:
+            dst[a:b] = src[a:b]
 
 
 def _copy_fields(block: np.ndarray, spans: list[tuple[int, int]]) -> dict[int, np.ndarray]:
@@ -336,9 +344,7 @@ def _copy_fields(block: np.ndarray, spans: list[tuple[int, int]]) -> dict[int, n
         out[off] = dst
         pairs.append((block[:, off:off + length].view(f"V{length}").reshape(n),
                       dst.view(f"V{length}").reshape(n)))
-    for a, b in _steps(n, abs(block.strides[0])):
-        for src, dst in pairs:
-            dst[a:b] = src[a:b]
+    _copy_in_steps(pairs, n, abs(block.strides[0]))
     return out
 
 
@@ -347,10 +353,7 @@ def _ints_of(records: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
     converted a step of rows at a time (as :func:`_copy_fields`)."""
     n = len(records)
     out = {name: np.empty(n, dtype=np.int32) for name in names}
-    pairs = [(records[name], out[name]) for name in names]
-    for a, b in _steps(n, records.strides[0]):
-        for src, dst in pairs:
-            dst[a:b] = src[a:b]
+    _copy_in_steps([(records[name], out[name]) for name in names], n, records.strides[0])
     return out
 
 

@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dlqlens.decode.fixed import Decoded, concat_ranges, copy_rows, decode_fixed, gather
+from dlqlens.decode.fixed import (Decoded, concat_ranges, copy_rows, decode_fixed, gather,
+                                  one_value)
 from dlqlens.decode.frames import Frames, labels
 from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
@@ -589,7 +590,7 @@ def _one_string(col: pa.Array) -> str | None:
     if width:
         data = np.frombuffer(col.buffers()[2], dtype=np.uint8, count=n * width,
                              offset=int(offsets[0])).reshape(n, width)
-        if not (data == data[0]).all():
+        if not one_value(data):
             return None
     return col[0].as_py()
 
