@@ -33,7 +33,8 @@ import numpy as np
 
 from dlqlens.capture.message import MD_DEFAULTS, CaptureMessage, byteorder_of
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.text import (IS_HEX, PAD, TEXT_CODEC, TextBlock, clean_hex, decimals,
+from dlqlens.capture.scan import IS_HEX
+from dlqlens.capture.text import (PAD, TEXT_CODEC, TextBlock, clean_hex, decimals,
                                   decode_line, hex_values, pack_text_md, plan_text,
                                   read_blocks, read_lines, rebatch, rows_of, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder, labels

@@ -23,7 +23,8 @@ import numpy as np
 
 from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.text import (IS_HEX, TEXT_CODEC, TextBlock, decimals, hex_values,
+from dlqlens.capture.scan import IS_HEX, hex_runs, rows_like_first
+from dlqlens.capture.text import (TEXT_CODEC, TextBlock, decimals, hex_values,
                                   pack_text_md, plan_text, read_blocks, read_lines, rebatch,
                                   rows_of, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
@@ -429,7 +430,7 @@ class _Block(TextBlock):
                     pos_k, at, ce = pos_k[good], at[good], ce[good]
                 while len(pos_k):
                     layouts += 1
-                    rows, got = _fill_group(p, at, ce, layouts <= _MAX_LAYOUTS)
+                    rows, got = _fill_group(p, at, ce, layouts <= _MAX_LAYOUTS, self.crlf)
                     pos = pos_k[rows]
                     if not rows.all():
                         pos_k, at, ce = pos_k[~rows], at[~rows], ce[~rows]
@@ -447,7 +448,7 @@ class _Block(TextBlock):
                         ok_c[pos] &= good
             ok[cand] = ok_c
         # data: the X lines of each unit as one run of text
-        data, dl = _unit_data(self, ok, firstX, lastX, us, ue, cut)
+        data, dl = _unit_data(self, ok, firstX, lastX)
         sel = ok[cand]
         if not sel.all():
             md_c, ver_c = md_c[sel], ver_c[sel]
@@ -467,50 +468,30 @@ class _Block(TextBlock):
         return ok, fr
 
 
-def _unit_data(block: _Block, ok, firstX, lastX, us, ue, cut):
+def _unit_data(block: _Block, ok, firstX, lastX):
     """The message data of the units ``ok`` (concatenated) and its length per
-    such unit. Clears ``ok`` of units with an X line the line reader would
-    report."""
-    buf, starts, cend = block.buf, block.starts, block.cend
-    nu = len(us)
+    such unit (their X lines are ``firstX`` to ``lastX``). Clears ``ok`` of
+    units with an X line the line reader would report."""
     rows = np.flatnonzero(ok)
-    if len(rows):
-        # the text from the first X to the end of the last X line, 'X' blanked
-        # (fromhex skips blanks, CR and LF): when it reads as exactly half as
-        # many bytes as the X lines have characters after 'X ', every one of
-        # those was a hex digit and each line has an even number of them
-        fx, lx = firstX[rows], lastX[rows]
-        bounds = np.empty(2 * len(rows), dtype=np.int64)
-        bounds[0::2] = fx
-        bounds[1::2] = lx + 1
-        body = np.maximum(block.length[:cut + 1] - 2, 0)
-        if len(body) == cut:
-            body = np.append(body, 0)
-        chars = np.add.reduceat(body, bounds)[0::2]
-        mv = memoryview(buf)  # slices of a memoryview are not copies: join copies once
-        text = b"".join(list(map(mv.__getitem__, map(slice, starts[fx].tolist(),
-                                                      cend[lx].tolist()))))
-        try:
-            data = bytes.fromhex(text.replace(b"X", b" ").decode("latin-1"))
-        except ValueError:
-            data = None
-        if data is not None and 2 * len(data) == int(chars.sum()):
-            return np.frombuffer(data, dtype=np.uint8), chars // 2
-    # the -da column, or a damaged line: line by line
-    isX = block.cls[:cut] == _X
-    x_lines = np.flatnonzero(isX & np.repeat(ok, ue - us))
-    xs = starts[x_lines] + 2
-    xe = np.maximum(cend[x_lines], xs)
-    hexend, good = _x_hex_ends(block.p, xs, xe)
-    unit_of = np.searchsorted(us, x_lines, side="right") - 1
-    ok[unit_of[~good]] = False
-    keep = ok[unit_of]
-    per_unit = np.bincount(unit_of[keep], weights=(hexend - xs)[keep] // 2,
-                           minlength=nu).astype(np.int64)
-    mv = memoryview(buf)
-    text = b"".join([mv[a:b] for a, b in zip(xs[keep].tolist(), hexend[keep].tolist())])
-    return np.frombuffer(bytes.fromhex(text.decode("latin-1")), dtype=np.uint8), \
-        per_unit[ok]
+    nx = lastX[rows] - firstX[rows] + 1
+    first = np.cumsum(nx) - nx  # each unit's first X line among x_lines
+    x_lines = np.repeat(firstX[rows] - first, nx) + np.arange(int(nx.sum()))
+    xs = block.starts[x_lines] + 2
+    xe = np.maximum(block.cend[x_lines], xs)
+    data, digits = hex_runs(block.buf, xs, xe)
+    good = (digits == xe - xs) & (digits % 2 == 0)
+    if not good.all():
+        # the -da column, or a damaged line
+        odd = np.flatnonzero(~good)
+        good[odd] = _x_hex_ends(block.p, xs[odd], xe[odd])[1]
+    size = digits // 2
+    per_unit = np.add.reduceat(size, first) if len(rows) else size
+    if not good.all():
+        bad_unit = np.logical_or.reduceat(~good, first)
+        ok[rows[bad_unit]] = False
+        data = data[np.repeat(np.repeat(~bad_unit, nx), size)]
+        per_unit = per_unit[~bad_unit]
+    return data, per_unit
 
 
 def _x_hex_ends(p: np.ndarray, xs: np.ndarray, xe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -553,7 +534,7 @@ def _same(win: np.ndarray, vl: np.ndarray) -> bool:
 _MAX_TEMPLATE = 4096
 
 
-def _fill_group(p, at, ce, allowed: bool):
+def _fill_group(p, at, ce, allowed: bool, crlf: bool = True):
     """Read the units (rows: ``at``/``ce``, the start and text end of their
     ``k`` A lines, each at least 6 characters) with the codes of row 0.
 
@@ -568,23 +549,30 @@ def _fill_group(p, at, ce, allowed: bool):
     row 0, and only the other values column by column.
     """
     n, k = at.shape
-    rel = at - at[:, :1]
-    ln = ce - at
+    rel0, ln0 = at[0] - at[0, 0], ce[0] - at[0]
     length = int(ce[0, -1] - at[0, 0])
     t_rows = np.zeros(0, dtype=np.int64)
-    head = p[at[0, 0] + rel[0][:, None] + np.arange(2, 6)]  # row 0: code and blank
+    head = p[at[0, 0] + rel0[:, None] + np.arange(2, 6)]  # row 0: code and blank
     layout = ((head[:, 0].astype(np.int32) << 16) | (head[:, 1].astype(np.int32) << 8)
               | head[:, 2])
     spec = _layout_spec(tuple(layout.tolist())) if allowed else None
     if spec is not None and spec is not _PER_CODE and length <= _MAX_TEMPLATE and \
             (head[:, 3] == 32).all():
-        off = (rel == rel[0]).all(axis=1) & (ln == ln[0]).all(axis=1)
-        t_rows = np.flatnonzero(off) if not off.all() else np.arange(n)
-        m = windows(p, at[t_rows, 0], length + 12)
-        eq = m == m[0]
-        st = eq[:, (rel[0][:, None] + np.arange(2, 6)).ravel()].all(axis=1)
-        if not st.all():
-            t_rows, m, eq = t_rows[st], m[st], eq[st]
+        # rows laid out as row 0: as long, with row 0's codes and blanks, and
+        # their lines ending where row 0's do (the LF, and the byte before it
+        # a CR where row 0 has one, and only there). Their k lines then start
+        # and end where row 0's do.
+        at0 = at[:, 0]
+        cand = np.flatnonzero(ce[:, -1] - at0 == length)
+        row0 = p[at0[0]:at0[0] + length]
+        lf = np.flatnonzero(row0 == 10)
+        cr = row0[lf - 1] == 13
+        must = np.concatenate([lf, lf[cr] - 1, (rel0[:, None] + np.arange(2, 6)).ravel()])
+        if crlf and not cr.all():
+            no_cr = (p[at0[cand][:, None] + lf[~cr] - 1] != 13).all(axis=1)
+            cand = cand[no_cr]
+        same, match = rows_like_first(p, at0[cand], length, must)
+        t_rows = cand if match.all() else cand[match]
     rows = np.zeros(n, dtype=bool)
     rows[t_rows] = True
     rest = np.flatnonzero(~rows)
@@ -598,14 +586,14 @@ def _fill_group(p, at, ce, allowed: bool):
     if spec is None:
         return rows, None
     if not len(k_rows):
-        return rows, _fill_template(m, eq, rel[0], ln[0], spec)
+        return rows, _fill_template(p, at[t_rows, 0], same, rel0, ln0, spec)
     # rows at other offsets: value by value (the blank after each code too)
     blank = (p[at[k_rows] + 5] == 32).all(axis=1)
     got_k = _fill_layout(p, at[k_rows], ce[k_rows], layout, spec)
     if not len(t_rows):
         md, ver, good = got_k
         return rows, (md, ver, good & blank)
-    got_t = _fill_template(m, eq, rel[0], ln[0], spec)
+    got_t = _fill_template(p, at[t_rows, 0], same, rel0, ln0, spec)
     where = np.cumsum(rows) - 1  # row -> its place among the rows read
     md = np.empty((int(rows.sum()), len(_MD_TEMPLATE)), dtype=np.uint8)
     ver = np.empty(len(md), dtype=np.int32)
@@ -623,14 +611,15 @@ _DECIMAL = re.compile(rb"-?[0-9]{1,10}")
 _POW10_INT = 10 ** np.arange(11, dtype=np.int64)[::-1]
 
 
-def _fixed_decimals(m, o: int, length: int):
-    """:func:`decimals` of the values ``m[:, o:o + length]`` (all ``length``
-    characters long)."""
-    n = len(m)
+def _fixed_decimals(p, at, length: int):
+    """:func:`decimals` of the values ``p[at[i]:at[i] + length]`` (all
+    ``length`` characters long)."""
+    n = len(at)
     if not 1 <= length <= 11:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    d = m[:, o:o + length] - np.uint8(48)
-    neg = m[:, o] == 45
+    w = windows(p, at, length)
+    d = w - np.uint8(48)
+    neg = w[:, 0] == 45
     valid = d < 10
     valid[:, 0] |= neg
     ok = valid.all(axis=1) & (length - neg >= 1) & (length - neg <= 10)
@@ -642,14 +631,12 @@ def _fixed_decimals(m, o: int, length: int):
     return v, ok
 
 
-def _fill_template(m, eq, rel, ln, spec):
-    """:func:`_fill_layout` for units whose attribute sections are the rows
-    of ``m`` (bytes from the first A line, 12 more than the section), all
-    with their lines at offsets ``rel`` and of lengths ``ln`` (those of row
-    0), and the codes and blanks of row 0, valid (``spec``); ``eq`` is
-    ``m == m[0]``."""
-    n = len(m)
-    same = np.logical_and.reduce(eq, axis=0)
+def _fill_template(p, at0, same, rel, ln, spec):
+    """:func:`_fill_layout` for units whose attribute sections start at
+    ``at0``, all with their lines at offsets ``rel`` and of lengths ``ln``
+    (those of row 0), and the codes and blanks of row 0, valid (``spec``);
+    ``same`` tells the bytes of the section that are row 0's in every row."""
+    n = len(at0)
     # bytes of each value that differ from row 0's somewhere
     csum = np.concatenate([[0], np.cumsum(~same)])
     vo = rel + 6
@@ -671,7 +658,7 @@ def _fill_template(m, eq, rel, ln, spec):
         hc = set(hexchar.tolist())
         for i, (j, a) in enumerate(zip(js.tolist(), ats)):
             code_kind[j] = ("hexchar" if i in hc else "hex", a, width // 2)
-    row0 = m[0].tobytes()
+    row0 = p[at0[0]:at0[0] + len(same)].tobytes()
     late_int, late = [], []
     for j, (kind, a, size) in code_kind.items():
         o, length = int(vo[j]), int(vl[j])
@@ -708,7 +695,7 @@ def _fill_template(m, eq, rel, ln, spec):
     if late_int:
         md32 = md.view("<i4")
         for j, kind, a in late_int:
-            v, good = _fixed_decimals(m, int(vo[j]), int(vl[j]))
+            v, good = _fixed_decimals(p, at0 + vo[j], int(vl[j]))
             okv &= good
             if kind == "ver":
                 v = np.where((v == 1) | (v == 2), v, 2)
@@ -718,13 +705,13 @@ def _fill_template(m, eq, rel, ln, spec):
         o, length = int(vo[j]), int(vl[j])
         if kind == "char":
             use = min(length, size)
-            md[:, a:a + use] = m[:, o:o + use]
+            md[:, a:a + use] = windows(p, at0 + o, use)
             md[:, a + use:a + size] = 0x20
             continue
         if length != 2 * size:
             okv[:] = False
             continue
-        raw, good = hex_values(np.ascontiguousarray(m[:, o:o + length]))
+        raw, good = hex_values(windows(p, at0 + o, length))
         if kind == "hexchar":
             good &= (raw < 0x80).all(axis=1)
         okv &= good

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from dlqlens.capture.message import MD_DEFAULTS
+from dlqlens.capture.scan import HEX_VALUE, line_ends
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError
@@ -100,15 +101,6 @@ def clean_hex(text: str) -> str:
 # ---------------------------------------------------------------------------
 # vectorised helpers of the fast text readers
 # ---------------------------------------------------------------------------
-
-#: Value of each byte as a hex digit, 255 when it is not one.
-HEX_VALUE = np.full(256, 255, dtype=np.uint8)
-for _i, _c in enumerate(b"0123456789ABCDEF"):
-    HEX_VALUE[_c] = _i
-for _i, _c in enumerate(b"abcdef"):
-    HEX_VALUE[_c] = 10 + _i
-#: True for the bytes of hex digits.
-IS_HEX = HEX_VALUE < 16
 
 #: Zero bytes after the data of a block's buffer (windows may read that far).
 PAD = 256
@@ -281,6 +273,8 @@ class TextBlock:
         ``cend - starts``.
     weird : numpy.ndarray of bool
         Lines ending in more than one CR (the line readers remove them all).
+    crlf : bool
+        Some line of the block ends in CR LF.
     """
 
     frame_lines = None  # set by subclasses
@@ -291,7 +285,7 @@ class TextBlock:
         self.buf = buf
         self.n = n
         self.p = p = np.frombuffer(buf, dtype=np.uint8)
-        ends = np.flatnonzero(p[:n] == 10)
+        ends = line_ends(buf, n)
         if eof and n and buf[n - 1] != 10:
             ends = np.append(ends, n)
         self.nlines = nlines = len(ends)
@@ -301,10 +295,12 @@ class TextBlock:
             starts[1:] = ends[:nlines - 1] + 1
         self.starts = starts
         # (an empty line's byte before its end is the LF before it, or a pad byte)
-        cend = ends - (p[ends - 1] == 13)
+        cr = p[ends - 1] == 13
+        self.crlf = crlf = bool(cr.any())
+        cend = ends - cr if crlf else ends
         self.cend = cend
         self.length = cend - starts
-        self.weird = p[cend - 1] == 13
+        self.weird = p[cend - 1] == 13 if crlf else np.zeros(nlines, dtype=bool)
         self.unit_starts = self.find_unit_starts()
 
     def find_unit_starts(self) -> np.ndarray:  # pragma: no cover - abstract

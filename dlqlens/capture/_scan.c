@@ -1,0 +1,257 @@
+/*
+ * dlqlens.capture._scan: the two byte loops of the fast text readers.
+ *
+ * Built when a C compiler is present at install (setup.py marks it optional);
+ * dlqlens.capture.scan falls back to numpy versions of the same functions,
+ * which are the reference the tests compare this module against.
+ *
+ * Only the buffer protocol is used (no numpy headers): arrays are passed as
+ * buffers, and results come back as bytearrays the caller views with numpy.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* line_ends(buf, n) -> bytearray of int64 (native order): the offset of every
+ * LF in buf[0:n], in order. */
+static PyObject *
+line_ends(PyObject *self, PyObject *args)
+{
+    Py_buffer b;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y*n", &b, &n))
+        return NULL;
+    if (n < 0 || n > b.len) {
+        PyBuffer_Release(&b);
+        PyErr_Format(PyExc_ValueError, "line_ends: n=%zd outside the buffer (%zd bytes)", n, b.len);
+        return NULL;
+    }
+    const char *base = (const char *)b.buf;
+#ifdef __SSE2__
+    const __m128i lf = _mm_set1_epi8('\n');
+#endif
+    Py_ssize_t cap = 1024, count = 0;
+    int64_t *out = PyMem_RawMalloc(cap * sizeof(int64_t));
+    if (out == NULL) {
+        PyBuffer_Release(&b);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = 0;
+    for (;;) {
+        /* room for one more 16-byte step's LFs */
+        if (count + 16 > cap) {
+            Py_ssize_t ncap = cap * 2;
+            int64_t *grown = PyMem_RawRealloc(out, ncap * sizeof(int64_t));
+            if (grown == NULL) {
+                cap = -1;
+                break;
+            }
+            out = grown;
+            cap = ncap;
+        }
+#ifdef __SSE2__
+        if (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(base + i));
+            unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf));
+            while (mask) {
+                out[count++] = i + __builtin_ctz(mask);
+                mask &= mask - 1;
+            }
+            i += 16;
+            continue;
+        }
+#endif
+        Py_ssize_t stop = i + 16 < n ? i + 16 : n;
+        for (; i < stop; i++) {
+            out[count] = i;
+            count += base[i] == '\n';
+        }
+        if (i >= n)
+            break;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    if (cap < 0) {
+        PyMem_RawFree(out);
+        return PyErr_NoMemory();
+    }
+    PyObject *res = PyByteArray_FromStringAndSize((const char *)out, count * (Py_ssize_t)sizeof(int64_t));
+    PyMem_RawFree(out);
+    return res;
+}
+
+static uint8_t HEX[256];
+
+/* hex_runs(buf, starts, ends, out, digits) -> bytes written.
+ *
+ * For each run i (int64 starts[i] <= ends[i], offsets into buf): the hex
+ * digits at its start, up to the first byte that is not one (or ends[i]),
+ * are counted into digits[i] (int64); their whole pairs are decoded into out,
+ * run after run. out must hold sum((ends - starts) // 2) bytes. */
+static PyObject *
+hex_runs(PyObject *self, PyObject *args)
+{
+    Py_buffer b, s, e, o, d;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*", &b, &s, &e, &o, &d))
+        return NULL;
+    Py_ssize_t nrun = s.len / (Py_ssize_t)sizeof(int64_t);
+    const char *err = NULL;
+    if (e.len != s.len || d.len != s.len)
+        err = "starts, ends and digits differ in length";
+    const uint8_t *buf = (const uint8_t *)b.buf;
+    const int64_t *st = (const int64_t *)s.buf, *en = (const int64_t *)e.buf;
+    int64_t *dig = (int64_t *)d.buf;
+    uint8_t *out = (uint8_t *)o.buf;
+    Py_ssize_t cap = o.len, w = 0;
+    if (err == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < nrun; i++) {
+            int64_t a = st[i], z = en[i];
+            if (a < 0 || z > b.len || z < a || w + (z - a) / 2 > cap) {
+                err = "a run lies outside the buffer, or out is too small";
+                break;
+            }
+            int64_t j = a;
+            while (j + 1 < z) {
+                uint8_t hi = HEX[buf[j]], lo = HEX[buf[j + 1]];
+                if ((hi | lo) & 0xF0)
+                    break;
+                out[w++] = (uint8_t)(hi << 4 | lo);
+                j += 2;
+            }
+            if (j < z && !(HEX[buf[j]] & 0xF0))
+                j++;
+            dig[i] = j - a;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&e);
+    PyBuffer_Release(&o);
+    PyBuffer_Release(&d);
+    if (err != NULL) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    return PyLong_FromSsize_t(w);
+}
+
+/* rows_like_first(buf, at, width, must, same, match) -> rows matching.
+ *
+ * Rows buf[at[i]:at[i] + width] (int64 at) are compared with row 0: match[i]
+ * (uint8) is 1 when row i has row 0's bytes at every column where must
+ * (uint8, width) is not 0, and same[c] (uint8, width) is 1 when every
+ * matching row has row 0's byte at column c. Compared 8 bytes at a time. */
+static PyObject *
+rows_like_first(PyObject *self, PyObject *args)
+{
+    Py_buffer b, a, m, s, t;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "y*y*ny*w*w*", &b, &a, &width, &m, &s, &t))
+        return NULL;
+    Py_ssize_t n = a.len / (Py_ssize_t)sizeof(int64_t);
+    const uint8_t *buf = (const uint8_t *)b.buf;
+    const int64_t *at = (const int64_t *)a.buf;
+    uint8_t *same = (uint8_t *)s.buf, *match = (uint8_t *)t.buf;
+    const char *err = NULL;
+    Py_ssize_t matched = 0;
+    Py_ssize_t words = (width + 7) / 8;
+    uint64_t *acc = NULL, *must = NULL;
+    if (width < 0 || s.len != width || m.len != width || t.len != n)
+        err = "must and same must hold width bytes, and match one byte a row";
+    for (Py_ssize_t i = 0; err == NULL && i < n; i++)
+        if (at[i] < 0 || at[i] + width > b.len)
+            err = "a row lies outside the buffer";
+    if (err == NULL && n > 0) {
+        /* acc: the bytes where a matching row differs from row 0; must as
+         * words. Both padded to whole words with zero bytes. */
+        acc = PyMem_RawCalloc(words ? words : 1, sizeof(uint64_t));
+        must = PyMem_RawCalloc(words ? words : 1, sizeof(uint64_t));
+        if (acc == NULL || must == NULL)
+            err = "";
+        else
+            for (Py_ssize_t c = 0; c < width; c++)
+                ((uint8_t *)must)[c] = ((const uint8_t *)m.buf)[c] ? 0xFF : 0;
+    }
+    if (err == NULL && n > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        const uint8_t *row0 = buf + at[0];
+        Py_ssize_t whole = width / 8, tail = width - whole * 8;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const uint8_t *r = buf + at[i];
+            uint64_t bad = 0, x, y;
+            for (Py_ssize_t w = 0; w < whole; w++) {
+                memcpy(&x, r + 8 * w, 8);
+                memcpy(&y, row0 + 8 * w, 8);
+                bad |= (x ^ y) & must[w];
+            }
+            x = y = 0;
+            if (tail) {
+                memcpy(&x, r + 8 * whole, (size_t)tail);
+                memcpy(&y, row0 + 8 * whole, (size_t)tail);
+                bad |= (x ^ y) & must[whole];
+            }
+            match[i] = bad == 0;
+            if (bad)
+                continue;
+            matched++;
+            for (Py_ssize_t w = 0; w < whole; w++) {
+                uint64_t u, v;
+                memcpy(&u, r + 8 * w, 8);
+                memcpy(&v, row0 + 8 * w, 8);
+                acc[w] |= u ^ v;
+            }
+            if (tail)
+                acc[whole] |= x ^ y;
+        }
+        for (Py_ssize_t c = 0; c < width; c++)
+            same[c] = ((const uint8_t *)acc)[c] == 0;
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(acc);
+    PyMem_RawFree(must);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&m);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&t);
+    if (err != NULL) {
+        if (*err)
+            PyErr_SetString(PyExc_ValueError, err);
+        else
+            PyErr_NoMemory();
+        return NULL;
+    }
+    return PyLong_FromSsize_t(matched);
+}
+
+static PyMethodDef methods[] = {
+    {"line_ends", line_ends, METH_VARARGS, "Offsets of the LF bytes of buf[0:n] (int64 bytearray)."},
+    {"hex_runs", hex_runs, METH_VARARGS, "Decode the leading hex digits of many runs of a buffer."},
+    {"rows_like_first", rows_like_first, METH_VARARGS,
+     "Compare fixed-width rows of a buffer with the first row."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_scan", "Byte loops of the fast text readers.", -1, methods
+};
+
+PyMODINIT_FUNC
+PyInit__scan(void)
+{
+    memset(HEX, 0xFF, sizeof HEX);
+    for (int i = 0; i < 10; i++)
+        HEX['0' + i] = (uint8_t)i;
+    for (int i = 0; i < 6; i++) {
+        HEX['A' + i] = (uint8_t)(10 + i);
+        HEX['a' + i] = (uint8_t)(10 + i);
+    }
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,156 @@
+"""The byte loops of the fast text readers, in C when it was built.
+
+Two functions every fast text reader runs over all its bytes: where the lines
+end, and the hex digits of many runs of a buffer. ``dlqlens.capture._scan``
+(``_scan.c``, built at install when a C compiler is there; see ``setup.py``)
+does each in one pass. Without it, the numpy versions here give the same
+results (the tests compare the two), a few times slower.
+
+:data:`COMPILED` tells which is in use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # built by setup.py when a C compiler was present at install
+    from dlqlens.capture import _scan
+except ImportError:  # pragma: no cover - depends on the install
+    _scan = None
+
+#: True when the C loops are in use.
+COMPILED = _scan is not None
+
+#: Value of each byte as a hex digit, 255 when it is not one.
+HEX_VALUE = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(b"0123456789ABCDEF"):
+    HEX_VALUE[_c] = _i
+for _i, _c in enumerate(b"abcdef"):
+    HEX_VALUE[_c] = 10 + _i
+#: True for the bytes of hex digits.
+IS_HEX = HEX_VALUE < 16
+
+
+def line_ends(buf, n: int) -> np.ndarray:
+    """Offsets of the LF bytes of ``buf[0:n]``, in order (int64).
+
+    ``buf`` is any object with the buffer protocol (a bytearray, a uint8
+    array).
+
+    Raises
+    ------
+    ValueError
+        When ``n`` is negative or past the end of ``buf``.
+    """
+    if _scan is not None:
+        return np.frombuffer(_scan.line_ends(buf, n), dtype=np.int64)
+    p = np.frombuffer(buf, dtype=np.uint8)
+    if not 0 <= n <= len(p):
+        raise ValueError(f"line_ends: n={n} outside the buffer ({len(p)} bytes)")
+    return np.flatnonzero(p[:n] == 10)
+
+
+def hex_runs(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Decode the hex digits at the start of each run ``buf[starts[i]:ends[i]]``.
+
+    Each run is read up to its first byte that is not a hex digit (either
+    case), or its end.
+
+    Returns
+    -------
+    data : numpy.ndarray of uint8
+        The whole digit pairs of every run, run after run (an odd last digit
+        is not decoded).
+    digits : numpy.ndarray of int64
+        Per run, how many hex digits it starts with: the run is all hex when
+        ``digits == ends - starts``; it gave ``digits // 2`` bytes of ``data``.
+
+    Raises
+    ------
+    ValueError
+        When a run lies outside ``buf`` or ends before it starts.
+    """
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    ends = np.ascontiguousarray(ends, dtype=np.int64)
+    if len(starts) != len(ends):
+        raise ValueError("hex_runs: starts and ends differ in length")
+    lens = ends - starts
+    if len(starts) and ((starts < 0).any() or (lens < 0).any()
+                        or (ends > memoryview(buf).nbytes).any()):
+        raise ValueError("hex_runs: a run lies outside the buffer, or ends before it starts")
+    if _scan is not None:
+        out = np.empty(int((lens // 2).sum()), dtype=np.uint8)
+        digits = np.empty(len(starts), dtype=np.int64)
+        w = _scan.hex_runs(buf, starts, ends, out, digits)
+        return out[:w], digits
+    return _hex_runs_numpy(np.frombuffer(buf, dtype=np.uint8), starts, ends)
+
+
+def _hex_runs_numpy(p: np.ndarray, starts: np.ndarray, ends: np.ndarray):
+    """:func:`hex_runs` with numpy (the reference for the C loop)."""
+    lens = ends - starts
+    mv = memoryview(p)
+    text = b"".join([mv[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
+    total = len(text)
+    # the usual case: every run is whole hex pairs (fromhex skips blanks, so
+    # the byte count tells that no blank was there)
+    try:
+        raw = bytes.fromhex(text.decode("latin-1"))
+    except ValueError:
+        raw = None
+    if raw is not None and 2 * len(raw) == total and not (lens % 2).any():
+        return np.frombuffer(raw, dtype=np.uint8), lens.copy()
+    t = np.frombuffer(text, dtype=np.uint8)
+    off = np.concatenate([[0], np.cumsum(lens)])
+    bad = np.flatnonzero(~IS_HEX[t])
+    first = np.append(bad, total)[np.searchsorted(bad, off[:-1])]
+    digits = np.minimum(first, off[1:]) - off[:-1]
+    run = np.repeat(np.arange(len(lens)), lens)
+    keep = np.arange(total) - off[:-1][run] < (digits // 2 * 2)[run]
+    v = HEX_VALUE[t[keep]]
+    return ((v[0::2] << 4) | v[1::2]).astype(np.uint8), digits
+
+
+def rows_like_first(buf, at: np.ndarray, width: int,
+                    must: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Compare the rows ``buf[at[i]:at[i] + width]`` with row 0.
+
+    Returns
+    -------
+    same : numpy.ndarray of bool, ``(width,)``
+        Columns where every matching row has row 0's byte.
+    match : numpy.ndarray of bool, ``(len(at),)``
+        Rows with row 0's bytes at every column of ``must`` (row 0 among them).
+
+    Raises
+    ------
+    ValueError
+        When a row lies outside ``buf`` or a column of ``must`` outside the row.
+    """
+    at = np.ascontiguousarray(at, dtype=np.int64)
+    must = np.ascontiguousarray(must, dtype=np.int64)
+    n = len(at)
+    same = np.ones(width, dtype=bool)
+    match = np.ones(n, dtype=bool)
+    if not n:
+        return same, match
+    if _scan is not None:
+        if len(must) and ((must < 0).any() or (must >= width).any()):
+            raise ValueError("rows_like_first: a column of must lies outside the row")
+        mask = np.zeros(width, dtype=np.uint8)
+        mask[must] = 1
+        _scan.rows_like_first(buf, at, width, mask, same.view(np.uint8), match.view(np.uint8))
+        return same, match
+    p = np.frombuffer(buf, dtype=np.uint8)
+    if (at < 0).any() or (at + width > len(p)).any():
+        raise ValueError("rows_like_first: a row lies outside the buffer")
+    if len(must) and ((must < 0).any() or (must >= width).any()):
+        raise ValueError("rows_like_first: a column of must lies outside the row")
+    row0 = p[at[0]:at[0] + width]
+    cols = np.arange(width)
+    for s in range(0, n, 4096):  # bounded memory: 4096 rows at a time
+        m = p[at[s:s + 4096, None] + cols]
+        eq = m == row0
+        match[s:s + 4096] = eq[:, must].all(axis=1)
+        same &= eq[match[s:s + 4096]].all(axis=0)
+    return same, match

@@ -1,0 +1,180 @@
+"""The byte loops of the fast text readers (dlqlens.capture.scan): the C
+loops and their numpy versions against plain-Python statements of the rule."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dlqlens.capture import scan
+
+IMPLS = [
+    pytest.param("numpy", id="numpy"),
+    pytest.param("c", id="c", marks=pytest.mark.skipif(
+        not scan.COMPILED, reason="dlqlens.capture._scan was not built (no C compiler at install)")),
+]
+
+
+@pytest.fixture(params=IMPLS)
+def impl(request, monkeypatch):
+    if request.param == "numpy":
+        monkeypatch.setattr(scan, "_scan", None)
+    return request.param
+
+
+def _impls():
+    """Both implementations, for the hypothesis tests (fixtures do not mix with @given)."""
+    saved = scan._scan
+    try:
+        scan._scan = None
+        yield "numpy"
+    finally:
+        scan._scan = saved
+    if saved is not None:
+        yield "c"
+
+
+_ALPHABET = b"0123456789abcdefABCDEFxX \r\n\x00\xff"
+text_bytes = st.binary(max_size=300).map(
+    lambda b: bytes(_ALPHABET[c % len(_ALPHABET)] for c in b))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text_bytes, st.integers(0, 300))
+def test_line_ends_match_the_lf_bytes(data, n):
+    n = min(n, len(data))
+    buf = bytearray(data)
+    want = [i for i in range(n) if data[i] == 10]
+    for _ in _impls():
+        assert scan.line_ends(buf, n).tolist() == want
+
+
+def test_line_ends_in_long_blocks(impl):
+    rng = np.random.default_rng(7)
+    data = rng.choice(np.frombuffer(b"ab\n", np.uint8), 100_003).tobytes()
+    got = scan.line_ends(bytearray(data), len(data))
+    assert got.dtype == np.int64
+    assert got.tolist() == [m.start() for m in re.finditer(b"\n", data)]
+
+
+def test_line_ends_refuses_n_outside_the_buffer(impl):
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.line_ends(bytearray(b"a\nb"), 4)
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.line_ends(bytearray(b"a\nb"), -1)
+
+
+def _hex_rule(data: bytes, starts, ends):
+    """The rule, per run: the leading hex digits, their whole pairs decoded."""
+    out, digits = b"", []
+    for a, b in zip(starts, ends):
+        d = len(re.match(rb"[0-9A-Fa-f]*", data[a:b]).group(0))
+        digits.append(d)
+        out += bytes.fromhex(data[a:a + d // 2 * 2].decode("ascii"))
+    return out, digits
+
+
+@st.composite
+def runs(draw):
+    data = draw(text_bytes)
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=20)))
+    pairs = [(a, b) for a, b in zip(cuts[0::2], cuts[1::2])]
+    if draw(st.booleans()):  # overlapping and out-of-order runs too
+        pairs += draw(st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, len(data)))
+                               .map(sorted), max_size=5))
+    return data, [a for a, _ in pairs], [b for _, b in pairs]
+
+
+@settings(max_examples=300, deadline=None)
+@given(runs())
+def test_hex_runs_follow_the_rule(case):
+    data, starts, ends = case
+    want_data, want_digits = _hex_rule(data, starts, ends)
+    for _ in _impls():
+        got, digits = scan.hex_runs(bytearray(data), np.array(starts, np.int64),
+                                    np.array(ends, np.int64))
+        assert got.tobytes() == want_data
+        assert digits.tolist() == want_digits
+
+
+def test_hex_runs_of_clean_lines(impl):
+    data = b"X 4142\nX 43\nX 0a0B\n"
+    got, digits = scan.hex_runs(bytearray(data), np.array([2, 9, 14]), np.array([6, 11, 18]))
+    assert got.tobytes() == b"ABC\n\x0b"
+    assert digits.tolist() == [4, 2, 4]
+
+
+@pytest.mark.parametrize("starts, ends", [([0], [9]), ([-1], [2]), ([3], [2])])
+def test_hex_runs_refuse_runs_outside_the_buffer(impl, starts, ends):
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.hex_runs(bytearray(b"41424344"), np.array(starts), np.array(ends))
+
+
+def _rows_rule(data: bytes, at, width, must):
+    row0 = data[at[0]:at[0] + width]
+    rows = [data[a:a + width] for a in at]
+    match = [all(r[c] == row0[c] for c in must) for r in rows]
+    same = [all(r[c] == row0[c] for r, m in zip(rows, match) if m) for c in range(width)]
+    return same, match
+
+
+@st.composite
+def row_sets(draw):
+    data = draw(st.binary(min_size=1, max_size=200).map(lambda b: bytes(c % 3 for c in b)))
+    width = draw(st.integers(0, min(len(data), 40)))
+    at = draw(st.lists(st.integers(0, len(data) - width), min_size=1, max_size=30))
+    must = draw(st.lists(st.integers(0, width - 1), max_size=8)) if width else []
+    return data, at, width, must
+
+
+@settings(max_examples=300, deadline=None)
+@given(row_sets())
+def test_rows_like_first_follow_the_rule(case):
+    data, at, width, must = case
+    want_same, want_match = _rows_rule(data, at, width, must)
+    for _ in _impls():
+        same, match = scan.rows_like_first(bytearray(data), np.array(at, np.int64), width,
+                                           np.array(must, np.int64))
+        assert same.tolist() == want_same
+        assert match.tolist() == want_match
+
+
+def test_rows_like_first_refuses_rows_outside_the_buffer(impl):
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.rows_like_first(bytearray(b"abcdef"), np.array([0, 4]), 3, np.array([0]))
+    with pytest.raises(ValueError, match="outside the row"):
+        scan.rows_like_first(bytearray(b"abcdef"), np.array([0, 1]), 3, np.array([3]))
+
+
+def test_the_fast_readers_give_the_same_frames_without_the_c_loops(monkeypatch, tmp_path):
+    """A dmpmqmsg file (LF and CR LF lines, a -da column, a bad line) read
+    with and without the C loops."""
+    from dlqlens.capture.dmpmqmsg import read_dmpmqmsg, write_dmpmqmsg
+    from dlqlens.capture.message import CaptureMessage
+
+    msgs = [CaptureMessage(md={"MsgId": bytes([i % 256]) * 24, "PutApplName": f"app{i % 7}",
+                               "Persistence": i % 2}, data=bytes(range(i % 200)) * 3)
+            for i in range(300)]
+    path = tmp_path / "m.dmp"
+    write_dmpmqmsg(str(path), msgs)
+    text = path.read_bytes()
+    # the second half with CR LF line ends, and one damaged X line
+    half = text.index(b"\nA VER", len(text) // 2) + 1
+    text = text[:half] + text[half:].replace(b"\n", b"\r\n")
+    x = text.index(b"\nX ", len(text) // 3) + 3
+    text = text[:x] + b"zz" + text[x + 2:]
+    path.write_bytes(text)
+
+    def frames():
+        out = [f for f in read_dmpmqmsg(str(path))]
+        return [(f.md.tobytes(), f.data.tobytes(), f.starts.tolist(), f.ends.tolist(),
+                 sorted(map(str, f.issues.items()))) for f in out]
+
+    with_c = frames()
+    monkeypatch.setattr(scan, "_scan", None)
+    assert frames() == with_c
+    assert sum(len(f[2]) for f in with_c) == 300
