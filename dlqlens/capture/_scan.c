@@ -16,74 +16,117 @@
 #include <emmintrin.h>
 #endif
 
-/* line_ends(buf, n) -> bytearray of int64 (native order): the offset of every
- * LF in buf[0:n], in order. */
+/* How many LFs base[0:n] holds: the compare results are summed per byte
+ * lane (255 steps at most, then added up with a SAD). */
+static Py_ssize_t
+count_lfs(const uint8_t *base, Py_ssize_t n)
+{
+    Py_ssize_t count = 0, i = 0;
+#ifdef __SSE2__
+    const __m128i lf = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (i + 16 <= n) {
+        __m128i acc = zero;
+        Py_ssize_t stop = i + 255 * 16 < n ? i + 255 * 16 : n;
+        for (; i + 16 <= stop; i += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(base + i)), lf));
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        count += _mm_cvtsi128_si32(sums) + _mm_extract_epi16(sums, 4);
+    }
+#endif
+    for (; i < n; i++)
+        count += base[i] == '\n';
+    return count;
+}
+
+/* The byte at, or 0 past the buffer. */
+#define BYTE_AT(at) ((at) < len ? base[at] : 0)
+
+/* line_table(buf, n, eof) -> (starts, ends, words, crlf).
+ *
+ * The lines of buf[0:n]: ends are the offsets of their LFs (and n for a last
+ * line without one when eof is true), starts the offsets of their first
+ * bytes (int64 bytearrays); words the little-endian 16-bit word at each start
+ * (uint16 bytearray; bytes past the buffer read as 0); crlf whether a CR
+ * comes before some line's end. Two passes: count the LFs, then fill. */
 static PyObject *
-line_ends(PyObject *self, PyObject *args)
+line_table(PyObject *self, PyObject *args)
 {
     Py_buffer b;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "y*n", &b, &n))
+    int eof;
+    if (!PyArg_ParseTuple(args, "y*np", &b, &n, &eof))
         return NULL;
     if (n < 0 || n > b.len) {
         PyBuffer_Release(&b);
-        PyErr_Format(PyExc_ValueError, "line_ends: n=%zd outside the buffer (%zd bytes)", n, b.len);
+        PyErr_Format(PyExc_ValueError, "line_table: n=%zd outside the buffer (%zd bytes)", n, b.len);
         return NULL;
     }
-    const char *base = (const char *)b.buf;
+    const uint8_t *base = (const uint8_t *)b.buf;
+    Py_ssize_t len = b.len, count;
+    Py_BEGIN_ALLOW_THREADS
+    count = count_lfs(base, n);
+    Py_END_ALLOW_THREADS
+    int last = eof && n > 0 && base[n - 1] != '\n';  /* a last line without LF */
+    Py_ssize_t lines = count + last;
+    PyObject *so = PyByteArray_FromStringAndSize(NULL, lines * 8);
+    PyObject *eo = PyByteArray_FromStringAndSize(NULL, lines * 8);
+    PyObject *wo = PyByteArray_FromStringAndSize(NULL, lines * 2);
+    if (so == NULL || eo == NULL || wo == NULL) {
+        Py_XDECREF(so);
+        Py_XDECREF(eo);
+        Py_XDECREF(wo);
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    int64_t *starts = (int64_t *)PyByteArray_AS_STRING(so);
+    int64_t *ends = (int64_t *)PyByteArray_AS_STRING(eo);
+    uint16_t *words = (uint16_t *)PyByteArray_AS_STRING(wo);
+    int crlf = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t k = 0, i = 0;
+    if (lines) {
+        starts[0] = 0;
+        words[0] = (uint16_t)(BYTE_AT(0) | BYTE_AT(1) << 8);
+    }
+    /* an LF at e ends line k, and starts line k + 1 (no more LFs than counted
+     * are taken, should the buffer change between the passes) */
+#define AT_LF(e) do { \
+        Py_ssize_t e_ = (e); \
+        if (k == count) \
+            goto counted; \
+        ends[k] = e_; \
+        crlf |= e_ > 0 && base[e_ - 1] == '\r'; \
+        if (++k < lines) { \
+            starts[k] = e_ + 1; \
+            words[k] = (uint16_t)(BYTE_AT(e_ + 1) | BYTE_AT(e_ + 2) << 8); \
+        } \
+    } while (0)
+    /* the LFs, 16 bytes at a time */
 #ifdef __SSE2__
     const __m128i lf = _mm_set1_epi8('\n');
-#endif
-    Py_ssize_t cap = 1024, count = 0;
-    int64_t *out = PyMem_RawMalloc(cap * sizeof(int64_t));
-    if (out == NULL) {
-        PyBuffer_Release(&b);
-        return PyErr_NoMemory();
+    for (; i + 16 <= n; i += 16) {
+        unsigned mask = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(base + i)), lf));
+        while (mask) {
+            AT_LF(i + __builtin_ctz(mask));
+            mask &= mask - 1;
+        }
     }
-    Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t i = 0;
-    for (;;) {
-        /* room for one more 16-byte step's LFs */
-        if (count + 16 > cap) {
-            Py_ssize_t ncap = cap * 2;
-            int64_t *grown = PyMem_RawRealloc(out, ncap * sizeof(int64_t));
-            if (grown == NULL) {
-                cap = -1;
-                break;
-            }
-            out = grown;
-            cap = ncap;
-        }
-#ifdef __SSE2__
-        if (i + 16 <= n) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(base + i));
-            unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf));
-            while (mask) {
-                out[count++] = i + __builtin_ctz(mask);
-                mask &= mask - 1;
-            }
-            i += 16;
-            continue;
-        }
 #endif
-        Py_ssize_t stop = i + 16 < n ? i + 16 : n;
-        for (; i < stop; i++) {
-            out[count] = i;
-            count += base[i] == '\n';
-        }
-        if (i >= n)
-            break;
+    for (; i < n; i++)
+        if (base[i] == '\n')
+            AT_LF(i);
+#undef AT_LF
+counted:
+    if (last) {
+        ends[count] = n;
+        crlf |= base[n - 1] == '\r';
     }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&b);
-    if (cap < 0) {
-        PyMem_RawFree(out);
-        return PyErr_NoMemory();
-    }
-    PyObject *res = PyByteArray_FromStringAndSize((const char *)out, count * (Py_ssize_t)sizeof(int64_t));
-    PyMem_RawFree(out);
-    return res;
+    return Py_BuildValue("(NNNO)", so, eo, wo, crlf ? Py_True : Py_False);
 }
+#undef BYTE_AT
 
 static uint8_t HEX[256];
 
@@ -232,7 +275,7 @@ rows_like_first(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"line_ends", line_ends, METH_VARARGS, "Offsets of the LF bytes of buf[0:n] (int64 bytearray)."},
+    {"line_table", line_table, METH_VARARGS, "Starts, ends and first words of the lines of buf[0:n]."},
     {"hex_runs", hex_runs, METH_VARARGS, "Decode the leading hex digits of many runs of a buffer."},
     {"rows_like_first", rows_like_first, METH_VARARGS,
      "Compare fixed-width rows of a buffer with the first row."},
@@ -240,7 +283,8 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_scan", "Byte loops of the fast text readers.", -1, methods
+    PyModuleDef_HEAD_INIT, "_scan", "Byte loops of the fast text readers.", -1, methods,
+    NULL, NULL, NULL, NULL
 };
 
 PyMODINIT_FUNC

@@ -271,16 +271,18 @@ MIN_FAST_LINES = 4096
 
 
 def _class_table() -> np.ndarray:
-    """Line class by its first two bytes (``b0 << 8 | b1``), for every line
-    but those ending in more than one CR, those whose second byte is a CR
-    and the last line of a block (see :meth:`_Block.find_unit_starts`)."""
+    """Line class by its first two bytes (``b1 << 8 | b0``: the little-endian
+    16-bit word at the line's start), for every line but those ending in more
+    than one CR and the last line of a block; -1 where the second byte is a CR
+    (see :meth:`_Block.find_unit_starts`)."""
     lut = np.full(1 << 16, _O, dtype=np.int8)
     for b1 in (32, 10):  # 'c ...', or a line of one character
         for b0, k in _TAGGED:
-            lut[b0 << 8 | b1] = k
-    lut[42 << 8:43 << 8] = _E  # a '*' comment
-    lut[10 << 8:11 << 8] = _E  # an empty line
-    lut[13 << 8 | 10] = _E  # an empty line ending CR LF
+            lut[b1 << 8 | b0] = k
+    lut[42::256] = _E  # a '*' comment
+    lut[10::256] = _E  # an empty line
+    lut[13 << 8:14 << 8] = -1  # a line of one character and CR LF, or CR alone
+    lut[10 << 8 | 13] = _E  # an empty line ending CR LF
     return lut
 
 
@@ -303,13 +305,12 @@ class _Block(TextBlock):
         return cls
 
     def find_unit_starts(self) -> np.ndarray:
-        p, starts = self.p, self.starts
+        starts = self.starts
         nl = self.nlines
-        b1 = p[starts + 1]
-        key = p[starts].astype(np.uint16) << 8
-        key |= b1
-        cls = _CLASS.take(key)
-        fix = self.weird | (b1 == 13)
+        cls = _CLASS.take(self.first_words)
+        fix = cls < 0
+        if self.crlf:
+            fix |= self.weird
         if nl:
             fix[-1] = True
         redo = np.flatnonzero(fix)

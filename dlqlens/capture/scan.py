@@ -1,7 +1,8 @@
 """The byte loops of the fast text readers, in C when it was built.
 
-Two functions every fast text reader runs over all its bytes: where the lines
-end, and the hex digits of many runs of a buffer. ``dlqlens.capture._scan``
+The loops a fast text reader runs over all its bytes: where its lines start
+and end, the hex digits of many runs of a buffer, and rows of bytes compared
+with a first one. ``dlqlens.capture._scan``
 (``_scan.c``, built at install when a C compiler is there; see ``setup.py``)
 does each in one pass. Without it, the numpy versions here give the same
 results (the tests compare the two), a few times slower.
@@ -31,11 +32,27 @@ for _i, _c in enumerate(b"abcdef"):
 IS_HEX = HEX_VALUE < 16
 
 
-def line_ends(buf, n: int) -> np.ndarray:
-    """Offsets of the LF bytes of ``buf[0:n]``, in order (int64).
+def line_table(buf, n: int, eof: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """The lines of ``buf[0:n]``.
 
-    ``buf`` is any object with the buffer protocol (a bytearray, a uint8
-    array).
+    Parameters
+    ----------
+    buf : buffer
+        Any object with the buffer protocol (a bytearray, a uint8 array).
+    n : int
+        Bytes of ``buf`` that hold lines (the caller may pad the buffer after them).
+    eof : bool
+        ``buf[0:n]`` ends the file: a last line without an LF is a line.
+
+    Returns
+    -------
+    starts, ends : numpy.ndarray of int64
+        Per line, its first byte and its LF (``n`` for a last line without one).
+    words : numpy.ndarray of uint16
+        Per line, the little-endian 16-bit word at its start (``b0 | b1 << 8``;
+        bytes past the end of ``buf`` read as 0), which tells its class.
+    crlf : bool
+        A CR comes before some line's LF (or before ``n``, for a last line).
 
     Raises
     ------
@@ -43,11 +60,21 @@ def line_ends(buf, n: int) -> np.ndarray:
         When ``n`` is negative or past the end of ``buf``.
     """
     if _scan is not None:
-        return np.frombuffer(_scan.line_ends(buf, n), dtype=np.int64)
+        starts, ends, words, crlf = _scan.line_table(buf, n, eof)
+        return (np.frombuffer(starts, dtype=np.int64), np.frombuffer(ends, dtype=np.int64),
+                np.frombuffer(words, dtype=np.uint16), crlf)
     p = np.frombuffer(buf, dtype=np.uint8)
     if not 0 <= n <= len(p):
-        raise ValueError(f"line_ends: n={n} outside the buffer ({len(p)} bytes)")
-    return np.flatnonzero(p[:n] == 10)
+        raise ValueError(f"line_table: n={n} outside the buffer ({len(p)} bytes)")
+    ends = np.flatnonzero(p[:n] == 10)
+    if eof and n and p[n - 1] != 10:
+        ends = np.append(ends, n)
+    starts = np.zeros(len(ends), dtype=np.int64)
+    starts[1:] = ends[:-1] + 1
+    q = np.concatenate([p[:n + 2], np.zeros(2, np.uint8)])  # bytes past the buffer: 0
+    words = q[starts] | (q[starts + 1].astype(np.uint16) << 8)
+    crlf = bool(((ends > 0) & (p[ends - 1] == 13)).any())
+    return starts, ends, words, crlf
 
 
 def hex_runs(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

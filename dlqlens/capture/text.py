@@ -9,7 +9,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from dlqlens.capture.message import MD_DEFAULTS
-from dlqlens.capture.scan import HEX_VALUE, line_ends
+from dlqlens.capture.scan import HEX_VALUE, line_table
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError
@@ -273,6 +273,8 @@ class TextBlock:
         ``cend - starts``.
     weird : numpy.ndarray of bool
         Lines ending in more than one CR (the line readers remove them all).
+    first_words : numpy.ndarray of uint16
+        Per line, its first two bytes as a little-endian word (``b0 | b1 << 8``).
     crlf : bool
         Some line of the block ends in CR LF.
     """
@@ -285,19 +287,12 @@ class TextBlock:
         self.buf = buf
         self.n = n
         self.p = p = np.frombuffer(buf, dtype=np.uint8)
-        ends = line_ends(buf, n)
-        if eof and n and buf[n - 1] != 10:
-            ends = np.append(ends, n)
+        starts, ends, self.first_words, crlf = line_table(buf, n, eof)
         self.nlines = nlines = len(ends)
-        starts = np.empty(nlines, dtype=np.int64)
-        if nlines:
-            starts[0] = 0
-            starts[1:] = ends[:nlines - 1] + 1
         self.starts = starts
+        self.crlf = crlf
         # (an empty line's byte before its end is the LF before it, or a pad byte)
-        cr = p[ends - 1] == 13
-        self.crlf = crlf = bool(cr.any())
-        cend = ends - cr if crlf else ends
+        cend = ends - (p[ends - 1] == 13) if crlf else ends
         self.cend = cend
         self.length = cend - starts
         self.weird = p[cend - 1] == 13 if crlf else np.zeros(nlines, dtype=bool)

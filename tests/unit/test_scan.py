@@ -43,29 +43,42 @@ text_bytes = st.binary(max_size=300).map(
     lambda b: bytes(_ALPHABET[c % len(_ALPHABET)] for c in b))
 
 
-@settings(max_examples=200, deadline=None)
-@given(text_bytes, st.integers(0, 300))
-def test_line_ends_match_the_lf_bytes(data, n):
+def _lines_rule(data: bytes, n: int, eof: bool):
+    """The rule: lines split at LF; a last line without one counts at eof."""
+    ends = [i for i in range(n) if data[i] == 10]
+    if eof and n and data[n - 1] != 10:
+        ends.append(n)
+    starts = [0] + [e + 1 for e in ends[:-1]] if ends else []
+    pad = data + b"\0\0"
+    words = [pad[s] | pad[s + 1] << 8 for s in starts]
+    crlf = any(e > 0 and data[e - 1] == 13 for e in ends)
+    return starts, ends, words, crlf
+
+
+@settings(max_examples=300, deadline=None)
+@given(text_bytes, st.integers(0, 300), st.booleans())
+def test_line_table_follows_the_rule(data, n, eof):
     n = min(n, len(data))
-    buf = bytearray(data)
-    want = [i for i in range(n) if data[i] == 10]
+    want = _lines_rule(data, n, eof)
     for _ in _impls():
-        assert scan.line_ends(buf, n).tolist() == want
+        starts, ends, words, crlf = scan.line_table(bytearray(data), n, eof)
+        assert (starts.tolist(), ends.tolist(), words.tolist(), crlf) == want
+        assert (starts.dtype, ends.dtype, words.dtype) == (np.int64, np.int64, np.uint16)
 
 
-def test_line_ends_in_long_blocks(impl):
+def test_line_table_of_a_long_block(impl):
     rng = np.random.default_rng(7)
     data = rng.choice(np.frombuffer(b"ab\n", np.uint8), 100_003).tobytes()
-    got = scan.line_ends(bytearray(data), len(data))
-    assert got.dtype == np.int64
-    assert got.tolist() == [m.start() for m in re.finditer(b"\n", data)]
+    starts, ends, words, crlf = scan.line_table(bytearray(data), len(data), False)
+    assert ends.tolist() == [m.start() for m in re.finditer(b"\n", data)]
+    assert not crlf
 
 
-def test_line_ends_refuses_n_outside_the_buffer(impl):
+def test_line_table_refuses_n_outside_the_buffer(impl):
     with pytest.raises(ValueError, match="outside the buffer"):
-        scan.line_ends(bytearray(b"a\nb"), 4)
+        scan.line_table(bytearray(b"a\nb"), 4, True)
     with pytest.raises(ValueError, match="outside the buffer"):
-        scan.line_ends(bytearray(b"a\nb"), -1)
+        scan.line_table(bytearray(b"a\nb"), -1, True)
 
 
 def _hex_rule(data: bytes, starts, ends):
