@@ -39,6 +39,13 @@ Stages (each in its own process, so each peak RSS is its own):
 Every timed run is preceded by a warm-up on a 1,000-message capture of the
 same format, so lazy imports and codec look-ups are not counted.
 
+The one-core stages and their baselines are each timed ``--repeat`` times
+(default 3; 1 with ``--quick``) in their process, and the best time counts,
+as ``timeit`` advises: the stage and its baseline are measured alike, and the
+slower runs are the machine's noise (on this shared machine a single run of
+the same stage varies by 20%) and the process's first touches of fresh heap
+memory. ``seconds_runs`` lists every run. The Spark stages run once.
+
 Each stage reports ``messages``, ``msgs_per_s``, ``baseline`` (its name),
 ``baseline_msgs_per_s``, ``ratio_vs_baseline`` (stage rate / baseline rate:
 2.0 means twice as fast as the baseline, 0.5 twice as slow) and
@@ -83,6 +90,22 @@ def _one_core() -> None:
     pa.set_io_thread_count(1)
 
 
+def _repeat() -> int:
+    """How many times a one-core child times its stage (the parent's ``--repeat``)."""
+    return max(1, int(os.environ.get("DLQLENS_BENCH_REPEAT", "1")))
+
+
+def _timed(fn, *args) -> dict:
+    """Run ``fn(*args)`` (returning a message count) :func:`_repeat` times:
+    the messages, the best time and every time."""
+    runs = []
+    for _ in range(_repeat()):
+        start = time.perf_counter()
+        n = fn(*args)
+        runs.append(time.perf_counter() - start)
+    return {"messages": n, "seconds": min(runs), "seconds_runs": [round(r, 4) for r in runs]}
+
+
 def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -118,9 +141,7 @@ def child_decode(path: str, fmt: str, warmup: str, columns: str = "") -> dict:
         return n
 
     decode(warmup)
-    start = time.perf_counter()
-    n = decode(path)
-    return {"messages": n, "seconds": time.perf_counter() - start, "peak_rss_mb": _rss_mb()}
+    return {**_timed(decode, path), "peak_rss_mb": _rss_mb()}
 
 
 def child_read(path: str, fmt: str, warmup: str) -> dict:
@@ -134,22 +155,27 @@ def child_read(path: str, fmt: str, warmup: str) -> dict:
         return sum(len(frames) for frames in reader(p))
 
     read(warmup)
-    start = time.perf_counter()
-    n = read(path)
-    return {"messages": n, "seconds": time.perf_counter() - start, "peak_rss_mb": _rss_mb()}
+    return {**_timed(read, path), "peak_rss_mb": _rss_mb()}
+
+
+def _baseline(measure, *args) -> dict:
+    """A baseline (``measure(*args) -> (messages, seconds)``, timing itself)
+    taken :func:`_repeat` times, the best counting, as the stages are."""
+    runs = [measure(*args) for _ in range(_repeat())]
+    secs = [s for _, s in runs]
+    return {"messages": runs[0][0], "seconds": min(secs),
+            "seconds_runs": [round(x, 4) for x in secs], "peak_rss_mb": _rss_mb()}
 
 
 def child_struct(path: str, limit: int) -> dict:
     _one_core()
-    n, secs = baselines.struct_unpack(path, limit)
-    return {"messages": n, "seconds": secs, "peak_rss_mb": _rss_mb()}
+    return _baseline(baselines.struct_unpack, path, limit)
 
 
 def child_fromhex(path: str, fmt: str, messages: int) -> dict:
     _one_core()
     pattern = baselines.DMPMQMSG_HEX if fmt == "dmpmqmsg" else baselines.AMQSBCG_HEX
-    n, secs = baselines.fromhex(path, pattern, messages)
-    return {"messages": n, "seconds": secs, "peak_rss_mb": _rss_mb()}
+    return _baseline(baselines.fromhex, path, pattern, messages)
 
 
 def child_spark(path: str, rules: int, master: str) -> dict:
@@ -183,9 +209,10 @@ def child_spark(path: str, rules: int, master: str) -> dict:
     return out
 
 
-def _run_child(*args) -> dict:
+def _run_child(*args, repeat: int = 1) -> dict:
+    env = dict(os.environ, DLQLENS_BENCH_REPEAT=str(repeat))
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *map(str, args)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"benchmark child {args[0]} failed (exit {proc.returncode})")
@@ -203,9 +230,11 @@ def _result(stage, r, baseline_name, base) -> dict:
            "baseline": baseline_name, "baseline_msgs_per_s": round(base_rate),
            "ratio_vs_baseline": round(rate / base_rate, 3),
            "peak_rss_mb": round(r["peak_rss_mb"])}
-    for k in ("jvm_peak_rss_mb", "python_peak_rss_mb", "rules", "groups"):
+    for k in ("jvm_peak_rss_mb", "python_peak_rss_mb", "rules", "groups", "seconds_runs"):
         if k in r:
             out[k] = round(r[k]) if isinstance(r[k], float) else r[k]
+    if "seconds_runs" in base:
+        out["baseline_seconds_runs"] = base["seconds_runs"]
     out["seconds"] = round(r["seconds"], 3)
     return out
 
@@ -221,6 +250,9 @@ def main(argv=None) -> int:
     ap.add_argument("--stages", default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,spark",
                     help="comma-separated: decode_raw (also decode_raw_md_dlh), decode_dmpmqmsg, "
                          "decode_amqsbcg, spark")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="times each one-core stage and baseline is timed, the best counting "
+                         "(default 3, with --quick 1)")
     ap.add_argument("--rules", type=int, default=100)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", help="keep the generated captures here (reused when present)")
@@ -241,6 +273,7 @@ def main(argv=None) -> int:
     n = 20_000 if a.quick else a.messages
     t = 10_000 if a.quick else min(a.text_messages, n)
     spark_n = 50_000 if a.quick else n
+    rep = a.repeat if a.repeat is not None else (1 if a.quick else 3)
     stages = [s.strip() for s in a.stages.split(",") if s.strip()]
     tmp = None
     workdir = a.workdir
@@ -269,22 +302,24 @@ def main(argv=None) -> int:
         raw = capture("raw", n, data.write_raw_capture)
         struct_base = None
         if "decode_raw" in stages or "spark" in stages:
-            struct_base = _run_child("struct", raw, min(n, BASELINE_CAP))
+            struct_base = _run_child("struct", raw, min(n, BASELINE_CAP), repeat=rep)
         if "decode_raw" in stages:
             warm = capture("raw", 1000, data.write_raw_capture)
-            results.append(_result("decode_raw", _run_child("decode", raw, "raw", warm),
+            results.append(_result("decode_raw", _run_child("decode", raw, "raw", warm, repeat=rep),
                                    "struct.unpack MQMD v2 + MQDLH per record", struct_base))
             results.append(_result("decode_raw_md_dlh",
-                                   _run_child("decode", raw, "raw", warm, "md,dlh"),
+                                   _run_child("decode", raw, "raw", warm, "md,dlh", repeat=rep),
                                    "struct.unpack MQMD v2 + MQDLH per record", struct_base))
         for fmt in ("dmpmqmsg", "amqsbcg"):
             if f"decode_{fmt}" in stages:
                 path = capture(fmt, t, text_writer(fmt))
                 warm = capture(fmt, 1000, text_writer(fmt))
-                base = _run_child("fromhex", path, fmt, t)
-                results.append(_result(f"read_{fmt}", _run_child("read", path, fmt, warm),
+                base = _run_child("fromhex", path, fmt, t, repeat=rep)
+                results.append(_result(f"read_{fmt}",
+                                       _run_child("read", path, fmt, warm, repeat=rep),
                                        "bytes.fromhex over the same hex", base))
-                results.append(_result(f"decode_{fmt}", _run_child("decode", path, fmt, warm),
+                results.append(_result(f"decode_{fmt}",
+                                       _run_child("decode", path, fmt, warm, repeat=rep),
                                        "bytes.fromhex over the same hex", base))
         if "spark" in stages:
             path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
@@ -306,6 +341,7 @@ def main(argv=None) -> int:
             print(f"{r['stage']:20s} {r['messages']:>11,d} {r['msgs_per_s']:>11,d} "
                   f"{r['baseline_msgs_per_s']:>11,d} {r['ratio_vs_baseline']:>7.2f} "
                   f"{r['peak_rss_mb']:>11,d}  {r['baseline']}")
+        print(f"(one-core stages and baselines: best of {rep} run(s) each; Spark stages: one run)")
     return 0
 
 

@@ -129,6 +129,9 @@ counted:
 #undef BYTE_AT
 
 static uint8_t HEX[256];
+/* The byte two hex digits stand for, by the 16-bit word they make in memory;
+ * 0xFFFF when either is not a hex digit. */
+static uint16_t HEX_PAIR[65536];
 
 /* hex_runs(buf, starts, ends, out, digits) -> bytes written.
  *
@@ -161,10 +164,12 @@ hex_runs(PyObject *self, PyObject *args)
             }
             int64_t j = a;
             while (j + 1 < z) {
-                uint8_t hi = HEX[buf[j]], lo = HEX[buf[j + 1]];
-                if ((hi | lo) & 0xF0)
+                uint16_t pair;
+                memcpy(&pair, buf + j, 2);
+                uint16_t v = HEX_PAIR[pair];
+                if (v > 0xFF)
                     break;
-                out[w++] = (uint8_t)(hi << 4 | lo);
+                out[w++] = (uint8_t)v;
                 j += 2;
             }
             if (j < z && !(HEX[buf[j]] & 0xF0))
@@ -297,5 +302,12 @@ PyInit__scan(void)
         HEX['A' + i] = (uint8_t)(10 + i);
         HEX['a' + i] = (uint8_t)(10 + i);
     }
+    for (int hi = 0; hi < 256; hi++)
+        for (int lo = 0; lo < 256; lo++) {
+            uint8_t two[2] = {(uint8_t)hi, (uint8_t)lo};
+            uint16_t pair;
+            memcpy(&pair, two, 2);
+            HEX_PAIR[pair] = (HEX[hi] | HEX[lo]) & 0xF0 ? 0xFFFF : (uint16_t)(HEX[hi] << 4 | HEX[lo]);
+        }
     return PyModule_Create(&module);
 }
