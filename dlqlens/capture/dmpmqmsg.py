@@ -10,8 +10,9 @@ line feed after each) and the message is flagged ``lossy_capture``.
 
 Two readers, one behaviour: the line-by-line reader (``fast=False``) handles
 every line and every oddity; the default fast reader frames the well-formed
-messages of a block of the file at a time with numpy and hands every other
-message to the line reader (see "the fast reader" below).
+messages of a block of the file at a time with numpy (its byte loops in C,
+:mod:`dlqlens.capture.scan`) and hands every other message to the line
+reader (see "the fast reader" below).
 """
 
 from __future__ import annotations
@@ -546,8 +547,11 @@ def _fill_group(p, at, ce, allowed: bool, crlf: bool = True):
 
     Rows whose lines also sit at the same offsets as those of row 0 (in
     dmpmqmsg's own files, nearly all) are read as one block of bytes per unit
-    (:func:`_fill_template`): what is the same in every row is read once, from
-    row 0, and only the other values column by column.
+    (:func:`_fill_template`): their bytes are compared with row 0's in one
+    pass (:func:`~dlqlens.capture.scan.rows_like_first`), what is the same in
+    every row is read once, from row 0, and only the other values column by
+    column. ``crlf`` False (no line of the block ends in CR LF) spares the
+    test that such rows have no CR where row 0 has none.
     """
     n, k = at.shape
     rel0, ln0 = at[0] - at[0, 0], ce[0] - at[0]

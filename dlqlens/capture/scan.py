@@ -113,26 +113,52 @@ def hex_runs(buf, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.
     return _hex_runs_numpy(np.frombuffer(buf, dtype=np.uint8), starts, ends)
 
 
+#: Runs at most this many bytes apart are joined with the bytes between them
+#: blanked (see :func:`_hex_runs_numpy`).
+_SHORT_GAP = 16
+
+
 def _hex_runs_numpy(p: np.ndarray, starts: np.ndarray, ends: np.ndarray):
     """:func:`hex_runs` with numpy (the reference for the C loop)."""
     lens = ends - starts
-    mv = memoryview(p)
-    text = b"".join([mv[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
-    total = len(text)
-    # the usual case: every run is whole hex pairs (fromhex skips blanks, so
-    # the byte count tells that no blank was there)
-    try:
-        raw = bytes.fromhex(text.decode("latin-1"))
-    except ValueError:
-        raw = None
-    if raw is not None and 2 * len(raw) == total and not (lens % 2).any():
-        return np.frombuffer(raw, dtype=np.uint8), lens.copy()
+    n = len(lens)
+    total = int(lens.sum())
+    mv = memoryview(p)  # slices of a memoryview are not copies: join copies once
+    # the usual case, runs in order and every one whole hex pairs: the runs a
+    # short gap apart (consecutive lines) are joined with the gap blanked, and
+    # one bytes.fromhex reads them all. It skips blanks only between pairs,
+    # so it reads half as many bytes as the runs have bytes only when each run
+    # is an even number of hex digits.
+    if n and not (lens % 2).any() and (starts[1:] >= ends[:-1]).all():
+        gap = starts[1:] - ends[:-1]
+        long_gap = np.flatnonzero(gap > _SHORT_GAP)
+        first, last = np.append(0, long_gap + 1), np.append(long_gap, n - 1)
+        text = bytearray(b"".join(list(map(mv.__getitem__, map(
+            slice, starts[first].tolist(), ends[last].tolist())))))
+        short = np.flatnonzero(gap <= _SHORT_GAP)
+        if len(short):
+            # where each gap starts in text: its run's end, less what the
+            # long gaps before it took out
+            taken = np.concatenate([[0], np.cumsum(gap[long_gap])])
+            at = ends[short] - starts[0] - taken[np.searchsorted(long_gap, short)]
+            glen = gap[short]
+            idx = np.repeat(at - np.concatenate([[0], np.cumsum(glen)[:-1]]), glen) + \
+                np.arange(int(glen.sum()))
+            np.frombuffer(text, dtype=np.uint8)[idx] = 32
+        try:
+            raw = bytes.fromhex(text.decode("latin-1"))
+        except ValueError:
+            raw = None
+        if raw is not None and 2 * len(raw) == total:
+            return np.frombuffer(raw, dtype=np.uint8), lens.copy()
+    # run by run
+    text = b"".join(list(map(mv.__getitem__, map(slice, starts.tolist(), ends.tolist()))))
     t = np.frombuffer(text, dtype=np.uint8)
     off = np.concatenate([[0], np.cumsum(lens)])
     bad = np.flatnonzero(~IS_HEX[t])
     first = np.append(bad, total)[np.searchsorted(bad, off[:-1])]
     digits = np.minimum(first, off[1:]) - off[:-1]
-    run = np.repeat(np.arange(len(lens)), lens)
+    run = np.repeat(np.arange(n), lens)
     keep = np.arange(total) - off[:-1][run] < (digits // 2 * 2)[run]
     v = HEX_VALUE[t[keep]]
     return ((v[0::2] << 4) | v[1::2]).astype(np.uint8), digits
@@ -173,11 +199,16 @@ def rows_like_first(buf, at: np.ndarray, width: int,
         raise ValueError("rows_like_first: a row lies outside the buffer")
     if len(must) and ((must < 0).any() or (must >= width).any()):
         raise ValueError("rows_like_first: a column of must lies outside the row")
+    if not width:
+        return same, match
+    # every row as one void item of a stride-1 view: one memcpy a row
+    items = np.lib.stride_tricks.as_strided(p, shape=(len(p) - width + 1, width),
+                                            strides=(1, 1), writeable=False)
+    items = items.view(np.dtype((np.void, width)))[:, 0]
     row0 = p[at[0]:at[0] + width]
-    cols = np.arange(width)
     for s in range(0, n, 4096):  # bounded memory: 4096 rows at a time
-        m = p[at[s:s + 4096, None] + cols]
-        eq = m == row0
-        match[s:s + 4096] = eq[:, must].all(axis=1)
-        same &= eq[match[s:s + 4096]].all(axis=0)
+        eq = items[at[s:s + 4096]].view(np.uint8).reshape(-1, width) == row0
+        m = eq[:, must].all(axis=1)
+        match[s:s + 4096] = m
+        same &= eq[m].all(axis=0)
     return same, match

@@ -114,6 +114,38 @@ def test_hex_runs_follow_the_rule(case):
         assert digits.tolist() == want_digits
 
 
+@st.composite
+def hex_lines(draw):
+    """Runs of whole hex pairs in order, apart by gaps of any bytes (hex
+    digits too), short and long: the numpy version's joined path."""
+    parts, starts, ends, at = [], [], [], 0
+    for _ in range(draw(st.integers(1, 12))):
+        gap = draw(st.binary(max_size=24).map(
+            lambda b: bytes(_ALPHABET[c % len(_ALPHABET)] for c in b)))
+        run = draw(st.text("0123456789abcdefABCDEF", max_size=20))
+        run = run[:len(run) // 2 * 2].encode()
+        if draw(st.integers(0, 9)) == 0:  # now and then a damaged run
+            run += draw(st.sampled_from([b"4", b"4 1", b"zz"]))
+        parts += [gap, run]
+        at += len(gap)
+        starts.append(at)
+        at += len(run)
+        ends.append(at)
+    return b"".join(parts), starts, ends
+
+
+@settings(max_examples=300, deadline=None)
+@given(hex_lines())
+def test_hex_runs_of_lines_follow_the_rule(case):
+    data, starts, ends = case
+    want_data, want_digits = _hex_rule(data, starts, ends)
+    for _ in _impls():
+        got, digits = scan.hex_runs(bytearray(data), np.array(starts, np.int64),
+                                    np.array(ends, np.int64))
+        assert got.tobytes() == want_data
+        assert digits.tolist() == want_digits
+
+
 def test_hex_runs_of_clean_lines(impl):
     data = b"X 4142\nX 43\nX 0a0B\n"
     got, digits = scan.hex_runs(bytearray(data), np.array([2, 9, 14]), np.array([6, 11, 18]))
