@@ -32,11 +32,11 @@ from functools import lru_cache
 import numpy as np
 
 from dlqlens.capture.message import MD_DEFAULTS, CaptureMessage, byteorder_of
+from dlqlens.capture.scan import IS_HEX, rows_of
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.scan import IS_HEX
-from dlqlens.capture.text import (PAD, TEXT_CODEC, TextBlock, clean_hex, decimals,
-                                  decode_line, hex_values, pack_text_md, plan_text,
-                                  read_blocks, read_lines, rebatch, rows_of, windows)
+from dlqlens.capture.text import (PAD, TEXT_CODEC, TextBlock, clean_hex, decimals, decode_line,
+                                  hex_values, pack_text_md, plan_text, read_blocks, read_lines,
+                                  rebatch, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.ccsid import UTF16, charset

@@ -23,11 +23,10 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from dlqlens.capture.message import CaptureMessage
+from dlqlens.capture.scan import IS_HEX, hex_runs, rows_like_first, rows_of
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.scan import IS_HEX, hex_runs, rows_like_first
-from dlqlens.capture.text import (TEXT_CODEC, TextBlock, decimals, hex_values,
-                                  pack_text_md, plan_text, read_blocks, read_lines, rebatch,
-                                  rows_of, windows)
+from dlqlens.capture.text import (TEXT_CODEC, TextBlock, decimals, hex_values, pack_text_md,
+                                  plan_text, read_blocks, read_lines, rebatch, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.structs import MQMD
@@ -306,7 +305,6 @@ class _Block(TextBlock):
         return cls
 
     def find_unit_starts(self) -> np.ndarray:
-        starts = self.starts
         nl = self.nlines
         cls = _CLASS.take(self.first_words)
         fix = cls < 0

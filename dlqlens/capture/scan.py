@@ -13,6 +13,7 @@ results (the tests compare the two), a few times slower.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 try:  # built by setup.py when a C compiler was present at install
     from dlqlens.capture import _scan
@@ -187,28 +188,34 @@ def rows_like_first(buf, at: np.ndarray, width: int,
     match = np.ones(n, dtype=bool)
     if not n:
         return same, match
+    if (at < 0).any() or (at + width > memoryview(buf).nbytes).any():
+        raise ValueError("rows_like_first: a row lies outside the buffer")
+    if len(must) and ((must < 0).any() or (must >= width).any()):
+        raise ValueError("rows_like_first: a column of must lies outside the row")
     if _scan is not None:
-        if len(must) and ((must < 0).any() or (must >= width).any()):
-            raise ValueError("rows_like_first: a column of must lies outside the row")
         mask = np.zeros(width, dtype=np.uint8)
         mask[must] = 1
         _scan.rows_like_first(buf, at, width, mask, same.view(np.uint8), match.view(np.uint8))
         return same, match
-    p = np.frombuffer(buf, dtype=np.uint8)
-    if (at < 0).any() or (at + width > len(p)).any():
-        raise ValueError("rows_like_first: a row lies outside the buffer")
-    if len(must) and ((must < 0).any() or (must >= width).any()):
-        raise ValueError("rows_like_first: a column of must lies outside the row")
     if not width:
         return same, match
-    # every row as one void item of a stride-1 view: one memcpy a row
-    items = np.lib.stride_tricks.as_strided(p, shape=(len(p) - width + 1, width),
-                                            strides=(1, 1), writeable=False)
-    items = items.view(np.dtype((np.void, width)))[:, 0]
+    p = np.frombuffer(buf, dtype=np.uint8)
     row0 = p[at[0]:at[0] + width]
     for s in range(0, n, 4096):  # bounded memory: 4096 rows at a time
-        eq = items[at[s:s + 4096]].view(np.uint8).reshape(-1, width) == row0
+        eq = rows_of(p, at[s:s + 4096], width).view(np.uint8).reshape(-1, width) == row0
         m = eq[:, must].all(axis=1)
         match[s:s + 4096] = m
         same &= eq[m].all(axis=0)
     return same, match
+
+
+def rows_of(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """``p[at[i]:at[i] + width]`` for every ``i``, as one void (``width``-byte)
+    item each: gathered with a memcpy per row, compared whole with ``==``.
+
+    Every row must lie inside ``p`` (the text readers pad their blocks with
+    :data:`~dlqlens.capture.text.PAD` zero bytes so that windows of up to that
+    width may start anywhere in the data).
+    """
+    items = as_strided(p, shape=(len(p) - width + 1, width), strides=(1, 1), writeable=False)
+    return items.view(np.dtype((np.void, width)))[:, 0][at]

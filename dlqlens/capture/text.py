@@ -6,10 +6,9 @@ import os
 from collections.abc import Iterable, Iterator
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from dlqlens.capture.message import MD_DEFAULTS
-from dlqlens.capture.scan import HEX_VALUE, line_table
+from dlqlens.capture.scan import HEX_VALUE, line_table, rows_of
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError
@@ -105,17 +104,6 @@ def clean_hex(text: str) -> str:
 #: Zero bytes after the data of a block's buffer (windows may read that far).
 PAD = 256
 _PAD = bytes(PAD)
-
-
-def rows_of(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
-    """``p[at[i]:at[i] + width]`` for every ``i``, as one void (``width``-byte)
-    item each: gathered with a memcpy per row, compared whole with ``==``.
-
-    ``p`` is the array of a :class:`TextBlock` (reading up to ``width`` bytes
-    past the block's data is safe for ``width`` up to :data:`PAD`).
-    """
-    items = as_strided(p, shape=(len(p) - width + 1, width), strides=(1, 1), writeable=False)
-    return items.view(np.dtype((np.void, width)))[:, 0][at]
 
 
 def windows(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
