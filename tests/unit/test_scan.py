@@ -91,6 +91,16 @@ def _hex_rule(data: bytes, starts, ends):
     return out, digits
 
 
+def _check_hex_runs(data, starts, ends):
+    """Both implementations give what the rule gives."""
+    want_data, want_digits = _hex_rule(data, starts, ends)
+    for _ in _impls():
+        got, digits = scan.hex_runs(bytearray(data), np.array(starts, np.int64),
+                                    np.array(ends, np.int64))
+        assert got.tobytes() == want_data
+        assert digits.tolist() == want_digits
+
+
 @st.composite
 def runs(draw):
     data = draw(text_bytes)
@@ -105,13 +115,7 @@ def runs(draw):
 @settings(max_examples=300, deadline=None)
 @given(runs())
 def test_hex_runs_follow_the_rule(case):
-    data, starts, ends = case
-    want_data, want_digits = _hex_rule(data, starts, ends)
-    for _ in _impls():
-        got, digits = scan.hex_runs(bytearray(data), np.array(starts, np.int64),
-                                    np.array(ends, np.int64))
-        assert got.tobytes() == want_data
-        assert digits.tolist() == want_digits
+    _check_hex_runs(*case)
 
 
 @st.composite
@@ -137,13 +141,7 @@ def hex_lines(draw):
 @settings(max_examples=300, deadline=None)
 @given(hex_lines())
 def test_hex_runs_of_lines_follow_the_rule(case):
-    data, starts, ends = case
-    want_data, want_digits = _hex_rule(data, starts, ends)
-    for _ in _impls():
-        got, digits = scan.hex_runs(bytearray(data), np.array(starts, np.int64),
-                                    np.array(ends, np.int64))
-        assert got.tobytes() == want_data
-        assert digits.tolist() == want_digits
+    _check_hex_runs(*case)
 
 
 def test_hex_runs_of_clean_lines(impl):
