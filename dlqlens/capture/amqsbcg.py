@@ -40,6 +40,7 @@ from dlqlens.capture.text import (PAD, TEXT_CODEC, TextBlock, clean_hex, decimal
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.ccsid import UTF16, charset
+from dlqlens.mq.constants import OBJECT_NAME
 from dlqlens.mq.structs import MQBYTE, MQCHAR, MQDLH, MQLONG, MQMD
 
 _MQGET = re.compile(r"MQGET of message number\s+(\d+)")
@@ -69,6 +70,20 @@ def sniff(head: bytes) -> bool:
     """True when ``head`` looks like amqsbcg output."""
     text = head.decode("latin-1")
     return "AMQSBCG0" in text or _MD_BANNER in text or bool(_MQGET.search(text))
+
+
+_MQOPEN = re.compile(rb"^ MQOPEN - '([^'\r\n]*)' *\r?$", re.M)
+
+
+def banner(head: bytes) -> tuple[None, str | None]:
+    """``(None, queue)``: the queue amqsbcg browsed, from its ``MQOPEN -
+    'name'`` line (``spec/capture-formats.md`` §2; amqsbcg does not print the
+    queue manager's name). None when absent or not an MQ object name
+    (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is the start of the
+    file, and the first such line counts."""
+    m = _MQOPEN.search(head)
+    name = m.group(1).decode("latin-1").rstrip() if m else ""
+    return None, name if OBJECT_NAME.fullmatch(name) else None
 
 
 def _values(line: str) -> list[tuple[str, str]]:

@@ -29,6 +29,7 @@ from dlqlens.capture.text import (TEXT_CODEC, TextBlock, decimals, hex_values, p
                                   plan_text, read_blocks, read_lines, rebatch, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.decode.issues import make_issue
+from dlqlens.mq.constants import OBJECT_NAME
 from dlqlens.mq.structs import MQMD
 
 #: Three-letter code -> (MQMD field, kind) where kind is int, char or hex.
@@ -59,6 +60,23 @@ def sniff(head: bytes) -> bool:
         return True
     return bool(re.search(r"^A (VER|RPT|MST|FMT) ", text, re.M)) and \
         bool(re.search(r"^[XST] ", text, re.M))
+
+
+_BANNER = re.compile(rb"^\* (Qmgr|Queue) *= *([^\r\n]*?) *\r?$", re.M)
+
+
+def banner(head: bytes) -> tuple[str | None, str | None]:
+    """``(queue manager, queue)`` the file was dumped from: the ``* Qmgr  =``
+    and ``* Queue =`` comment lines dmpmqmsg writes when it reads a queue
+    (``spec/capture-formats.md`` §1). None for a name that is absent or is not
+    an MQ object name (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is
+    the start of the file, and the first line of each kind counts."""
+    found: dict[bytes, str] = {}
+    for m in _BANNER.finditer(head):
+        name = m.group(2).decode("latin-1")
+        if m.group(1) not in found and OBJECT_NAME.fullmatch(name):
+            found[m.group(1)] = name
+    return found.get(b"Qmgr"), found.get(b"Queue")
 
 
 def _unescape_s(value: str) -> str:

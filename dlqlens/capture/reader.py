@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.registry import FORMATS, detect_format, get_format
+from dlqlens.capture.registry import FORMATS, SNIFF_BYTES, detect_format, get_format
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 from dlqlens.decode.records import decode_frames
 from dlqlens.decode.schema import message_schema
@@ -169,6 +169,48 @@ class Piece:
     @property
     def path(self) -> str:
         return self.slice.path
+
+
+def captured_queues(pieces) -> dict[str, tuple[str | None, str]]:
+    """Where each capture file says it was taken from.
+
+    Parameters
+    ----------
+    pieces : iterable of Piece
+        From :func:`plan_pieces`; the first
+        :data:`~dlqlens.capture.registry.SNIFF_BYTES` of each file are read once.
+
+    Returns
+    -------
+    dict of str to (str or None, str)
+        ``source`` (the file's path, as the readers record it) -> ``(queue
+        manager, queue)``, for the files whose banner names a queue:
+        dmpmqmsg's ``* Qmgr  =`` and ``* Queue =`` lines, amqsbcg's ``MQOPEN -
+        'name'`` line (no queue manager: None). Raw captures and files
+        without such a line are left out. This is the ``capture_queues``
+        argument of the detectors (:mod:`dlqlens.detect.common`).
+
+    Raises
+    ------
+    CaptureError
+        When a file cannot be read.
+    """
+    out: dict[str, tuple[str | None, str]] = {}
+    seen = set()
+    for piece in pieces:
+        spec = FORMATS.get(piece.format)
+        if spec is None or piece.path in seen:  # (empty or skipped; or a later slice)
+            continue
+        seen.add(piece.path)
+        try:
+            with open(piece.path, "rb") as fh:
+                head = fh.read(SNIFF_BYTES)
+        except OSError as exc:
+            raise CaptureError(f"{piece.path}: cannot open: {exc.strerror or exc}") from exc
+        qmgr, queue = spec.banner(head)
+        if queue:
+            out[piece.path] = (qmgr, queue)
+    return out
 
 
 def plan_pieces(paths, options: ReadOptions) -> list[Piece]:

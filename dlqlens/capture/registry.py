@@ -18,6 +18,11 @@ from dlqlens.errors import CaptureError, UsageError
 SNIFF_BYTES = 64 * 1024
 
 
+def _no_banner(head: bytes) -> tuple[None, None]:
+    """For a format whose files do not say where they were taken from (raw)."""
+    return None, None
+
+
 @dataclass(frozen=True)
 class CaptureFormat:
     """One capture format: its name, sniffer, reader, writer and planner.
@@ -26,7 +31,9 @@ class CaptureFormat:
     :class:`~dlqlens.capture.slices.Slice` of it); ``plan(path,
     target_bytes)`` cuts a file into slices of about ``target_bytes``;
     ``plan_reads`` says whether planning reads the whole file (text formats
-    count their messages) or only an index (raw).
+    count their messages) or only an index (raw). ``banner(head)`` gives the
+    ``(queue manager, queue)`` a file says it was taken from, from its first
+    :data:`SNIFF_BYTES` (None for what it does not say).
     """
 
     name: str
@@ -36,6 +43,7 @@ class CaptureFormat:
     write: Callable[..., int]
     plan: Callable[[str, int], list[Slice]]
     plan_reads: bool
+    banner: Callable[[bytes], tuple[str | None, str | None]] = _no_banner
 
 
 FORMATS: dict[str, CaptureFormat] = {
@@ -43,10 +51,10 @@ FORMATS: dict[str, CaptureFormat] = {
                          raw.sniff, raw.read_raw, raw.write_raw, raw.plan, False),
     "dmpmqmsg": CaptureFormat("dmpmqmsg", "dmpmqmsg / QLOAD message file",
                               dmpmqmsg.sniff, dmpmqmsg.read_dmpmqmsg, dmpmqmsg.write_dmpmqmsg,
-                              dmpmqmsg.plan, True),
+                              dmpmqmsg.plan, True, dmpmqmsg.banner),
     "amqsbcg": CaptureFormat("amqsbcg", "amqsbcg browse output",
                              amqsbcg.sniff, amqsbcg.read_amqsbcg, amqsbcg.write_amqsbcg,
-                             amqsbcg.plan, True),
+                             amqsbcg.plan, True, amqsbcg.banner),
 }
 
 

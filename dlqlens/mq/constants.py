@@ -67,7 +67,14 @@ from __future__ import annotations
 
 import difflib
 import operator
+import re
 from dataclasses import dataclass
+
+#: A queue or queue manager name: 1 to 48 of the characters IBM MQ allows in
+#: object names (A-Z, a-z, 0-9, '.', '/', '_', '%'; IBM MQ documentation,
+#: "Rules for naming IBM MQ objects"; MQ_Q_NAME_LENGTH and
+#: MQ_Q_MGR_NAME_LENGTH are 48).
+OBJECT_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
 
 __all__ = [
     # structure identifiers, versions and lengths

@@ -16,11 +16,10 @@ on a real hub.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dlqlens.mq.constants import MQAT, MQRO
+from dlqlens.mq.constants import MQAT, MQRO, OBJECT_NAME
 from dlqlens.sim.apps import (
     BrokerFlow,
     Consumer,
@@ -48,7 +47,7 @@ MQAT_CICS = MQAT["MQAT_CICS"]
 
 
 #: Characters of an MQ queue manager name (at most 48 of them).
-QMGR_NAME = re.compile(r"[A-Za-z0-9._/%]{1,48}")
+QMGR_NAME = OBJECT_NAME
 
 
 @dataclass(frozen=True)
