@@ -130,9 +130,11 @@ def test_summary_ends_with_the_findings(spark):
     from dlqlens.capture.cli import findings_text
     from dlqlens.spark.session import load_capture
 
+    from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
+
     df = load_capture(spark, DATASETS).cache()
     try:
-        text = findings_text(df)
+        text = findings_text(df, captured_queues(plan_pieces([DATASETS], ReadOptions())))
     finally:
         df.unpersist()
     head, underline, body = text.split("\n", 2)
@@ -148,3 +150,6 @@ def test_summary_ends_with_the_findings(spark):
     order = ["CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"]
     assert [order.index(x) for x in severities] == sorted(order.index(x) for x in severities)
     assert "MQRC_Q_FULL (2053) for ORDERS.IN on QM.ORDERS" in text
+    # the z/OS dump's banner names its queue (its file name does not)
+    assert "expiry_buildup  SYSTEM.DEAD.LETTER.QUEUE  " in text
+    assert "queue=SYSTEM.DEAD.LETTER.QUEUE; source=" in text and "zos_ebcdic1047 (" not in text

@@ -116,25 +116,25 @@ def run_explain(args) -> int:
 
 
 def run_summary(args) -> int:
-    from dlqlens.capture.reader import ReadOptions, plan_pieces
+    from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
     from dlqlens.report.summary import summarize
     from dlqlens.spark.session import get_spark, load_capture
 
     ReadOptions(format=args.format, mode=args.mode)
-    plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early, before the JVM
+    pieces = plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early
     spark = get_spark(args.master)
     df = load_capture(spark, args.captures, format=args.format, mode="PERMISSIVE").cache()
     try:  # decoded once, read by the summary and by every detector
         print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
         if not args.no_findings:
-            sys.stdout.write("\n" + findings_text(df))
+            sys.stdout.write("\n" + findings_text(df, captured_queues(pieces)))
     finally:
         df.unpersist()
     sys.stdout.flush()
     return 0
 
 
-def findings_text(df) -> str:
+def findings_text(df, capture_queues=None) -> str:
     """The findings of every detector on ``df``, most severe first, as text.
 
     Parameters
@@ -142,6 +142,10 @@ def findings_text(df) -> str:
     df : pyspark.sql.DataFrame
         Capture rows (:func:`dlqlens.spark.load_capture`), best cached: every
         detector reads them.
+    capture_queues : dict, optional
+        The queue each capture file was taken from
+        (:func:`dlqlens.capture.reader.captured_queues`); see
+        :func:`dlqlens.detect.run`.
 
     Returns
     -------
@@ -155,7 +159,8 @@ def findings_text(df) -> str:
     from dlqlens.detect import finding_record, run
     from dlqlens.detect.cli import format_finding
 
-    records = [finding_record(row) for row in run(df).toLocalIterator()]
+    records = [finding_record(row)
+               for row in run(df, capture_queues=capture_queues or None).toLocalIterator()]
     title = (f"Findings ({len(records)}, most severe first; 'dlqlens detect' for parameters, "
              "queue definitions and JSON)")
     body = "\n\n".join(format_finding(r) for r in records) if records else "  none"

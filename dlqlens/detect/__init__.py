@@ -47,7 +47,7 @@ def detector(name: str):
     return getattr(importlib.import_module(module), func)
 
 
-def run(df, detectors=None, *, queue_defs=None, **params):
+def run(df, detectors=None, *, queue_defs=None, capture_queues=None, **params):
     """Run detectors over a capture DataFrame and union their findings.
 
     Parameters
@@ -59,6 +59,11 @@ def run(df, detectors=None, *, queue_defs=None, **params):
     queue_defs : dict, optional
         Queue definitions by queue name, as :func:`dlqlens.mq.mqsc.read_queue_defs`
         returns them (BOTHRESH, BOQNAME, trigger attributes...).
+    capture_queues : dict, optional
+        The queue each capture file was taken from, for the detectors that
+        name it (:func:`dlqlens.detect.common.capture_queue_column`;
+        :func:`dlqlens.capture.reader.captured_queues` reads it from the
+        files' banners). Without it, files are named by the file-name rule.
     **params
         Detector parameters, passed to every detector that accepts them
         (each detector documents its own, with units).
@@ -100,6 +105,9 @@ def run(df, detectors=None, *, queue_defs=None, **params):
         kw = {k: v for k, v in params.items() if takes_any[name] or k in sig.parameters}
         if "queue_defs" in sig.parameters or takes_any[name]:
             kw["queue_defs"] = queue_defs
+        if capture_queues is not None and ("capture_queues" in sig.parameters
+                                           or takes_any[name]):
+            kw["capture_queues"] = capture_queues
         found = conform(fn(df, **kw))
         result = found if result is None else result.unionByName(found)
     if result is None:

@@ -85,7 +85,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     backout_queue_patterns : sequence of str
         MQ-style ``*`` patterns of backout-queue names (used as well as the
         BOQNAMEs of ``queue_defs``).
-    capture_queues : mapping of str to str, optional
+    capture_queues : mapping, optional
         Queue browsed by each capture file (see
         :func:`dlqlens.detect.common.capture_queue_column`).
 

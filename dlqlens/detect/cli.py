@@ -134,7 +134,7 @@ def format_finding(record: dict) -> str:
 
 
 def run_detect(args) -> int:
-    from dlqlens.capture.reader import ReadOptions, plan_pieces
+    from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
     from dlqlens.detect import DETECTORS, finding_record, run
     from dlqlens.errors import UsageError
 
@@ -156,7 +156,9 @@ def run_detect(args) -> int:
                              "e.g. 2024-03-15T08:30:00Z") from None
     queue_defs = load_queue_defs(args.queue_defs) if args.queue_defs else None
     ReadOptions(format=args.format, mode=args.mode)
-    plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early, before the JVM
+    pieces = plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early
+    # the queue each file was taken from, from its banner; --param capture_queues wins
+    capture_queues = {**captured_queues(pieces), **(params.pop("capture_queues", None) or {})}
 
     from dlqlens.spark.session import get_spark, load_capture
 
@@ -165,7 +167,8 @@ def run_detect(args) -> int:
     df.count()  # decode once; every detector then reads the cached rows
     try:
         try:
-            findings = run(df, names, queue_defs=queue_defs, **params)
+            findings = run(df, names, queue_defs=queue_defs,
+                           capture_queues=capture_queues or None, **params)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         out = sys.stdout

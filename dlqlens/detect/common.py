@@ -6,12 +6,22 @@ here collects a capture.
 The captured queue
 ------------------
 A capture DataFrame says which file each row came from (``source``) but not
-which queue was browsed. :func:`capture_queue_column` recovers it from the
-file name as ``dlqlens simulate`` and the usual ``<qmgr>_<queue>.<ext>``
-naming write it (``QM.APP_PAYMENTS.BOQ.raw`` -> ``PAYMENTS.BOQ``), or takes it
-from a ``capture_queues`` mapping (file name or path -> queue name) when the
-caller knows better. Dead letters are recognised by their MQDLH, never by the
+which queue was browsed. :func:`capture_queue_column` takes it from a
+``capture_queues`` mapping (file name or path -> queue name, or -> ``(queue
+manager, queue)``): the command line builds one from the files' own banners
+(:func:`dlqlens.capture.reader.captured_queues`: dmpmqmsg's ``* Qmgr`` and
+``* Queue`` lines, amqsbcg's ``MQOPEN`` line), and a caller may give one.
+Files it does not list are named as ``dlqlens simulate`` and the usual
+``<qmgr>_<queue>.<ext>`` naming write them (``QM.APP_PAYMENTS.BOQ.raw`` ->
+``PAYMENTS.BOQ``). Dead letters are recognised by their MQDLH, never by the
 queue name.
+
+Captures are snapshots of one queue (compared in time order, e.g. by the
+expiry detector) when their :func:`capture_key_column` agrees: the same queue
+manager and queue when the banner names both; the same queue name when a
+caller's mapping or the file name gives it; never when a banner names the
+queue but not its queue manager (amqsbcg), since every queue manager has a
+SYSTEM.DEAD.LETTER.QUEUE.
 
 Capture time
 ------------
@@ -30,37 +40,91 @@ from collections.abc import Mapping
 CAPTURE_EXTENSIONS = ("raw", "dmp", "bcg", "txt", "out", "log", "bin", "dat", "msg", "qmsg")
 
 
-def capture_queue_column(source_col, capture_queues: Mapping[str, str] | None = None):
+def _file_name_queue(source_col):
+    """The queue named by a capture's file name (see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    base = F.regexp_extract(source_col, r"([^/\\]+)$", 1)
+    ext = "|".join(CAPTURE_EXTENSIONS)
+    stem = F.regexp_replace(base, rf"\.(?:{ext})$", "")
+    return base, F.when(stem.contains("_"),
+                        F.regexp_extract(stem, r"^[^_]*_(.+)$", 1)).otherwise(stem)
+
+
+def _by_source(source_col, capture_queues, fallback, value):
+    """``value(entry)`` (a column) for the sources ``capture_queues`` lists
+    (by full ``source`` or base name), ``fallback`` for the others."""
+    from pyspark.sql import functions as F
+
+    base, _ = _file_name_queue(source_col)
+    expr = fallback
+    for key, entry in (capture_queues or {}).items():
+        named = (source_col == F.lit(key)) | (base == F.lit(key))
+        expr = F.when(named, value(entry)).otherwise(expr)
+    return expr
+
+
+def _entry(entry) -> tuple[str | None, str, bool]:
+    """``(queue manager, queue, from a banner)`` of a ``capture_queues`` value."""
+    if isinstance(entry, str):
+        return None, entry, False
+    qmgr, queue = entry
+    return qmgr, queue, True
+
+
+def capture_queue_column(source_col, capture_queues: Mapping | None = None):
     """The captured queue's name for each row, from its ``source``.
 
     Parameters
     ----------
     source_col : pyspark.sql.Column
         The ``source`` column (a file path or name).
-    capture_queues : mapping of str to str, optional
-        Explicit queue names by source (the full ``source`` value or its base
-        name). Sources it does not list fall back to the file-name rule.
+    capture_queues : mapping, optional
+        Queue names by source (the full ``source`` value or its base name):
+        a queue name, or ``(queue manager or None, queue)`` as
+        :func:`dlqlens.capture.reader.captured_queues` gives them. Sources it
+        does not list fall back to the file-name rule.
 
     Returns
     -------
     pyspark.sql.Column
-        string: the part of the base name after the first ``_`` with a known
-        capture extension (:data:`CAPTURE_EXTENSIONS`) removed, or the whole
-        base name when it holds no ``_``.
+        string: the queue's name; by the file-name rule, the part of the base
+        name after the first ``_`` with a known capture extension
+        (:data:`CAPTURE_EXTENSIONS`) removed, or the whole base name when it
+        holds no ``_``.
     """
     from pyspark.sql import functions as F
 
-    base = F.regexp_extract(source_col, r"([^/\\]+)$", 1)
-    ext = "|".join(CAPTURE_EXTENSIONS)
-    stem = F.regexp_replace(base, rf"\.(?:{ext})$", "")
-    guessed = F.when(stem.contains("_"), F.regexp_extract(stem, r"^[^_]*_(.+)$", 1)).otherwise(stem)
-    if not capture_queues:
-        return guessed
-    expr = guessed
-    for key, queue in capture_queues.items():
-        named = (source_col == F.lit(key)) | (base == F.lit(key))
-        expr = F.when(named, F.lit(queue)).otherwise(expr)
-    return expr
+    _, guessed = _file_name_queue(source_col)
+    return _by_source(source_col, capture_queues, guessed, lambda e: F.lit(_entry(e)[1]))
+
+
+def capture_key_column(source_col, capture_queues: Mapping | None = None):
+    """Which captures are snapshots of one queue: rows whose key agrees.
+
+    Same parameters as :func:`capture_queue_column`. The key is ``queue
+    manager|queue`` for a ``(queue manager, queue)`` entry; the source itself
+    for a ``(None, queue)`` entry (a banner that does not name the queue
+    manager: such a capture is nobody's snapshot but its own); the queue name
+    for a plain name and for the file-name rule.
+
+    Returns
+    -------
+    pyspark.sql.Column
+        string.
+    """
+    from pyspark.sql import functions as F
+
+    def key(entry):
+        qmgr, queue, banner = _entry(entry)
+        if not banner:
+            return F.lit(queue)
+        if qmgr is None:
+            return F.concat(F.lit("source|"), source_col)
+        return F.lit(f"{qmgr}|{queue}")
+
+    _, guessed = _file_name_queue(source_col)
+    return _by_source(source_col, capture_queues, guessed, key)
 
 
 def capture_time_column(capture_time=None):

@@ -25,8 +25,8 @@ or removed otherwise).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_queue_column, capture_time_column, message_ref,
-                                   sorted_refs)
+from dlqlens.detect.common import (capture_key_column, capture_queue_column, capture_time_column,
+                                   message_ref, sorted_refs)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQRO
 
@@ -60,8 +60,11 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         Fraction of the capture's depth (messages) that, expiring within
         ``soon``, makes the finding ``high`` severity (``medium`` when that
         fraction of the depth has any finite expiry, ``low`` otherwise).
-    capture_queues : mapping of str to str, optional
-        Queue browsed by each capture file.
+    capture_queues : mapping, optional
+        Queue browsed by each capture file (a name, or ``(queue manager,
+        queue)`` from the file's banner); captures are compared as snapshots
+        of one queue when :func:`dlqlens.detect.common.capture_key_column`
+        agrees.
 
     Returns
     -------
@@ -94,6 +97,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     rows = df.select(
         "source", "message_number",
         capture_queue_column(F.col("source"), capture_queues).alias("cq"),
+        capture_key_column(F.col("source"), capture_queues).alias("ck"),
         F.col("dlh").isNotNull().alias("is_dl"),
         F.col("md.Expiry").alias("expiry"),
         F.col("md.Report").alias("report"),
@@ -108,14 +112,14 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
                                           + F.col("expiry").cast("long") * 100000)))
 
     # snapshots of one queue, in time order: which messages vanished by the next one
-    snaps = rows.select("cq", "source", "captured").distinct()
-    w = Window.partitionBy("cq").orderBy("captured", "source")
+    snaps = rows.select("ck", "source", "captured").distinct()
+    w = Window.partitionBy("ck").orderBy("captured", "source")
     snaps = snaps.withColumn("next_source", F.lead("source").over(w)) \
                  .withColumn("next_captured", F.lead("captured").over(w))
-    rows = rows.join(F.broadcast(snaps.drop("captured")), ["cq", "source"], "left")
-    later = rows.select(F.col("cq"), F.col("source").alias("next_source"), F.col("msgid"),
+    rows = rows.join(F.broadcast(snaps.drop("captured")), ["ck", "source"], "left")
+    later = rows.select(F.col("ck"), F.col("source").alias("next_source"), F.col("msgid"),
                         F.lit(True).alias("still_there")).distinct()
-    rows = rows.join(later, ["cq", "next_source", "msgid"], "left")
+    rows = rows.join(later, ["ck", "next_source", "msgid"], "left")
     vanished = F.col("next_source").isNotNull() & F.col("still_there").isNull()
     by_expiry = vanished & F.col("finite") & (F.col("expires_at") <= F.col("next_captured"))
 

@@ -65,6 +65,27 @@ def test_messages_vanished_by_expiry_between_snapshots(spark):
     assert found[dlq2]["next_capture"] is None and found[dlq2]["finite_expiry"] == 1
 
 
+def test_snapshots_are_of_one_queue_manager_and_queue(spark):
+    """Banner entries (queue manager, queue) chain only captures of the same
+    queue manager; a banner without one (amqsbcg) chains nothing; a plain
+    name chains by name."""
+    a, b = "a.dmp", "b.dmp"
+    rows = [row(a, 1, mid=msgid(1), reason=2051, dest="R", put=1, dlq_put=1, expiry=100),
+            row(b, 1, mid=msgid(2), reason=2051, dest="R", put=20, dlq_put=20, expiry=100)]
+
+    def next_capture(qmap):
+        found = expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1).collect()
+        evs = {json.loads(f.evidence)["source"]: json.loads(f.evidence) for f in found}
+        assert {ev["queue"] for ev in evs.values()} == {"SYSTEM.DEAD.LETTER.QUEUE"}
+        return evs[a]["next_capture"]
+
+    dlq = "SYSTEM.DEAD.LETTER.QUEUE"
+    assert next_capture({a: ("QM1", dlq), b: ("QM2", dlq)}) is None
+    assert next_capture({a: ("QM1", dlq), b: ("QM1", dlq)}) == b
+    assert next_capture({a: (None, dlq), b: (None, dlq)}) is None
+    assert next_capture({a: dlq, b: dlq}) == b
+
+
 def test_bad_parameters_are_refused(spark):
     df = frame(spark, [row(DLQ1, 1)])
     for kw in ({"min_messages": 0}, {"soon": -1}, {"dominance": 0}, {"dominance": 1.5}):
