@@ -18,10 +18,10 @@ queue name.
 
 Captures are snapshots of one queue (compared in time order, e.g. by the
 expiry detector) when their :func:`capture_key_column` agrees: the same queue
-manager and queue when the banner names both; the same queue name when a
-caller's mapping or the file name gives it; never when a banner names the
-queue but not its queue manager (amqsbcg), since every queue manager has a
-SYSTEM.DEAD.LETTER.QUEUE.
+manager and queue, from a banner or a ``<qmgr>_<queue>`` file name; the same
+queue name when the caller's mapping gives it. A banner that names the queue
+but not its queue manager (amqsbcg) counts only with a file name naming the
+same queue: every queue manager has a SYSTEM.DEAD.LETTER.QUEUE.
 
 Capture time
 ------------
@@ -41,14 +41,19 @@ CAPTURE_EXTENSIONS = ("raw", "dmp", "bcg", "txt", "out", "log", "bin", "dat", "m
 
 
 def _file_name_queue(source_col):
-    """The queue named by a capture's file name (see the module docstring)."""
+    """``(base name, queue, snapshot key)`` of a capture by its file name
+    (see the module docstring): the key is ``qmgr|queue`` for a
+    ``<qmgr>_<queue>`` name, the name itself otherwise."""
     from pyspark.sql import functions as F
 
     base = F.regexp_extract(source_col, r"([^/\\]+)$", 1)
     ext = "|".join(CAPTURE_EXTENSIONS)
     stem = F.regexp_replace(base, rf"\.(?:{ext})$", "")
-    return base, F.when(stem.contains("_"),
-                        F.regexp_extract(stem, r"^[^_]*_(.+)$", 1)).otherwise(stem)
+    named = stem.contains("_")
+    queue = F.when(named, F.regexp_extract(stem, r"^[^_]*_(.+)$", 1)).otherwise(stem)
+    key = F.when(named, F.concat(F.regexp_extract(stem, r"^([^_]*)_", 1), F.lit("|"), queue)
+                 ).otherwise(stem)
+    return base, queue, key
 
 
 def _by_source(source_col, capture_queues, fallback, value):
@@ -56,7 +61,7 @@ def _by_source(source_col, capture_queues, fallback, value):
     (by full ``source`` or base name), ``fallback`` for the others."""
     from pyspark.sql import functions as F
 
-    base, _ = _file_name_queue(source_col)
+    base, _, _ = _file_name_queue(source_col)
     expr = fallback
     for key, entry in (capture_queues or {}).items():
         named = (source_col == F.lit(key)) | (base == F.lit(key))
@@ -95,18 +100,21 @@ def capture_queue_column(source_col, capture_queues: Mapping | None = None):
     """
     from pyspark.sql import functions as F
 
-    _, guessed = _file_name_queue(source_col)
+    _, guessed, _ = _file_name_queue(source_col)
     return _by_source(source_col, capture_queues, guessed, lambda e: F.lit(_entry(e)[1]))
 
 
 def capture_key_column(source_col, capture_queues: Mapping | None = None):
     """Which captures are snapshots of one queue: rows whose key agrees.
 
-    Same parameters as :func:`capture_queue_column`. The key is ``queue
-    manager|queue`` for a ``(queue manager, queue)`` entry; the source itself
-    for a ``(None, queue)`` entry (a banner that does not name the queue
-    manager: such a capture is nobody's snapshot but its own); the queue name
-    for a plain name and for the file-name rule.
+    Same parameters as :func:`capture_queue_column`. The key is
+    ``qmgr|queue`` for a ``(queue manager, queue)`` entry and for a
+    ``<qmgr>_<queue>`` file name; the queue name for a plain name (the
+    caller's word) and for a file name without ``_``. A ``(None, queue)``
+    entry (a banner that does not name the queue manager, as amqsbcg's) takes
+    the file name's key when the file name names the same queue, and is
+    otherwise nobody's snapshot but its own (every queue manager has a
+    SYSTEM.DEAD.LETTER.QUEUE).
 
     Returns
     -------
@@ -115,16 +123,18 @@ def capture_key_column(source_col, capture_queues: Mapping | None = None):
     """
     from pyspark.sql import functions as F
 
+    _, guessed, file_key = _file_name_queue(source_col)
+
     def key(entry):
         qmgr, queue, banner = _entry(entry)
         if not banner:
             return F.lit(queue)
         if qmgr is None:
-            return F.concat(F.lit("source|"), source_col)
+            return F.when(guessed == F.lit(queue), file_key).otherwise(
+                F.concat(F.lit("source|"), source_col))
         return F.lit(f"{qmgr}|{queue}")
 
-    _, guessed = _file_name_queue(source_col)
-    return _by_source(source_col, capture_queues, guessed, key)
+    return _by_source(source_col, capture_queues, file_key, key)
 
 
 def capture_time_column(capture_time=None):

@@ -86,6 +86,28 @@ def test_snapshots_are_of_one_queue_manager_and_queue(spark):
     assert next_capture({a: dlq, b: dlq}) == b
 
 
+def test_file_names_give_the_queue_manager_of_a_snapshot(spark):
+    """<qmgr>_<queue> file names chain snapshots of one queue manager's queue,
+    also under a banner that names only the queue (amqsbcg)."""
+    def chained(first, second, qmap=None):
+        rows = [row(first, 1, mid=msgid(1), reason=2051, dest="R", put=1, dlq_put=1, expiry=100),
+                row(second, 1, mid=msgid(2), reason=2051, dest="R", put=20, dlq_put=20,
+                    expiry=100)]
+        found = expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1).collect()
+        evs = {json.loads(f.evidence)["source"]: json.loads(f.evidence) for f in found}
+        assert {ev["queue"] for ev in evs.values()} == {"DLQ"}
+        return evs[first]["next_capture"] == second
+
+    assert chained("s1/QM1_DLQ.bcg", "s2/QM1_DLQ.bcg")
+    assert not chained("s1/QM1_DLQ.bcg", "s2/QM2_DLQ.bcg")
+    banner = {"s1/QM1_DLQ.bcg": (None, "DLQ"), "s2/QM1_DLQ.bcg": (None, "DLQ"),
+              "s2/QM2_DLQ.bcg": (None, "DLQ"), "s1/dump.bcg": (None, "DLQ"),
+              "s2/dump.bcg": (None, "DLQ")}
+    assert chained("s1/QM1_DLQ.bcg", "s2/QM1_DLQ.bcg", banner)
+    assert not chained("s1/QM1_DLQ.bcg", "s2/QM2_DLQ.bcg", banner)
+    assert not chained("s1/dump.bcg", "s2/dump.bcg", banner)
+
+
 def test_bad_parameters_are_refused(spark):
     df = frame(spark, [row(DLQ1, 1)])
     for kw in ({"min_messages": 0}, {"soon": -1}, {"dominance": 0}, {"dominance": 1.5}):
