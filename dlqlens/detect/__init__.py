@@ -61,7 +61,7 @@ def run(df, detectors=None, *, queue_defs=None, capture_queues=None, **params):
         returns them (BOTHRESH, BOQNAME, trigger attributes...).
     capture_queues : dict, optional
         The queue each capture file was taken from, for the detectors that
-        name it (:func:`dlqlens.detect.common.capture_queue_column`;
+        name it (:func:`dlqlens.detect.common.with_capture_queues`;
         :func:`dlqlens.capture.reader.captured_queues` reads it from the
         files' banners). Without it, files are named by the file-name rule.
     **params

@@ -41,8 +41,8 @@ Evidence this detector reads, one finding per queue and signal:
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_queue_column, definition_attr, glob_regex, message_ref,
-                                   queue_defs_frame, sorted_refs)
+from dlqlens.detect.common import (definition_attr, glob_regex, message_ref, queue_defs_frame,
+                                   sorted_refs, with_capture_queues)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQRC
 
@@ -87,7 +87,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         BOQNAMEs of ``queue_defs``).
     capture_queues : mapping, optional
         Queue browsed by each capture file (see
-        :func:`dlqlens.detect.common.capture_queue_column`).
+        :func:`dlqlens.detect.common.with_capture_queues`).
 
     Returns
     -------
@@ -116,7 +116,6 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
               if has_payload else F.lit(None).cast("string"))
     rows = df.select(
         "source", "message_number",
-        capture_queue_column(F.col("source"), capture_queues).alias("cq"),
         F.col("dlh").isNotNull().alias("is_dl"),
         F.col("dlh.Reason").alias("reason"),
         F.col("dlh.DestQName").alias("dest"),
@@ -125,7 +124,9 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.col("put_ts"), F.col("dlh_put_ts"),
         F.coalesce("dlh_put_ts", "put_ts").alias("ts"),
         digest.alias("digest"),
-    ).withColumn("home", F.when(F.col("is_dl"), F.col("dest")).otherwise(F.col("cq")))
+    )
+    rows = with_capture_queues(rows, capture_queues).drop("ck")
+    rows = rows.withColumn("home", F.when(F.col("is_dl"), F.col("dest")).otherwise(F.col("cq")))
 
     defs = queue_defs_frame(spark, queue_defs, {"bothresh": "int", "boqname": "string"})
     if defs is not None:

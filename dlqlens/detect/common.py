@@ -6,7 +6,7 @@ here collects a capture.
 The captured queue
 ------------------
 A capture DataFrame says which file each row came from (``source``) but not
-which queue was browsed. :func:`capture_queue_column` takes it from a
+which queue was browsed. :func:`with_capture_queues` takes it from a
 ``capture_queues`` mapping (file name or path -> queue name, or -> ``(queue
 manager, queue)``): the command line builds one from the files' own banners
 (:func:`dlqlens.capture.reader.captured_queues`: dmpmqmsg's ``* Qmgr`` and
@@ -17,7 +17,7 @@ Files it does not list are named as ``dlqlens simulate`` and the usual
 queue name.
 
 Captures are snapshots of one queue (compared in time order, e.g. by the
-expiry detector) when their :func:`capture_key_column` agrees: the same queue
+expiry detector) when their snapshot key (``ck`` of :func:`with_capture_queues`) agrees: the same queue
 manager and queue, from a banner or a ``<qmgr>_<queue>`` file name; the same
 queue name when the caller's mapping gives it. A banner that names the queue
 but not its queue manager (amqsbcg) counts only with a file name naming the
@@ -56,85 +56,84 @@ def _file_name_queue(source_col):
     return base, queue, key
 
 
-def _by_source(source_col, capture_queues, fallback, value):
-    """``value(entry)`` (a column) for the sources ``capture_queues`` lists
-    (by full ``source`` or base name), ``fallback`` for the others."""
-    from pyspark.sql import functions as F
-
-    base, _, _ = _file_name_queue(source_col)
-    expr = fallback
-    for key, entry in (capture_queues or {}).items():
-        named = (source_col == F.lit(key)) | (base == F.lit(key))
-        expr = F.when(named, value(entry)).otherwise(expr)
-    return expr
-
-
-def _entry(entry) -> tuple[str | None, str, bool]:
-    """``(queue manager, queue, from a banner)`` of a ``capture_queues`` value."""
-    if isinstance(entry, str):
-        return None, entry, False
-    qmgr, queue = entry
-    return qmgr, queue, True
+def _entries(capture_queues):
+    """``capture_queues`` as three tables: queue name by source; snapshot key
+    by source where the entry alone gives it (a plain name: the name; a
+    banner with both: ``qmgr|queue``); queue by source for banners without a
+    queue manager (their key depends on the file name)."""
+    names, keys, no_qmgr = {}, {}, {}
+    for source, entry in (capture_queues or {}).items():
+        if isinstance(entry, str):
+            names[source] = keys[source] = entry
+            continue
+        qmgr, queue = entry
+        names[source] = queue
+        if qmgr is None:
+            no_qmgr[source] = queue
+        else:
+            keys[source] = f"{qmgr}|{queue}"
+    return names, keys, no_qmgr
 
 
-def capture_queue_column(source_col, capture_queues: Mapping | None = None):
-    """The captured queue's name for each row, from its ``source``.
+def with_capture_queues(rows, capture_queues: Mapping | None = None):
+    """``rows`` plus the captured queue of each row's ``source``.
 
     Parameters
     ----------
-    source_col : pyspark.sql.Column
-        The ``source`` column (a file path or name).
+    rows : pyspark.sql.DataFrame
+        Any rows with a ``source`` column (a file path or name) and no
+        column named ``cq`` or ``ck``.
     capture_queues : mapping, optional
-        Queue names by source (the full ``source`` value or its base name):
-        a queue name, or ``(queue manager or None, queue)`` as
+        By source (the full ``source`` value or its base name): a queue
+        name, or ``(queue manager or None, queue)`` as
         :func:`dlqlens.capture.reader.captured_queues` gives them. Sources it
-        does not list fall back to the file-name rule.
+        does not list fall back to the file-name rule. It is joined as a
+        small broadcast table, so a mapping of thousands of files does not
+        grow the query's expressions.
 
     Returns
     -------
-    pyspark.sql.Column
-        string: the queue's name; by the file-name rule, the part of the base
-        name after the first ``_`` with a known capture extension
-        (:data:`CAPTURE_EXTENSIONS`) removed, or the whole base name when it
-        holds no ``_``.
+    pyspark.sql.DataFrame
+        ``rows`` with two string columns:
+
+        ``cq``
+            The queue's name; by the file-name rule, the part of the base
+            name after the first ``_`` with a known capture extension
+            (:data:`CAPTURE_EXTENSIONS`) removed, or the whole base name
+            when it holds no ``_``.
+        ``ck``
+            The snapshot key: captures whose ``ck`` agrees are snapshots of
+            one queue. ``qmgr|queue`` for a ``(queue manager, queue)`` entry
+            and for a ``<qmgr>_<queue>`` file name; the queue name for a
+            plain name (the caller's word) and for a file name without
+            ``_``. A ``(None, queue)`` entry (a banner that does not name the
+            queue manager, as amqsbcg's) takes the file name's key when the
+            file name names the same queue, and is otherwise nobody's
+            snapshot but its own (every queue manager has a
+            SYSTEM.DEAD.LETTER.QUEUE).
     """
     from pyspark.sql import functions as F
 
-    _, guessed, _ = _file_name_queue(source_col)
-    return _by_source(source_col, capture_queues, guessed, lambda e: F.lit(_entry(e)[1]))
-
-
-def capture_key_column(source_col, capture_queues: Mapping | None = None):
-    """Which captures are snapshots of one queue: rows whose key agrees.
-
-    Same parameters as :func:`capture_queue_column`. The key is
-    ``qmgr|queue`` for a ``(queue manager, queue)`` entry and for a
-    ``<qmgr>_<queue>`` file name; the queue name for a plain name (the
-    caller's word) and for a file name without ``_``. A ``(None, queue)``
-    entry (a banner that does not name the queue manager, as amqsbcg's) takes
-    the file name's key when the file name names the same queue, and is
-    otherwise nobody's snapshot but its own (every queue manager has a
-    SYSTEM.DEAD.LETTER.QUEUE).
-
-    Returns
-    -------
-    pyspark.sql.Column
-        string.
-    """
-    from pyspark.sql import functions as F
-
-    _, guessed, file_key = _file_name_queue(source_col)
-
-    def key(entry):
-        qmgr, queue, banner = _entry(entry)
-        if not banner:
-            return F.lit(queue)
-        if qmgr is None:
-            return F.when(guessed == F.lit(queue), file_key).otherwise(
-                F.concat(F.lit("source|"), source_col))
-        return F.lit(f"{qmgr}|{queue}")
-
-    return _by_source(source_col, capture_queues, file_key, key)
+    base, guessed, file_key = _file_name_queue(F.col("source"))
+    names, keys, no_qmgr = _entries(capture_queues)
+    if names:
+        table = rows.sparkSession.createDataFrame(
+            [(s, names[s], keys.get(s), no_qmgr.get(s)) for s in names],
+            "at string, name string, key string, noq string")
+        for on, suffix in (("source", "s"), ("_cq_base", "b")):
+            rows = rows.withColumn("_cq_base", base) if on == "_cq_base" else rows
+            rows = rows.join(F.broadcast(table.select(
+                F.col("at").alias(on),
+                *[F.col(c).alias(f"_cq_{c}_{suffix}") for c in ("name", "key", "noq")])),
+                on, "left")
+        name, key, noq = (F.coalesce(f"_cq_{c}_s", f"_cq_{c}_b") for c in ("name", "key", "noq"))
+    else:
+        name = key = noq = F.lit(None).cast("string")
+    own = (F.when(noq == guessed, file_key)
+           .when(noq.isNotNull(), F.concat(F.lit("source|"), F.col("source"))))
+    rows = rows.withColumn("cq", F.coalesce(name, guessed)) \
+               .withColumn("ck", F.coalesce(key, own, file_key))
+    return rows.drop(*[c for c in rows.columns if c.startswith("_cq_")])
 
 
 def capture_time_column(capture_time=None):

@@ -25,8 +25,8 @@ or removed otherwise).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_key_column, capture_queue_column, capture_time_column,
-                                   message_ref, sorted_refs)
+from dlqlens.detect.common import (capture_time_column, message_ref, sorted_refs,
+                                   with_capture_queues)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQRO
 
@@ -63,8 +63,8 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     capture_queues : mapping, optional
         Queue browsed by each capture file (a name, or ``(queue manager,
         queue)`` from the file's banner); captures are compared as snapshots
-        of one queue when :func:`dlqlens.detect.common.capture_key_column`
-        agrees.
+        of one queue when their snapshot keys agree
+        (:func:`dlqlens.detect.common.with_capture_queues`).
 
     Returns
     -------
@@ -96,8 +96,6 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
 
     rows = df.select(
         "source", "message_number",
-        capture_queue_column(F.col("source"), capture_queues).alias("cq"),
-        capture_key_column(F.col("source"), capture_queues).alias("ck"),
         F.col("dlh").isNotNull().alias("is_dl"),
         F.col("md.Expiry").alias("expiry"),
         F.col("md.Report").alias("report"),
@@ -105,6 +103,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         F.coalesce("put_ts", "dlh_put_ts").alias("ts"),
         capture_time_column(capture_time).alias("captured"),
     )
+    rows = with_capture_queues(rows, capture_queues)
     finite = F.col("expiry") >= 0
     rows = rows.withColumn("finite", finite).withColumn(
         "expires_at",

@@ -113,3 +113,22 @@ def test_bad_parameters_are_refused(spark):
     for kw in ({"min_messages": 0}, {"soon": -1}, {"dominance": 0}, {"dominance": 1.5}):
         with pytest.raises(ValueError):
             expiry.detect(df, **kw)
+
+
+def test_a_mapping_of_thousands_of_files(spark):
+    """The command line maps every file with a banner: a folder of thousands
+    of dumps is a join, not thousands of nested expressions."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect.common import with_capture_queues
+
+    qmap = {f"dumps/d{i}.dmp": (f"QM{i % 3}", "DLQ") for i in range(3000)}
+    qmap["d7.dmp"] = "BY.BASE.NAME"  # a base name and a full path both name d7: the path wins
+    qmap["other.dmp"] = "BY.BASE.NAME"
+    df = spark.createDataFrame([("dumps/d7.dmp",), ("x/other.dmp",), ("QM9_APP.Q.raw",)],
+                               "source string")
+    got = {r.source: (r.cq, r.ck) for r in with_capture_queues(df, qmap).collect()}
+    assert got == {"dumps/d7.dmp": ("DLQ", "QM1|DLQ"),
+                   "x/other.dmp": ("BY.BASE.NAME", "BY.BASE.NAME"),
+                   "QM9_APP.Q.raw": ("APP.Q", "QM9|APP.Q")}
+    assert with_capture_queues(df, qmap).where(F.col("cq").isNull()).count() == 0
