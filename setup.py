@@ -1,8 +1,9 @@
 """Build of the optional C extension (everything else is in pyproject.toml).
 
-``dlqlens.capture._scan`` holds the two byte loops of the fast text readers
-(line ends, hex runs). It is optional: without a C compiler the install goes
-on and :mod:`dlqlens.capture.scan` uses its numpy versions.
+``dlqlens.capture._scan`` holds the byte loops of the fast text readers (a
+block's line table, hex runs, rows compared with a first row). It is
+optional: without a C compiler the install goes on and
+:mod:`dlqlens.capture.scan` uses its numpy versions.
 """
 
 from setuptools import Extension, setup
