@@ -1,5 +1,6 @@
 /*
- * dlqlens.capture._scan: the two byte loops of the fast text readers.
+ * dlqlens.capture._scan: the byte loops of the fast text readers (a block's
+ * line table, hex runs, rows compared with a first row).
  *
  * Built when a C compiler is present at install (setup.py marks it optional);
  * dlqlens.capture.scan falls back to numpy versions of the same functions,
