@@ -552,7 +552,7 @@ def _same(win: np.ndarray, vl: np.ndarray) -> bool:
 _MAX_TEMPLATE = 4096
 
 
-def _fill_group(p, at, ce, allowed: bool, crlf: bool = True):
+def _fill_group(p, at, ce, allowed: bool, crlf: bool):
     """Read the units (rows: ``at``/``ce``, the start and text end of their
     ``k`` A lines, each at least 6 characters) with the codes of row 0.
 

@@ -120,8 +120,8 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
         table = rows.sparkSession.createDataFrame(
             [(s, names[s], keys.get(s), no_qmgr.get(s)) for s in names],
             "at string, name string, key string, noq string")
+        rows = rows.withColumn("_cq_base", base)
         for on, suffix in (("source", "s"), ("_cq_base", "b")):
-            rows = rows.withColumn("_cq_base", base) if on == "_cq_base" else rows
             rows = rows.join(F.broadcast(table.select(
                 F.col("at").alias(on),
                 *[F.col(c).alias(f"_cq_{c}_{suffix}") for c in ("name", "key", "noq")])),

@@ -46,10 +46,6 @@ DLQ = "SYSTEM.DEAD.LETTER.QUEUE"
 MQAT_CICS = MQAT["MQAT_CICS"]
 
 
-#: Characters of an MQ queue manager name (at most 48 of them).
-QMGR_NAME = OBJECT_NAME
-
-
 @dataclass(frozen=True)
 class Layout:
     """Platform, encoding, CCSID and (optionally) name of the captured ("home") queue manager.
@@ -77,7 +73,7 @@ class Layout:
         if encoding not in ENCODING_PLATFORM:
             raise SimulationError(f"encoding {encoding}: expected 546 (Linux x86-64), "
                                   "273 (AIX) or 785 (z/OS)")
-        if qmgr is not None and not QMGR_NAME.fullmatch(qmgr):
+        if qmgr is not None and not OBJECT_NAME.fullmatch(qmgr):
             raise SimulationError(f"queue manager name {qmgr!r}: expected 1 to 48 of "
                                   "A-Z a-z 0-9 . / _ %")
         platform = ENCODING_PLATFORM[encoding]
