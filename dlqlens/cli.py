@@ -1,8 +1,9 @@
-"""The ``dlqlens`` command.
+"""The ``dlqlens`` command: parses the verb and dispatches.
 
-Each command group lives in its own module and registers itself through a
-``register(subparsers)`` function listed in :data:`COMMAND_MODULES`; a test
-fails when a module with such a function is left out of the list.
+Each verb group lives in its own module of :mod:`dlqlens.commands` and
+registers itself through a ``register(subparsers)`` function listed in
+:data:`COMMAND_MODULES`; a test fails when a module with such a function is
+left out of the list. This module holds no command of its own.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from dlqlens.errors import DlqlensError
 
 #: Modules that add sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES: dict[str, str] = {
-    "decode": "dlqlens.capture.cli",
-    "rules": "dlqlens.rules.cli",
-    "simulate": "dlqlens.sim.cli",
-    "detect": "dlqlens.detect.cli",
-    "triggers": "dlqlens.triggers.cli",
+    "decode": "dlqlens.commands.capture",
+    "rules": "dlqlens.commands.rules",
+    "simulate": "dlqlens.commands.simulate",
+    "detect": "dlqlens.commands.detect",
+    "triggers": "dlqlens.commands.triggers",
 }
 
 

@@ -16,14 +16,14 @@ def test_every_module_with_commands_is_registered():
     import importlib
     import pkgutil
 
-    import dlqlens
+    import dlqlens.commands
 
     found = set()
-    for info in pkgutil.walk_packages(dlqlens.__path__, "dlqlens."):
-        if info.name.endswith(".cli") and info.name != "dlqlens.cli":
-            if hasattr(importlib.import_module(info.name), "register"):
-                found.add(info.name)
+    for info in pkgutil.walk_packages(dlqlens.commands.__path__, "dlqlens.commands."):
+        if hasattr(importlib.import_module(info.name), "register"):
+            found.add(info.name)
     assert found == set(COMMAND_MODULES.values())
+    assert "dlqlens.commands.detect" in found  # the walk found the package
 
 
 def test_decode_jsonl_contract_on_a_real_capture(real_captures, capsys):
@@ -91,7 +91,7 @@ def test_errors_are_one_line_without_traceback(argv, text):
 @pytest.mark.spark
 def test_summary_main_job(spark):
     """The README's main job: a readable summary of the bundled captures."""
-    from dlqlens.report.summary import summarize
+    from dlqlens.explain.summary import summarize
     from dlqlens.spark.session import load_capture
 
     s = summarize(load_capture(spark, DATASETS))
@@ -127,7 +127,7 @@ def test_summary_main_job(spark):
 @pytest.mark.spark
 def test_summary_ends_with_the_findings(spark):
     """The main job's report ends with the detectors' findings, most severe first."""
-    from dlqlens.capture.cli import findings_text
+    from dlqlens.commands.capture import findings_text
     from dlqlens.spark.session import load_capture
 
     from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces

@@ -501,7 +501,7 @@ class Diagnostic:
 
     def format(self, source: str = "<rules>") -> str:
         """``SOURCE:LINE:COL: severity code: message`` (control characters escaped)."""
-        from dlqlens.report.safe import printable
+        from dlqlens.safe import printable
 
         return printable(f"{source}:{self.line}:{self.column}: {self.severity} {self.code}: "
                          f"{self.message}")
@@ -553,7 +553,7 @@ class LintFinding:
 
     def format(self, source: str = "<rules>") -> str:
         """``SOURCE:LINE:COL: severity code: message`` (control characters escaped)."""
-        from dlqlens.report.safe import printable
+        from dlqlens.safe import printable
 
         return printable(f"{source}:{self.line or 1}:{self.column or 1}: {self.severity} "
                          f"{self.code}: {self.message}")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from dlqlens.cli import main
-from dlqlens.detect.accuracy import measure, meets_target, render
+from dlqlens.accuracy import measure, meets_target, render
 from dlqlens.sim import simulate
 
 pytestmark = pytest.mark.spark

@@ -10,8 +10,8 @@ import pytest
 import dlqlens.detect as detect_pkg
 from dlqlens.cli import COMMAND_MODULES
 from dlqlens.detect import DETECTORS, KINDS, detector, run
-from dlqlens.detect.cli import detector_names, format_finding, parse_params
-from dlqlens.report.safe import one_line
+from dlqlens.commands.detect import detector_names, format_finding, parse_params
+from dlqlens.safe import one_line
 from dlqlens.errors import UsageError
 
 
@@ -34,7 +34,7 @@ def test_registry_names_are_finding_kinds_and_resolve():
         assert mine in DETECTORS
     with pytest.raises(KeyError, match="known"):
         detector("no_such_detector")
-    assert COMMAND_MODULES["detect"] == "dlqlens.detect.cli"
+    assert COMMAND_MODULES["detect"] == "dlqlens.commands.detect"
 
 
 def test_run_refuses_a_parameter_no_selected_detector_takes():

@@ -23,8 +23,8 @@ import dlqlens
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw
 from dlqlens.capture.message import dead_letter
 from dlqlens.capture.reader import read_capture
-from dlqlens.report.safe import one_line, printable
-from dlqlens.report.summary import CaptureSummary
+from dlqlens.safe import one_line, printable
+from dlqlens.explain.summary import CaptureSummary
 
 SCRIPT = "<script>alert(1)</script>"         # 25: fits PutApplName (28)
 IMG = "<img src=x onerror=alert(2)>"           # 28: fits DestQName (48)
@@ -126,7 +126,7 @@ def test_summary_html_escapes_capture_content(tmp_path):
 
 @pytest.mark.spark
 def test_spark_summary_html_escapes_capture_content(spark, tmp_path):
-    from dlqlens.report.summary import summarize
+    from dlqlens.explain.summary import summarize
     from dlqlens.spark import load_capture
 
     paths = write_all(tmp_path)
@@ -236,7 +236,7 @@ EXPLAIN_TAGS = {"div", "p", "code", "b", "table", "tr", "th", "td"}
 
 
 def test_explanation_html_escapes_capture_content(tmp_path):
-    from dlqlens.report.explain import explain
+    from dlqlens.explain import explain
 
     rows = [r for r in read_capture(write_all(tmp_path)).table.to_pylist()
             if r["decode_status"] == "ok"]
@@ -254,7 +254,7 @@ def test_explanation_html_escapes_capture_content(tmp_path):
 
 
 def test_explanation_text_escapes_terminal_controls(tmp_path):
-    from dlqlens.report.explain import explain
+    from dlqlens.explain import explain
 
     p = tmp_path / "esc.bin"
     raw.write_raw(p, [hostile_message(PutApplName="\x1b]0;pwned\x07\x1b[2J")])
@@ -264,7 +264,7 @@ def test_explanation_text_escapes_terminal_controls(tmp_path):
 
 @pytest.mark.spark
 def test_browse_widget_escapes_capture_content(spark, tmp_path):
-    from dlqlens.report.widgets import browse
+    from dlqlens.widgets import browse
     from dlqlens.spark import load_capture
 
     paths = write_all(tmp_path)

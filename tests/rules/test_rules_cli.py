@@ -1,4 +1,4 @@
-"""``dlqlens rules check`` (dlqlens/rules/cli.py)."""
+"""``dlqlens rules check`` (dlqlens/commands/rules.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import json
 import pytest
 
 from dlqlens.errors import RulesError
-from dlqlens.rules import cli
+from dlqlens.commands import rules as rules_commands
 
 
 def run(argv, capsys):
     parser = argparse.ArgumentParser(prog="dlqlens")
     sub = parser.add_subparsers(dest="command")
-    cli.register(sub)
+    rules_commands.register(sub)
     args = parser.parse_args(argv)
     status = args.func(args)
     out, err = capsys.readouterr()
@@ -121,7 +121,7 @@ def test_unreadable_file_raises_rules_error(tmp_path, capsys):
 
 def test_check_is_required(capsys):
     parser = argparse.ArgumentParser(prog="dlqlens")
-    cli.register(parser.add_subparsers(dest="command"))
+    rules_commands.register(parser.add_subparsers(dest="command"))
     with pytest.raises(SystemExit):
         parser.parse_args(["rules"])
 

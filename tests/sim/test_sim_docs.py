@@ -29,7 +29,7 @@ def test_every_scenario_and_pattern_is_documented():
 def test_every_cli_option_is_documented():
     import argparse
 
-    from dlqlens.sim.cli import register
+    from dlqlens.commands.simulate import register
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -244,7 +244,7 @@ def test_expiry_buildup_manifest_counts_what_the_capture_browse_discarded(tmp_pa
 # -- the command -------------------------------------------------------------------------
 
 def run_cli(argv):
-    from dlqlens.sim.cli import register
+    from dlqlens.commands.simulate import register
 
     parser = argparse.ArgumentParser(prog="dlqlens")
     register(parser.add_subparsers(dest="command"))

@@ -1,11 +1,11 @@
-"""Explanations of single messages (dlqlens.report.explain), on the datasets and the real captures."""
+"""Explanations of single messages (dlqlens.explain), on the datasets and the real captures."""
 
 from __future__ import annotations
 
 import pytest
 
 from dlqlens.capture.reader import read_capture
-from dlqlens.report.explain import explain
+from dlqlens.explain import explain
 from tests.conftest import DATASETS
 
 
@@ -108,7 +108,7 @@ def test_spark_explanations_are_in_utc_whatever_the_session_zone(spark):
     with the session in another time zone."""
     from pyspark.sql import functions as F
 
-    from dlqlens.report.explain import explain_messages
+    from dlqlens.explain import explain_messages
     from dlqlens.spark.session import load_capture
 
     path = DATASETS / "dlq_linux_x86.raw"

@@ -12,7 +12,7 @@ filter selects, bringing only those rows to the driver.
 The text is built from MQ's own names (``dlh.Reason``, ``md.BackoutCount``...)
 and the meanings in ``spec/reason-codes.md`` (:func:`dlqlens.mq.constants.describe_code`).
 Capture content is untrusted: :meth:`Explanation.to_text` escapes control
-characters (:func:`dlqlens.report.safe.printable`), :meth:`Explanation._repr_html_`
+characters (:func:`dlqlens.safe.printable`), :meth:`Explanation._repr_html_`
 escapes everything with :func:`html.escape`.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from dlqlens.mq.constants import (MQAT, MQAT_NAMES, MQMT, MQMT_NAMES, MQPER_NAMES, NON_RETRYABLE_REASONS,
                                   RETRY_REASONING, RETRYABLE_REASONS, TEMPORARY_QUEUE_PREFIXES,
                                   code_name, describe_code)
-from dlqlens.report.safe import printable
+from dlqlens.safe import printable
 
 #: Characters of payload text shown.
 PREVIEW_CHARS = 160

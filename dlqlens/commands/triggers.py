@@ -1,8 +1,4 @@
-"""``dlqlens triggers evaluate``: the trigger-condition evaluator on the command line.
-
-Wired into the main command through :data:`dlqlens.cli.COMMAND_MODULES`
-(``"triggers": "dlqlens.triggers.cli"``).
-"""
+"""``dlqlens triggers evaluate``: the trigger-condition evaluator on the command line."""
 
 from __future__ import annotations
 

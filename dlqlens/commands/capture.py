@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from dlqlens.capture.reader import MODES
+from dlqlens.commands.common import (add_format_option, add_master_option, add_mode_option,
+                                     load_captures, plan_captures)
 
 
 def register(sub) -> None:
@@ -22,9 +23,8 @@ def register(sub) -> None:
                    help="capture files, directories or glob patterns")
     p.add_argument("--jsonl", action="store_true",
                    help="one JSON object per line (the default and only output form)")
-    p.add_argument("--format", default="auto", help="auto (default), raw, dmpmqmsg or amqsbcg")
-    p.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES,
-                   help="what to do with malformed messages (default PERMISSIVE)")
+    add_format_option(p)
+    add_mode_option(p)
     p.set_defaults(func=run_decode)
 
     e = sub.add_parser("explain", help="why messages landed where they are, in words (no JVM)",
@@ -37,7 +37,7 @@ def register(sub) -> None:
                    help="message number (1-based, in every capture given; repeatable); "
                         "default: the first --limit messages")
     e.add_argument("--limit", type=int, default=20, help="messages shown without -m (default 20)")
-    e.add_argument("--format", default="auto")
+    add_format_option(e)
     e.set_defaults(func=run_explain)
 
     s = sub.add_parser("summary", help="readable summary of captures (runs on Spark)",
@@ -48,10 +48,10 @@ def register(sub) -> None:
                                    "orphaned replies; most severe first, as 'dlqlens detect' "
                                    "prints them). Needs Java 17+ (Spark).")
     s.add_argument("captures", nargs="+", metavar="CAPTURE")
-    s.add_argument("--format", default="auto")
-    s.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES)
+    add_format_option(s)
+    add_mode_option(s)
     s.add_argument("--top", type=int, default=20, help="rows per table (default 20)")
-    s.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    add_master_option(s)
     s.add_argument("--no-findings", action="store_true",
                    help="leave out the detectors' findings (faster on large captures)")
     s.set_defaults(func=run_summary)
@@ -86,7 +86,7 @@ def run_explain(args) -> int:
     import pyarrow.compute as pc
 
     from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
-    from dlqlens.report.explain import EXPLAIN_COLUMNS, explain
+    from dlqlens.explain import EXPLAIN_COLUMNS, explain
 
     options = ReadOptions(format=args.format, columns=EXPLAIN_COLUMNS)
     wanted = sorted(set(args.message or ()))
@@ -116,14 +116,12 @@ def run_explain(args) -> int:
 
 
 def run_summary(args) -> int:
-    from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
-    from dlqlens.report.summary import summarize
-    from dlqlens.spark.session import get_spark, load_capture
+    from dlqlens.capture.reader import captured_queues
+    from dlqlens.explain.summary import summarize
 
-    ReadOptions(format=args.format, mode=args.mode)
-    pieces = plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early
-    spark = get_spark(args.master)
-    df = load_capture(spark, args.captures, format=args.format, mode="PERMISSIVE").cache()
+    pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
+    df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces)
+    df = df.cache()
     try:  # decoded once, read by the summary and by every detector
         print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
         if not args.no_findings:
@@ -157,7 +155,7 @@ def findings_text(df, capture_queues=None) -> str:
         with control characters escaped.
     """
     from dlqlens.detect import finding_record, run
-    from dlqlens.detect.cli import format_finding
+    from dlqlens.commands.detect import format_finding
 
     records = [finding_record(row)
                for row in run(df, capture_queues=capture_queues or None).toLocalIterator()]

@@ -1,8 +1,4 @@
-"""``dlqlens simulate``: write a named scenario's captures and ground truth.
-
-Wired into the main command by adding this module to
-:data:`dlqlens.cli.COMMAND_MODULES` (``"simulate": "dlqlens.sim.cli"``).
-"""
+"""``dlqlens simulate``: write a named scenario's captures and ground truth."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """``dlqlens detect``: run the detectors over captures and print the findings.
 
-Wired into the main command through :data:`dlqlens.cli.COMMAND_MODULES`
-(``"detect": "dlqlens.detect.cli"``). Runs on Spark (Java 17+).
+Runs on Spark (Java 17+).
 
 Text output lists the findings most severe first, each as a heading line
 (severity, kind, queues, time window, message count), its statement, its
@@ -17,15 +16,15 @@ from __future__ import annotations
 import json
 import sys
 
-from dlqlens.report.safe import one_line
+from dlqlens.commands.common import (add_format_option, add_master_option, add_mode_option,
+                                     load_captures, plan_captures)
+from dlqlens.safe import one_line
 
 #: Messages listed under each finding in the text output.
 SHOWN_MESSAGES = 5
 
 
 def register(sub) -> None:
-    from dlqlens.capture.reader import MODES
-
     p = sub.add_parser(
         "detect", help="find failure patterns (backout loops, expiry build-up, ...) in captures",
         description="Run the detectors over one or many captures (snapshots of a dead-letter "
@@ -45,10 +44,9 @@ def register(sub) -> None:
                    help="when the captures were taken (UTC); default: each capture's latest put")
     p.add_argument("--jsonl", action="store_true", help="one JSON object per finding")
     p.add_argument("--list", action="store_true", help="print the detector names and exit")
-    p.add_argument("--format", default="auto", help="auto (default), raw, dmpmqmsg or amqsbcg")
-    p.add_argument("--mode", default="PERMISSIVE", type=str.upper, choices=MODES,
-                   help="what to do with malformed messages (default PERMISSIVE)")
-    p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    add_format_option(p)
+    add_mode_option(p)
+    add_master_option(p)
     p.set_defaults(func=run_detect)
 
 
@@ -134,7 +132,7 @@ def format_finding(record: dict) -> str:
 
 
 def run_detect(args) -> int:
-    from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
+    from dlqlens.capture.reader import captured_queues
     from dlqlens.detect import DETECTORS, finding_record, run
     from dlqlens.errors import UsageError
 
@@ -155,15 +153,11 @@ def run_detect(args) -> int:
             raise UsageError(f"--capture-time {args.capture_time!r}: expected ISO 8601, "
                              "e.g. 2024-03-15T08:30:00Z") from None
     queue_defs = load_queue_defs(args.queue_defs) if args.queue_defs else None
-    ReadOptions(format=args.format, mode=args.mode)
-    pieces = plan_pieces(args.captures, ReadOptions(format=args.format))  # fail early
+    pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
     # the queue each file was taken from, from its banner; --param capture_queues wins
     capture_queues = {**captured_queues(pieces), **(params.pop("capture_queues", None) or {})}
-
-    from dlqlens.spark.session import get_spark, load_capture
-
-    spark = get_spark(args.master)
-    df = load_capture(spark, args.captures, format=args.format, mode=args.mode).cache()
+    df, _ = load_captures(args, args.captures, mode=args.mode, pieces=pieces)
+    df = df.cache()
     df.count()  # decode once; every detector then reads the cached rows
     try:
         try:

@@ -1,7 +1,7 @@
 """Notebook widgets (ipywidgets) over a capture DataFrame.
 
 :func:`browse` shows one message at a time, explained
-(:func:`dlqlens.report.explain.explain`): pick the capture file and the
+(:func:`dlqlens.explain.explain`): pick the capture file and the
 message number; only that row is fetched from Spark. Everything from the
 capture is HTML-escaped before it reaches the page.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from dlqlens.report.explain import explain_messages
+from dlqlens.explain import explain_messages
 
 
 def browse(df, *, source: str | None = None, message_number: int = 1):
@@ -20,7 +20,7 @@ def browse(df, *, source: str | None = None, message_number: int = 1):
     ----------
     df : pyspark.sql.DataFrame
         Capture rows (:func:`dlqlens.spark.load_capture`); reads the columns
-        of :data:`dlqlens.report.explain.EXPLAIN_COLUMNS`.
+        of :data:`dlqlens.explain.EXPLAIN_COLUMNS`.
     source : str, optional
         The capture file shown first (default: the first by name).
     message_number : int

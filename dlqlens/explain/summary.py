@@ -17,7 +17,7 @@ import pandas as pd
 
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 from dlqlens.mq.constants import MQAT_NAMES, TEMPORARY_QUEUE_PREFIXES
-from dlqlens.report.safe import printable
+from dlqlens.safe import printable
 
 
 @dataclass
@@ -82,7 +82,7 @@ class CaptureSummary:
 
     def to_text(self) -> str:
         """The summary as plain text (a terminal, a ticket, an e-mail); control
-        characters from captures are shown escaped (:func:`~dlqlens.report.safe.printable`)."""
+        characters from captures are shown escaped (:func:`~dlqlens.safe.printable`)."""
         return printable(self._text())
 
     def _text(self) -> str:

@@ -98,6 +98,7 @@ import argparse
 import json
 import sys
 
+from dlqlens.commands.common import add_format_option, add_master_option, load_captures
 from dlqlens.rules.lint import lint
 from dlqlens.rules.parser import parse_file
 
@@ -187,9 +188,8 @@ def _world_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _spark_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", default="auto",
-                        help="capture format: auto (default), raw, dmpmqmsg or amqsbcg")
-    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    add_format_option(parser)
+    add_master_option(parser)
 
 
 def _load(args: argparse.Namespace, paths: list):
@@ -197,14 +197,9 @@ def _load(args: argparse.Namespace, paths: list):
     in PERMISSIVE mode (a message whose MQDLH cannot be read is kept: it is
     one the handler leaves, ``no_dlh``), decoding only the columns a replay
     reads."""
-    from dlqlens.capture.reader import ReadOptions, plan_pieces
     from dlqlens.rules.replay import INPUT_COLUMNS
-    from dlqlens.spark.session import get_spark, load_capture
 
-    plan_pieces(paths, ReadOptions(format=args.format))
-    spark = get_spark(args.master)
-    return load_capture(spark, paths, format=args.format, mode="PERMISSIVE",
-                        columns=list(INPUT_COLUMNS))
+    return load_captures(args, paths, mode="PERMISSIVE", columns=INPUT_COLUMNS)[0]
 
 
 def _refuse_errors(table, name: str) -> bool:
