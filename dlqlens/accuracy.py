@@ -23,13 +23,7 @@ finding's messages to ``ground_truth.jsonl``:
 Everything is computed in Spark (explode, join, count); only the counts come
 to the driver, so a size of 1,000,000 works with the memory of one machine.
 
-Measured on 2 shared cores (local[2]): all eight scenarios take about 3
-minutes at 1,000 (Spark's per-stage overhead dominates), 2 minutes at 10,000
-and 8 minutes at 100,000 (per scenario up to 33 s simulating and 100 s
-decoding and detecting, for 70,000 dead letters). A size of 1,000,000 is ten
-times the 100,000 work per scenario (the simulator alone needs about four
-minutes of CPU for ``deleted_queue_after_deploy``), so budget one to two hours
-for every scenario, or pass ``--scenarios``.
+How long a run takes at each size is in ``docs/detectors.md`` ("Accuracy").
 """
 
 from __future__ import annotations
