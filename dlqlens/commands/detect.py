@@ -93,12 +93,8 @@ def detector_names(values) -> list[str] | None:
 def load_queue_defs(path):
     """Queue definitions from an MQSC file (:func:`dlqlens.mq.mqsc.read_queue_defs`)."""
     from dlqlens.errors import UsageError
+    from dlqlens.mq.mqsc import read_queue_defs
 
-    try:
-        from dlqlens.mq.mqsc import read_queue_defs
-    except ImportError:
-        raise UsageError("--queue-defs needs dlqlens.mq.mqsc, which this installation "
-                         "does not have") from None
     try:
         return read_queue_defs(path)
     except OSError as exc:

@@ -57,7 +57,6 @@ def test_unknown_parameter_is_a_usage_error(spark, poison, capsys):
 
 
 def test_queue_definitions_from_mqsc(spark, poison, tmp_path, capsys):
-    pytest.importorskip("dlqlens.mq.mqsc", reason="dlqlens.mq.mqsc (read_queue_defs) not built yet")
     mqsc = tmp_path / "qdefs.mqsc"
     mqsc.write_text("DEFINE QLOCAL('APP.IN') BOTHRESH(1) REPLACE\n"
                     "DEFINE QLOCAL('PAYMENTS.IN') BOTHRESH(2) BOQNAME('PAYMENTS.BOQ') REPLACE\n")
