@@ -26,8 +26,8 @@ DETECTORS: dict[str, str] = {
     "expiry_buildup": "dlqlens.detect.expiry:detect",
     "orphaned_reply": "dlqlens.detect.orphans:detect",
     "reason_burst": "dlqlens.detect.bursts:detect",
-    "trigger_storm": "dlqlens.detect.triggers:trigger_storm",
-    "trigger_failure": "dlqlens.detect.triggers:trigger_failure",
+    "trigger_storm": "dlqlens.detect.trigger_messages:trigger_storm",
+    "trigger_failure": "dlqlens.detect.trigger_messages:trigger_failure",
 }
 
 

@@ -41,8 +41,8 @@ def _score(rows, truth, kind):
 
 
 def test_registered():
-    assert DETECTORS["trigger_storm"] == "dlqlens.detect.triggers:trigger_storm"
-    assert DETECTORS["trigger_failure"] == "dlqlens.detect.triggers:trigger_failure"
+    assert DETECTORS["trigger_storm"] == "dlqlens.detect.trigger_messages:trigger_storm"
+    assert DETECTORS["trigger_failure"] == "dlqlens.detect.trigger_messages:trigger_failure"
 
 
 def test_trigger_storm_scenario_precision_recall_and_clean_baseline(spark, tmp_path):
