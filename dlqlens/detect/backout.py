@@ -125,8 +125,9 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.coalesce("dlh_put_ts", "put_ts").alias("ts"),
         digest.alias("digest"),
     )
-    rows = with_capture_queues(rows, capture_queues).drop("ck")
-    rows = rows.withColumn("home", F.when(F.col("is_dl"), F.col("dest")).otherwise(F.col("cq")))
+    rows = with_capture_queues(rows, capture_queues).drop("capture_key")
+    rows = rows.withColumn("home", F.when(F.col("is_dl"), F.col("dest"))
+                           .otherwise(F.col("capture_queue")))
 
     defs = queue_defs_frame(spark, queue_defs, {"bothresh": "int", "boqname": "string"})
     if defs is not None:
@@ -137,8 +138,8 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         rows = rows.withColumn("bothresh", F.lit(None).cast("int")) \
                    .withColumn("boqname", F.lit(None).cast("string"))
         boqnames = []
-    on_boq = (~F.col("is_dl")) & (F.col("cq").rlike(glob_regex(backout_queue_patterns))
-                                  | F.col("cq").isin(boqnames))
+    on_boq = (~F.col("is_dl")) & (F.col("capture_queue").rlike(glob_regex(backout_queue_patterns))
+                                  | F.col("capture_queue").isin(boqnames))
     rows = rows.withColumn("on_boq", on_boq)
     limit = F.lit(int(backout_threshold))
     thresh = F.when(F.col("bothresh") > 0, F.least(F.col("bothresh"), limit)).otherwise(limit)
@@ -157,7 +158,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     by_msgid = F.when(parked & F.col("msgid").isNotNull(), F.col("msgid")).otherwise(own)
     by_body = F.when(parked & F.col("digest").isNotNull(),
                      F.concat_ws("|", "home", "digest")).otherwise(own)
-    put_key = F.concat_ws("|", "cq", F.col("ts").cast("string"))
+    put_key = F.concat_ws("|", "capture_queue", F.col("ts").cast("string"))
     puts = F.approx_count_distinct(put_key).over(Window.partitionBy(by_msgid))
     rows = rows.withColumn("puts", F.when(parked & F.col("msgid").isNotNull(), puts))
     ids = F.approx_count_distinct(F.coalesce("msgid", own)).over(Window.partitionBy(by_body))
@@ -178,11 +179,11 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         sig("backed_out",
             (F.col("bc") >= int(min_backout_count)) & (F.col("bc") < F.col("threshold")),
             F.col("home")),
-        sig("backout_queue", F.col("on_boq"), F.col("cq")),
+        sig("backout_queue", F.col("on_boq"), F.col("capture_queue")),
         sig("redelivered", (F.col("puts") >= 2) | (F.col("ids") >= int(min_repeats)),
             F.col("home")),
         sig("ping_pong", on_input & ((F.col("bc") > 0) | (F.col("put_ts") <= F.col("last_bo"))),
-            F.col("cq")),
+            F.col("capture_queue")),
     )
     hits = (rows.withColumn("s", F.explode(F.filter(sigs, lambda x: x.isNotNull())))
             .select("s.signal", "s.queue", "source", "message_number", "bc", "msgid", "ts",

@@ -63,7 +63,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     capture_queues : mapping, optional
         Queue browsed by each capture file (a name, or ``(queue manager,
         queue)`` from the file's banner); captures are compared as snapshots
-        of one queue when their snapshot keys agree
+        of one queue when their capture keys agree
         (:func:`dlqlens.detect.common.with_capture_queues`).
 
     Returns
@@ -111,14 +111,14 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
                                           + F.col("expiry").cast("long") * 100000)))
 
     # snapshots of one queue, in time order: which messages vanished by the next one
-    snaps = rows.select("ck", "source", "captured").distinct()
-    w = Window.partitionBy("ck").orderBy("captured", "source")
+    snaps = rows.select("capture_key", "source", "captured").distinct()
+    w = Window.partitionBy("capture_key").orderBy("captured", "source")
     snaps = snaps.withColumn("next_source", F.lead("source").over(w)) \
                  .withColumn("next_captured", F.lead("captured").over(w))
-    rows = rows.join(F.broadcast(snaps.drop("captured")), ["ck", "source"], "left")
-    later = rows.select(F.col("ck"), F.col("source").alias("next_source"), F.col("msgid"),
-                        F.lit(True).alias("still_there")).distinct()
-    rows = rows.join(later, ["ck", "next_source", "msgid"], "left")
+    rows = rows.join(F.broadcast(snaps.drop("captured")), ["capture_key", "source"], "left")
+    later = rows.select(F.col("capture_key"), F.col("source").alias("next_source"),
+                        F.col("msgid"), F.lit(True).alias("still_there")).distinct()
+    rows = rows.join(later, ["capture_key", "next_source", "msgid"], "left")
     vanished = F.col("next_source").isNotNull() & F.col("still_there").isNull()
     by_expiry = vanished & F.col("finite") & (F.col("expires_at") <= F.col("next_captured"))
 
@@ -133,7 +133,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     curve = F.array(*[F.struct(F.lit(s).alias("after_seconds"),
                                count_if(within(s)).alias("expired_in_depth"))
                       for s in CURVE_SECONDS])
-    groups = rows.groupBy("cq", "source").agg(
+    groups = rows.groupBy("capture_queue", "source").agg(
         F.max("captured").alias("captured"),
         F.count(F.lit(1)).alias("depth"),
         count_if(F.col("finite")).alias("finite_n"),
@@ -160,7 +160,8 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         "%s (capture %s, taken about %s UTC): %d of %d messages have a finite expiry; %d of them "
         "will have expired within %s s of the capture yet keep counting in the queue's depth "
         "until a get reaches them%s%s.",
-        F.col("cq"), F.col("source"), F.date_format("captured", "yyyy-MM-dd HH:mm:ss"),
+        F.col("capture_queue"), F.col("source"),
+        F.date_format("captured", "yyyy-MM-dd HH:mm:ss"),
         F.col("finite_n"), F.col("depth"), F.col("soon_n"), F.lit(f"{horizon:g}"),
         F.when(F.col("reports") > 0, F.format_string("; %d asked for expiration reports, which "
                                                      "are made only when they are discarded",
@@ -170,7 +171,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         .otherwise(F.lit("")),
     )
     evidence = F.struct(
-        F.col("cq").alias("queue"), F.col("source"),
+        F.col("capture_queue").alias("queue"), F.col("source"),
         F.date_format("captured", "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").alias("capture_time"),
         F.col("depth"), F.col("finite_n").alias("finite_expiry"),
         F.col("expired_now").alias("expired_at_capture"),
@@ -184,6 +185,6 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         F.col("gone_other").alias("vanished_otherwise"),
     )
     return groups.select(*finding_columns(
-        kind="expiry_buildup", severity=severity, queues=F.array(F.col("cq")),
+        kind="expiry_buildup", severity=severity, queues=F.array(F.col("capture_queue")),
         window_start=F.col("first_put"), window_end=F.col("last_expiry"), messages=F.col("refs"),
         evidence=evidence, statement=statement))

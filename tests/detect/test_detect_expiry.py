@@ -127,8 +127,9 @@ def test_a_mapping_of_thousands_of_files(spark):
     qmap["other.dmp"] = "BY.BASE.NAME"
     df = spark.createDataFrame([("dumps/d7.dmp",), ("x/other.dmp",), ("QM9_APP.Q.raw",)],
                                "source string")
-    got = {r.source: (r.cq, r.ck) for r in with_capture_queues(df, qmap).collect()}
+    got = {r.source: (r.capture_queue, r.capture_key)
+           for r in with_capture_queues(df, qmap).collect()}
     assert got == {"dumps/d7.dmp": ("DLQ", "QM1|DLQ"),
                    "x/other.dmp": ("BY.BASE.NAME", "BY.BASE.NAME"),
                    "QM9_APP.Q.raw": ("APP.Q", "QM9|APP.Q")}
-    assert with_capture_queues(df, qmap).where(F.col("cq").isNull()).count() == 0
+    assert with_capture_queues(df, qmap).where(F.col("capture_queue").isNull()).count() == 0
