@@ -26,8 +26,8 @@ DETECTORS: dict[str, str] = {
     "expiry_buildup": "dlqlens.detect.expiry:detect",
     "orphaned_reply": "dlqlens.detect.orphans:detect",
     "reason_burst": "dlqlens.detect.bursts:detect",
-    "trigger_storm": "dlqlens.detect.triggers:trigger_storm",
-    "trigger_failure": "dlqlens.detect.triggers:trigger_failure",
+    "trigger_storm": "dlqlens.detect.trigger_messages:trigger_storm",
+    "trigger_failure": "dlqlens.detect.trigger_messages:trigger_failure",
 }
 
 
@@ -90,25 +90,25 @@ def run(df, detectors=None, *, queue_defs=None, capture_queues=None, **params):
     import inspect
 
     names = list(DETECTORS) if detectors is None else list(detectors)
-    fns = [(name, detector(name)) for name in names]
-    sigs = {name: inspect.signature(fn) for name, fn in fns}
-    takes_any = {name: any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-                 for name, sig in sigs.items()}
+    selected = [(name, detector(name)) for name in names]
+    signatures = {name: inspect.signature(fn) for name, fn in selected}
+    takes_any = {name: any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+                 for name, signature in signatures.items()}
     unused = [k for k in params
-              if not any(takes_any[n] or k in sigs[n].parameters for n, _ in fns)]
+              if not any(takes_any[n] or k in signatures[n].parameters for n, _ in selected)]
     if unused:
         raise TypeError(f"parameter(s) {', '.join(sorted(unused))} not accepted by any of the "
                         f"detectors run ({', '.join(names) or 'none'})")
     result = None
-    for name, fn in fns:
-        sig = sigs[name]
-        kw = {k: v for k, v in params.items() if takes_any[name] or k in sig.parameters}
-        if "queue_defs" in sig.parameters or takes_any[name]:
-            kw["queue_defs"] = queue_defs
-        if capture_queues is not None and ("capture_queues" in sig.parameters
+    for name, fn in selected:
+        signature = signatures[name]
+        kwargs = {k: v for k, v in params.items() if takes_any[name] or k in signature.parameters}
+        if "queue_defs" in signature.parameters or takes_any[name]:
+            kwargs["queue_defs"] = queue_defs
+        if capture_queues is not None and ("capture_queues" in signature.parameters
                                            or takes_any[name]):
-            kw["capture_queues"] = capture_queues
-        found = conform(fn(df, **kw))
+            kwargs["capture_queues"] = capture_queues
+        found = conform(fn(df, **kwargs))
         result = found if result is None else result.unionByName(found)
     if result is None:
         result = empty_findings(df.sparkSession)

@@ -116,123 +116,139 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
               if has_payload else F.lit(None).cast("string"))
     rows = df.select(
         "source", "message_number",
-        F.col("dlh").isNotNull().alias("is_dl"),
+        F.col("dlh").isNotNull().alias("is_dead_letter"),
         F.col("dlh.Reason").alias("reason"),
-        F.col("dlh.DestQName").alias("dest"),
-        F.col("md.BackoutCount").alias("bc"),
+        F.col("dlh.DestQName").alias("DestQName"),
+        F.col("md.BackoutCount").alias("BackoutCount"),
         F.when(F.col("md.MsgId") != F.unhex(F.lit("00" * 24)), F.hex("md.MsgId")).alias("msgid"),
         F.col("put_ts"), F.col("dlh_put_ts"),
-        F.coalesce("dlh_put_ts", "put_ts").alias("ts"),
+        F.coalesce("dlh_put_ts", "put_ts").alias("latest_put_ts"),
         digest.alias("digest"),
     )
-    rows = with_capture_queues(rows, capture_queues).drop("ck")
-    rows = rows.withColumn("home", F.when(F.col("is_dl"), F.col("dest")).otherwise(F.col("cq")))
+    rows = with_capture_queues(rows, capture_queues).drop("capture_key")
+    rows = rows.withColumn("home_queue", F.when(F.col("is_dead_letter"), F.col("DestQName"))
+                           .otherwise(F.col("capture_queue")))
 
     defs = queue_defs_frame(spark, queue_defs, {"bothresh": "int", "boqname": "string"})
     if defs is not None:
-        rows = rows.join(F.broadcast(defs.withColumnRenamed("queue", "home")), "home", "left")
+        rows = rows.join(F.broadcast(defs.withColumnRenamed("queue", "home_queue")), "home_queue",
+                         "left")
         boqnames = sorted({str(definition_attr(d, "boqname")).strip()
                            for d in queue_defs.values() if definition_attr(d, "boqname")})
     else:
         rows = rows.withColumn("bothresh", F.lit(None).cast("int")) \
                    .withColumn("boqname", F.lit(None).cast("string"))
         boqnames = []
-    on_boq = (~F.col("is_dl")) & (F.col("cq").rlike(glob_regex(backout_queue_patterns))
-                                  | F.col("cq").isin(boqnames))
-    rows = rows.withColumn("on_boq", on_boq)
+    on_backout_queue = ~F.col("is_dead_letter") & (
+        F.col("capture_queue").rlike(glob_regex(backout_queue_patterns))
+        | F.col("capture_queue").isin(boqnames))
+    rows = rows.withColumn("on_backout_queue", on_backout_queue)
     limit = F.lit(int(backout_threshold))
-    thresh = F.when(F.col("bothresh") > 0, F.least(F.col("bothresh"), limit)).otherwise(limit)
-    rows = rows.withColumn("threshold", thresh)
+    threshold = F.when(F.col("bothresh") > 0, F.least(F.col("bothresh"), limit)).otherwise(limit)
+    rows = rows.withColumn("threshold", threshold)
 
     # One pass of window functions, then one aggregation: each row says which signals it
     # shows (few shuffles, so that the detector stays cheap on millions of rows).
     from pyspark.sql import Window
 
-    parked = F.col("is_dl") | F.col("on_boq")
-    is_2362 = F.col("is_dl") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED)
+    parked = F.col("is_dead_letter") | F.col("on_backout_queue")
+    threshold_reached = F.col("is_dead_letter") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED)
     # Window keys fall back to the row itself where the key does not apply, so that no
     # partition gathers unrelated rows; counts are approx_count_distinct (a number, not
     # a set per row: exact at the small counts that matter here, cheap on huge groups).
     own = F.concat_ws("#", "source", F.col("message_number").cast("string"))
     by_msgid = F.when(parked & F.col("msgid").isNotNull(), F.col("msgid")).otherwise(own)
-    by_body = F.when(parked & F.col("digest").isNotNull(),
-                     F.concat_ws("|", "home", "digest")).otherwise(own)
-    put_key = F.concat_ws("|", "cq", F.col("ts").cast("string"))
-    puts = F.approx_count_distinct(put_key).over(Window.partitionBy(by_msgid))
-    rows = rows.withColumn("puts", F.when(parked & F.col("msgid").isNotNull(), puts))
-    ids = F.approx_count_distinct(F.coalesce("msgid", own)).over(Window.partitionBy(by_body))
-    rows = rows.withColumn("ids", F.when(parked & F.col("digest").isNotNull(), ids))
-    # the latest 2362 dead letter for a queue sits in the same "home" partition as the
+    by_payload = F.when(parked & F.col("digest").isNotNull(),
+                     F.concat_ws("|", "home_queue", "digest")).otherwise(own)
+    put_key = F.concat_ws("|", "capture_queue", F.col("latest_put_ts").cast("string"))
+    msgid_puts = F.approx_count_distinct(put_key).over(Window.partitionBy(by_msgid))
+    rows = rows.withColumn("msgid_puts", F.when(parked & F.col("msgid").isNotNull(), msgid_puts))
+    same_payload_msgids = F.approx_count_distinct(F.coalesce("msgid", own)) \
+        .over(Window.partitionBy(by_payload))
+    rows = rows.withColumn("same_payload_msgids",
+                           F.when(parked & F.col("digest").isNotNull(), same_payload_msgids))
+    # the latest 2362 dead letter for a queue sits in the same "home_queue" partition as the
     # messages browsed on that queue
-    rows = rows.withColumn("last_bo", F.max(F.when(is_2362, F.col("dlh_put_ts")))
-                           .over(Window.partitionBy("home")))
+    rows = rows.withColumn("last_threshold_reached_ts",
+                           F.max(F.when(threshold_reached, F.col("dlh_put_ts")))
+                           .over(Window.partitionBy("home_queue")))
 
-    def sig(name, cond, queue):
+    def signal(name, cond, queue):
         return F.when(cond & queue.isNotNull(), F.struct(F.lit(name).alias("signal"),
                                                          queue.alias("queue")))
 
-    on_input = ~F.col("is_dl") & ~F.col("on_boq") & F.col("last_bo").isNotNull()
-    sigs = F.array(
-        sig("threshold_reached", is_2362, F.col("dest")),
-        sig("backout_count", F.col("bc") >= F.col("threshold"), F.col("home")),
-        sig("backed_out",
-            (F.col("bc") >= int(min_backout_count)) & (F.col("bc") < F.col("threshold")),
-            F.col("home")),
-        sig("backout_queue", F.col("on_boq"), F.col("cq")),
-        sig("redelivered", (F.col("puts") >= 2) | (F.col("ids") >= int(min_repeats)),
-            F.col("home")),
-        sig("ping_pong", on_input & ((F.col("bc") > 0) | (F.col("put_ts") <= F.col("last_bo"))),
-            F.col("cq")),
+    on_input_queue = (~F.col("is_dead_letter") & ~F.col("on_backout_queue")
+                      & F.col("last_threshold_reached_ts").isNotNull())
+    signals = F.array(
+        signal("threshold_reached", threshold_reached, F.col("DestQName")),
+        signal("backout_count", F.col("BackoutCount") >= F.col("threshold"),
+               F.col("home_queue")),
+        signal("backed_out",
+               (F.col("BackoutCount") >= int(min_backout_count))
+               & (F.col("BackoutCount") < F.col("threshold")),
+               F.col("home_queue")),
+        signal("backout_queue", F.col("on_backout_queue"), F.col("capture_queue")),
+        signal("redelivered",
+               (F.col("msgid_puts") >= 2) | (F.col("same_payload_msgids") >= int(min_repeats)),
+               F.col("home_queue")),
+        signal("ping_pong",
+               on_input_queue & ((F.col("BackoutCount") > 0)
+                                 | (F.col("put_ts") <= F.col("last_threshold_reached_ts"))),
+               F.col("capture_queue")),
     )
-    hits = (rows.withColumn("s", F.explode(F.filter(sigs, lambda x: x.isNotNull())))
-            .select("s.signal", "s.queue", "source", "message_number", "bc", "msgid", "ts",
-                    "threshold", "bothresh", "boqname", F.col("ids").alias("same_body_ids")))
+    hits = (rows.withColumn("hit", F.explode(F.filter(signals, lambda x: x.isNotNull())))
+            .select("hit.signal", "hit.queue", "source", "message_number", "BackoutCount",
+                    "msgid", "latest_put_ts", "threshold", "bothresh", "boqname",
+                    "same_payload_msgids"))
     groups = hits.groupBy("signal", "queue").agg(
         sorted_refs(message_ref()).alias("refs"),
-        F.min("ts").alias("first"), F.max("ts").alias("last"),
-        F.max("bc").alias("max_bc"), F.min("bc").alias("min_bc"),
-        F.countDistinct("msgid").alias("ids"),
-        F.max("same_body_ids").alias("same_body_ids"),
+        F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
+        F.max("BackoutCount").alias("highest_backout_count"),
+        F.min("BackoutCount").alias("lowest_backout_count"),
+        F.countDistinct("msgid").alias("distinct_msgids"),
+        F.max("same_payload_msgids").alias("same_payload_msgids"),
         F.max("threshold").alias("threshold"), F.max("bothresh").alias("bothresh"),
         F.max("boqname").alias("boqname"),
     )
-    n = F.size("refs")
-    no_boq = F.col("bothresh").isNotNull() & F.col("boqname").isNull()
+    message_count = F.size("refs")
+    no_boqname = F.col("bothresh").isNotNull() & F.col("boqname").isNull()
     looping = F.col("signal").isin("threshold_reached", "ping_pong", "redelivered")
     severity = (F.when(looping, "high")
-                .when((F.col("signal") == "backout_count") & no_boq, "high")
+                .when((F.col("signal") == "backout_count") & no_boqname, "high")
                 .when(F.col("signal") == "backed_out", "low")
                 .otherwise("medium"))
     statement = (
         F.when(F.col("signal") == "threshold_reached", F.format_string(
             "%d message(s) for %s were dead-lettered with MQRC_BACKOUT_THRESHOLD_REACHED (2362): "
             "its consumer backed each out until the backout threshold and had no backout queue "
-            "to move it to.", n, F.col("queue")))
+            "to move it to.", message_count, F.col("queue")))
         .when(F.col("signal") == "backout_count", F.format_string(
             "%d message(s) for %s have a BackoutCount of %d or more (up to %d): they were got and "
-            "backed out again and again%s.", n, F.col("queue"), F.col("threshold"), F.col("max_bc"),
-            F.when(no_boq, F.lit("; the queue has no BOQNAME, so nothing moves them away"))
+            "backed out again and again%s.", message_count, F.col("queue"), F.col("threshold"),
+            F.col("highest_backout_count"),
+            F.when(no_boqname, F.lit("; the queue has no BOQNAME, so nothing moves them away"))
              .otherwise(F.lit(""))))
         .when(F.col("signal") == "backed_out", F.format_string(
             "%d message(s) for %s have been backed out (BackoutCount %d to %d, below the "
             "threshold of %d): a consumer failed to process them and they are back in line.",
-            n, F.col("queue"), F.col("min_bc"), F.col("max_bc"), F.col("threshold")))
+            message_count, F.col("queue"), F.col("lowest_backout_count"),
+            F.col("highest_backout_count"), F.col("threshold")))
         .when(F.col("signal") == "backout_queue", F.format_string(
             "%d message(s) wait on backout queue %s: a consumer gave up on each after backing it "
-            "out to the threshold (poison messages).", n, F.col("queue")))
+            "out to the threshold (poison messages).", message_count, F.col("queue")))
         .when(F.col("signal") == "redelivered", F.format_string(
             "%d message(s) for %s came back to the dead-letter or backout queue more than once "
             "(same MsgId at different put times, or the same payload under %d MsgIds): a loop.",
-            n, F.col("queue"), F.coalesce(F.col("same_body_ids"), F.lit(1))))
+            message_count, F.col("queue"), F.coalesce(F.col("same_payload_msgids"), F.lit(1))))
         .otherwise(F.format_string(
             "%d message(s) on %s are older than its consumer's latest "
             "MQRC_BACKOUT_THRESHOLD_REACHED dead letter yet still there: they go round between the consumer's backouts and a DLQ "
-            "handler RETRY (ping-pong).", n, F.col("queue")))
+            "handler RETRY (ping-pong).", message_count, F.col("queue")))
     )
     evidence = F.struct(
-        F.col("signal"), F.col("queue"), n.alias("messages"),
-        F.col("max_bc").alias("max_backout_count"), F.col("threshold"), F.col("bothresh"),
-        F.col("boqname"), F.col("ids").alias("distinct_msgids"),
+        F.col("signal"), F.col("queue"), message_count.alias("messages"),
+        F.col("highest_backout_count").alias("max_backout_count"), F.col("threshold"),
+        F.col("bothresh"), F.col("boqname"), F.col("distinct_msgids"),
     )
     return groups.select(*finding_columns(
         kind="backout_loop", severity=severity, queues=F.array(F.col("queue")),

@@ -90,43 +90,49 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
     rows = df.select(
         "source", "message_number",
         F.col("dlh.Reason").alias("reason"),
-        F.col("dlh.DestQName").alias("dest"),
-        F.coalesce(F.col("dlh.DestQMgrName"), F.lit("")).alias("dest_qmgr"),
+        F.col("dlh.DestQName").alias("DestQName"),
+        F.coalesce(F.col("dlh.DestQMgrName"), F.lit("")).alias("DestQMgrName"),
         F.col("reason_name"),
         F.coalesce(F.hex("md.MsgId"),
-                   F.concat_ws("#", "source", F.col("message_number").cast("string"))).alias("mid"),
-        F.col("dlh_put_ts").alias("ts"),
+                   F.concat_ws("#", "source", F.col("message_number").cast("string")))
+         .alias("message_key"),
+        F.col("dlh_put_ts"),
         latest.alias("captured"),
-        F.col("dlh").isNotNull().alias("is_dl"),
-    ).where(F.col("is_dl") & F.col("ts").isNotNull() & F.col("reason").isNotNull())
+        F.col("dlh").isNotNull().alias("is_dead_letter"),
+    ).where(F.col("is_dead_letter") & F.col("dlh_put_ts").isNotNull()
+            & F.col("reason").isNotNull())
     if excluded:
         rows = rows.where(~F.col("reason").isin(excluded))
-    key = ["reason", "dest", "dest_qmgr"]
-    w = Window.partitionBy(*key).orderBy("ts", "mid")
-    t = epoch_seconds(F.col("ts"))
-    rows = rows.withColumn("t", t).withColumn("gap", F.col("t") - F.lag("t").over(w))
-    rows = rows.withColumn("new", F.when(F.col("gap").isNull() | (F.col("gap") > float(max_gap)), 1)
+    key = ["reason", "DestQName", "DestQMgrName"]
+    in_put_order = Window.partitionBy(*key).orderBy("dlh_put_ts", "message_key")
+    rows = rows.withColumn("put_seconds", epoch_seconds(F.col("dlh_put_ts")))
+    rows = rows.withColumn("gap", F.col("put_seconds") - F.lag("put_seconds").over(in_put_order))
+    rows = rows.withColumn("starts_burst",
+                           F.when(F.col("gap").isNull() | (F.col("gap") > float(max_gap)), 1)
                            .otherwise(0))
-    rows = rows.withColumn("burst", F.sum("new").over(w.rowsBetween(Window.unboundedPreceding, 0)))
-    rows = rows.withColumn("quiet", F.when(F.col("new") == 1, F.col("gap")))
+    rows = rows.withColumn("burst", F.sum("starts_burst").over(
+        in_put_order.rowsBetween(Window.unboundedPreceding, 0)))
+    rows = rows.withColumn("quiet", F.when(F.col("starts_burst") == 1, F.col("gap")))
 
     ref = message_ref()
     runs = rows.groupBy(*key, "burst").agg(
-        F.countDistinct("mid", "ts").alias("n"),
-        F.min("ts").alias("first"), F.max("ts").alias("last"),
+        F.countDistinct("message_key", "dlh_put_ts").alias("message_count"),
+        F.min("dlh_put_ts").alias("first"), F.max("dlh_put_ts").alias("last"),
         F.max("quiet").alias("quiet_before"),
         F.max("captured").alias("captured"),
         F.first("reason_name", ignorenulls=True).alias("reason_name"),
-        F.min_by(ref, F.struct("ts", "mid")).alias("first_ref"),
-        F.max_by(ref, F.struct("ts", "mid")).alias("last_ref"),
+        F.min_by(ref, F.struct("dlh_put_ts", "message_key")).alias("first_ref"),
+        F.max_by(ref, F.struct("dlh_put_ts", "message_key")).alias("last_ref"),
         sorted_refs(ref).alias("refs"),
     )
     duration = epoch_seconds(F.col("last")) - epoch_seconds(F.col("first"))
     runs = runs.withColumn("duration", duration) \
-               .withColumn("rate", F.col("n") / F.greatest(F.col("duration"), F.lit(1.0)))
-    runs = runs.where((F.col("n") >= int(min_messages)) & (F.col("rate") >= float(min_rate)))
-    peaks = (rows.groupBy(*key, "burst", F.date_trunc("minute", "ts").alias("minute"))
-             .agg(F.countDistinct("mid", "ts").alias("per_minute"))
+               .withColumn("rate", F.col("message_count")
+                           / F.greatest(F.col("duration"), F.lit(1.0)))
+    runs = runs.where((F.col("message_count") >= int(min_messages))
+                      & (F.col("rate") >= float(min_rate)))
+    peaks = (rows.groupBy(*key, "burst", F.date_trunc("minute", "dlh_put_ts").alias("minute"))
+             .agg(F.countDistinct("message_key", "dlh_put_ts").alias("per_minute"))
              .groupBy(*key, "burst").agg(F.max("per_minute").alias("peak")))
     runs = runs.join(peaks, key + ["burst"], "left")
     ongoing = (epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))) <= float(max_gap)
@@ -135,8 +141,8 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
     statement = F.format_string(
         "Burst of %d dead letters with %s (%d) for %s%s from %s to %s UTC (%.0f s, %.2f a second, "
         "busiest minute %d)%s%s.",
-        F.col("n"), name, F.col("reason"), F.col("dest"),
-        F.when(F.col("dest_qmgr") != "", F.concat(F.lit(" on "), F.col("dest_qmgr")))
+        F.col("message_count"), name, F.col("reason"), F.col("DestQName"),
+        F.when(F.col("DestQMgrName") != "", F.concat(F.lit(" on "), F.col("DestQMgrName")))
          .otherwise(F.lit("")),
         F.date_format("first", "yyyy-MM-dd HH:mm:ss"), F.date_format("last", "yyyy-MM-dd HH:mm:ss"),
         F.col("duration"), F.col("rate"), F.col("peak"),
@@ -147,17 +153,17 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
          .otherwise(F.lit("")),
     )
     evidence = F.struct(
-        F.col("reason"), F.col("reason_name"), F.col("dest").alias("dest_queue"),
-        F.col("dest_qmgr"), F.col("n").alias("messages"),
+        F.col("reason"), F.col("reason_name"), F.col("DestQName").alias("dest_queue"),
+        F.col("DestQMgrName").alias("dest_qmgr"), F.col("message_count").alias("messages"),
         F.col("first_ref").alias("first_message"), F.col("last_ref").alias("last_message"),
         F.round("duration", 3).alias("duration_seconds"),
         F.round("rate", 4).alias("rate_per_second"), F.col("peak").alias("peak_per_minute"),
         F.round("quiet_before", 3).alias("quiet_before_seconds"),
         F.col("ongoing").alias("ongoing_at_capture"),
     )
-    big = (F.col("n") >= int(high_count)) | F.col("ongoing")
+    big = (F.col("message_count") >= int(high_count)) | F.col("ongoing")
     severity = F.when(big, "high").otherwise("medium")
     return runs.select(*finding_columns(
-        kind="reason_burst", severity=severity, queues=F.array(F.col("dest")),
+        kind="reason_burst", severity=severity, queues=F.array(F.col("DestQName")),
         window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
         evidence=evidence, statement=statement))

@@ -17,9 +17,10 @@ Files it does not list are named as ``dlqlens simulate`` and the usual
 queue name.
 
 Captures are snapshots of one queue (compared in time order, e.g. by the
-expiry detector) when their snapshot key (``ck`` of :func:`with_capture_queues`) agrees: the same queue
-manager and queue, from a banner or a ``<qmgr>_<queue>`` file name; the same
-queue name when the caller's mapping gives it. A banner that names the queue
+expiry detector) when their capture key (``capture_key`` of
+:func:`with_capture_queues`) agrees: the same queue manager and queue, from a
+banner or a ``<qmgr>_<queue>`` file name; the same queue name when the
+caller's mapping gives it. A banner that names the queue
 but not its queue manager (amqsbcg) counts only with a file name naming the
 same queue: every queue manager has a SYSTEM.DEAD.LETTER.QUEUE.
 
@@ -41,7 +42,7 @@ CAPTURE_EXTENSIONS = ("raw", "dmp", "bcg", "txt", "out", "log", "bin", "dat", "m
 
 
 def _file_name_queue(source_col):
-    """``(base name, queue, snapshot key)`` of a capture by its file name
+    """``(base name, queue, capture key)`` of a capture by its file name
     (see the module docstring): the key is ``qmgr|queue`` for a
     ``<qmgr>_<queue>`` name, the name itself otherwise."""
     from pyspark.sql import functions as F
@@ -57,7 +58,7 @@ def _file_name_queue(source_col):
 
 
 def _entries(capture_queues):
-    """``capture_queues`` as three tables: queue name by source; snapshot key
+    """``capture_queues`` as three tables: queue name by source; capture key
     by source where the entry alone gives it (a plain name: the name; a
     banner with both: ``qmgr|queue``); queue by source for banners without a
     queue manager (their key depends on the file name)."""
@@ -82,7 +83,7 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
     ----------
     rows : pyspark.sql.DataFrame
         Any rows with a ``source`` column (a file path or name) and no
-        column named ``cq`` or ``ck``.
+        column named ``capture_queue`` or ``capture_key``.
     capture_queues : mapping, optional
         By source (the full ``source`` value or its base name): a queue
         name, or ``(queue manager or None, queue)`` as
@@ -96,14 +97,14 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
     pyspark.sql.DataFrame
         ``rows`` with two string columns:
 
-        ``cq``
+        ``capture_queue``
             The queue's name; by the file-name rule, the part of the base
             name after the first ``_`` with a known capture extension
             (:data:`CAPTURE_EXTENSIONS`) removed, or the whole base name
             when it holds no ``_``.
-        ``ck``
-            The snapshot key: captures whose ``ck`` agrees are snapshots of
-            one queue. ``qmgr|queue`` for a ``(queue manager, queue)`` entry
+        ``capture_key``
+            Captures whose ``capture_key`` agrees are snapshots of one
+            queue. ``qmgr|queue`` for a ``(queue manager, queue)`` entry
             and for a ``<qmgr>_<queue>`` file name; the queue name for a
             plain name (the caller's word) and for a file name without
             ``_``. A ``(None, queue)`` entry (a banner that does not name the
@@ -116,24 +117,26 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
 
     base, guessed, file_key = _file_name_queue(F.col("source"))
     names, keys, no_qmgr = _entries(capture_queues)
+    fields = ("name", "key", "queue_without_qmgr")
     if names:
         table = rows.sparkSession.createDataFrame(
             [(s, names[s], keys.get(s), no_qmgr.get(s)) for s in names],
-            "at string, name string, key string, noq string")
-        rows = rows.withColumn("_cq_base", base)
-        for on, suffix in (("source", "s"), ("_cq_base", "b")):
+            "file string, name string, key string, queue_without_qmgr string")
+        rows = rows.withColumn("_capture_base", base)
+        for on, by in (("source", "by_source"), ("_capture_base", "by_base")):
             rows = rows.join(F.broadcast(table.select(
-                F.col("at").alias(on),
-                *[F.col(c).alias(f"_cq_{c}_{suffix}") for c in ("name", "key", "noq")])),
+                F.col("file").alias(on),
+                *[F.col(c).alias(f"_capture_{c}_{by}") for c in fields])),
                 on, "left")
-        name, key, noq = (F.coalesce(f"_cq_{c}_s", f"_cq_{c}_b") for c in ("name", "key", "noq"))
+        name, key, queue_without_qmgr = (
+            F.coalesce(f"_capture_{c}_by_source", f"_capture_{c}_by_base") for c in fields)
     else:
-        name = key = noq = F.lit(None).cast("string")
-    own = (F.when(noq == guessed, file_key)
-           .when(noq.isNotNull(), F.concat(F.lit("source|"), F.col("source"))))
-    rows = rows.withColumn("cq", F.coalesce(name, guessed)) \
-               .withColumn("ck", F.coalesce(key, own, file_key))
-    return rows.drop(*[c for c in rows.columns if c.startswith("_cq_")])
+        name = key = queue_without_qmgr = F.lit(None).cast("string")
+    own = (F.when(queue_without_qmgr == guessed, file_key)
+           .when(queue_without_qmgr.isNotNull(), F.concat(F.lit("source|"), F.col("source"))))
+    rows = rows.withColumn("capture_queue", F.coalesce(name, guessed)) \
+               .withColumn("capture_key", F.coalesce(key, own, file_key))
+    return rows.drop(*[c for c in rows.columns if c.startswith("_capture_")])
 
 
 def capture_time_column(capture_time=None):

@@ -63,7 +63,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     capture_queues : mapping, optional
         Queue browsed by each capture file (a name, or ``(queue manager,
         queue)`` from the file's banner); captures are compared as snapshots
-        of one queue when their snapshot keys agree
+        of one queue when their capture keys agree
         (:func:`dlqlens.detect.common.with_capture_queues`).
 
     Returns
@@ -96,11 +96,11 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
 
     rows = df.select(
         "source", "message_number",
-        F.col("dlh").isNotNull().alias("is_dl"),
+        F.col("dlh").isNotNull().alias("is_dead_letter"),
         F.col("md.Expiry").alias("expiry"),
         F.col("md.Report").alias("report"),
         F.hex("md.MsgId").alias("msgid"),
-        F.coalesce("put_ts", "dlh_put_ts").alias("ts"),
+        F.coalesce("put_ts", "dlh_put_ts").alias("earliest_put_ts"),
         capture_time_column(capture_time).alias("captured"),
     )
     rows = with_capture_queues(rows, capture_queues)
@@ -111,14 +111,14 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
                                           + F.col("expiry").cast("long") * 100000)))
 
     # snapshots of one queue, in time order: which messages vanished by the next one
-    snaps = rows.select("ck", "source", "captured").distinct()
-    w = Window.partitionBy("ck").orderBy("captured", "source")
-    snaps = snaps.withColumn("next_source", F.lead("source").over(w)) \
-                 .withColumn("next_captured", F.lead("captured").over(w))
-    rows = rows.join(F.broadcast(snaps.drop("captured")), ["ck", "source"], "left")
-    later = rows.select(F.col("ck"), F.col("source").alias("next_source"), F.col("msgid"),
-                        F.lit(True).alias("still_there")).distinct()
-    rows = rows.join(later, ["ck", "next_source", "msgid"], "left")
+    snapshots = rows.select("capture_key", "source", "captured").distinct()
+    in_capture_order = Window.partitionBy("capture_key").orderBy("captured", "source")
+    snapshots = snapshots.withColumn("next_source", F.lead("source").over(in_capture_order)) \
+                         .withColumn("next_captured", F.lead("captured").over(in_capture_order))
+    rows = rows.join(F.broadcast(snapshots.drop("captured")), ["capture_key", "source"], "left")
+    later = rows.select(F.col("capture_key"), F.col("source").alias("next_source"),
+                        F.col("msgid"), F.lit(True).alias("still_there")).distinct()
+    rows = rows.join(later, ["capture_key", "next_source", "msgid"], "left")
     vanished = F.col("next_source").isNotNull() & F.col("still_there").isNull()
     by_expiry = vanished & F.col("finite") & (F.col("expires_at") <= F.col("next_captured"))
 
@@ -133,16 +133,16 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     curve = F.array(*[F.struct(F.lit(s).alias("after_seconds"),
                                count_if(within(s)).alias("expired_in_depth"))
                       for s in CURVE_SECONDS])
-    groups = rows.groupBy("cq", "source").agg(
+    groups = rows.groupBy("capture_queue", "source").agg(
         F.max("captured").alias("captured"),
         F.count(F.lit(1)).alias("depth"),
-        count_if(F.col("finite")).alias("finite_n"),
+        count_if(F.col("finite")).alias("finite_count"),
         count_if(F.col("finite") & (F.col("expiry") == 0)).alias("expired_now"),
-        count_if(within(horizon)).alias("soon_n"),
+        count_if(within(horizon)).alias("soon_count"),
         count_if(F.col("finite") & (F.col("report").bitwiseAND(F.lit(MQRO_EXPIRATION)) != 0))
         .alias("reports"),
-        count_if(F.col("finite") & F.col("is_dl")).alias("dead_letters"),
-        F.min(F.when(F.col("finite"), F.col("ts"))).alias("first_put"),
+        count_if(F.col("finite") & F.col("is_dead_letter")).alias("dead_letters"),
+        F.min(F.when(F.col("finite"), F.col("earliest_put_ts"))).alias("first_put"),
         F.min("expires_at").alias("first_expiry"),
         F.max("expires_at").alias("last_expiry"),
         curve.alias("curve"),
@@ -150,18 +150,19 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         count_if(by_expiry).alias("gone_expired"),
         count_if(vanished & ~by_expiry).alias("gone_other"),
         sorted_refs(F.when(F.col("finite"), message_ref())).alias("refs"),
-    ).where(F.col("finite_n") >= int(min_messages))
+    ).where(F.col("finite_count") >= int(min_messages))
 
-    frac_soon = F.col("soon_n") / F.col("depth")
-    frac_finite = F.col("finite_n") / F.col("depth")
-    severity = (F.when(frac_soon >= float(dominance), "high")
-                .when(frac_finite >= float(dominance), "medium").otherwise("low"))
+    soon_fraction = F.col("soon_count") / F.col("depth")
+    finite_fraction = F.col("finite_count") / F.col("depth")
+    severity = (F.when(soon_fraction >= float(dominance), "high")
+                .when(finite_fraction >= float(dominance), "medium").otherwise("low"))
     statement = F.format_string(
         "%s (capture %s, taken about %s UTC): %d of %d messages have a finite expiry; %d of them "
         "will have expired within %s s of the capture yet keep counting in the queue's depth "
         "until a get reaches them%s%s.",
-        F.col("cq"), F.col("source"), F.date_format("captured", "yyyy-MM-dd HH:mm:ss"),
-        F.col("finite_n"), F.col("depth"), F.col("soon_n"), F.lit(f"{horizon:g}"),
+        F.col("capture_queue"), F.col("source"),
+        F.date_format("captured", "yyyy-MM-dd HH:mm:ss"),
+        F.col("finite_count"), F.col("depth"), F.col("soon_count"), F.lit(f"{horizon:g}"),
         F.when(F.col("reports") > 0, F.format_string("; %d asked for expiration reports, which "
                                                      "are made only when they are discarded",
                                                      F.col("reports"))).otherwise(F.lit("")),
@@ -170,12 +171,12 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         .otherwise(F.lit("")),
     )
     evidence = F.struct(
-        F.col("cq").alias("queue"), F.col("source"),
+        F.col("capture_queue").alias("queue"), F.col("source"),
         F.date_format("captured", "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").alias("capture_time"),
-        F.col("depth"), F.col("finite_n").alias("finite_expiry"),
+        F.col("depth"), F.col("finite_count").alias("finite_expiry"),
         F.col("expired_now").alias("expired_at_capture"),
-        F.col("soon_n").alias("expiring_soon"), F.lit(horizon).alias("soon_seconds"),
-        F.round(frac_soon, 4).alias("expired_fraction_soon"),
+        F.col("soon_count").alias("expiring_soon"), F.lit(horizon).alias("soon_seconds"),
+        F.round(soon_fraction, 4).alias("expired_fraction_soon"),
         F.col("reports").alias("report_requested"),
         F.date_format("first_expiry", "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").alias("first_expiry"),
         F.date_format("last_expiry", "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").alias("last_expiry"),
@@ -184,6 +185,6 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         F.col("gone_other").alias("vanished_otherwise"),
     )
     return groups.select(*finding_columns(
-        kind="expiry_buildup", severity=severity, queues=F.array(F.col("cq")),
+        kind="expiry_buildup", severity=severity, queues=F.array(F.col("capture_queue")),
         window_start=F.col("first_put"), window_end=F.col("last_expiry"), messages=F.col("refs"),
         evidence=evidence, statement=statement))

@@ -90,21 +90,21 @@ def finding_columns(*, kind, severity, queues, window_start, window_end, message
     def col(v):
         return v if isinstance(v, Column) else F.lit(v)
 
-    sev = col(severity)
+    severity_column = col(severity)
     # nulls kept, so that every finding of a detector has the same evidence keys
-    ev = F.lit(evidence) if isinstance(evidence, str) else F.to_json(
+    evidence_json = F.lit(evidence) if isinstance(evidence, str) else F.to_json(
         evidence, {"ignoreNullFields": "false"})
-    msgs = col(messages).cast("array<struct<source:string,message_number:int>>")
+    message_refs = col(messages).cast("array<struct<source:string,message_number:int>>")
     return [
         col(kind).cast("string").alias("kind"),
-        sev.cast("string").alias("severity"),
-        severity_rank_column(sev).alias("severity_rank"),
+        severity_column.cast("string").alias("severity"),
+        severity_rank_column(severity_column).alias("severity_rank"),
         col(queues).cast("array<string>").alias("queues"),
         col(window_start).cast("timestamp").alias("window_start"),
         col(window_end).cast("timestamp").alias("window_end"),
-        F.size(msgs).cast("long").alias("message_count"),
-        msgs.alias("messages"),
-        ev.cast("string").alias("evidence"),
+        F.size(message_refs).cast("long").alias("message_count"),
+        message_refs.alias("messages"),
+        evidence_json.cast("string").alias("evidence"),
         col(statement).cast("string").alias("statement"),
     ]
 
@@ -147,16 +147,16 @@ def finding_record(row) -> dict:
             ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
         return ts.isoformat(timespec="microseconds") + "Z"
 
-    d = row.asDict(recursive=True)
+    record = row.asDict(recursive=True)
     return {
-        "kind": d["kind"],
-        "severity": d["severity"],
-        "queues": list(d["queues"] or []),
-        "window_start": iso(d["window_start"]),
-        "window_end": iso(d["window_end"]),
-        "message_count": d["message_count"],
+        "kind": record["kind"],
+        "severity": record["severity"],
+        "queues": list(record["queues"] or []),
+        "window_start": iso(record["window_start"]),
+        "window_end": iso(record["window_end"]),
+        "message_count": record["message_count"],
         "messages": [{"source": m["source"], "message_number": m["message_number"]}
-                     for m in (d["messages"] or [])],
-        "evidence": json.loads(d["evidence"]) if d["evidence"] else {},
-        "statement": d["statement"],
+                     for m in (record["messages"] or [])],
+        "evidence": json.loads(record["evidence"]) if record["evidence"] else {},
+        "statement": record["statement"],
     }

@@ -77,31 +77,31 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
     if int(min_messages) < 1:
         raise ValueError(f"min_messages must be 1 or more, not {min_messages}")
     pattern = glob_regex(tuple(DEFAULT_PREFIXES) + tuple(model_prefixes))
-    correl = F.col("md.CorrelId")
-    origin = F.when(F.substring(correl, 1, 4) == F.lit(b"AMQ "),
-                    F.trim(F.decode(F.substring(correl, 5, 12), "US-ASCII")))
+    correl_id = F.col("md.CorrelId")
+    origin = F.when(F.substring(correl_id, 1, 4) == F.lit(b"AMQ "),
+                    F.trim(F.decode(F.substring(correl_id, 5, 12), "US-ASCII")))
     rows = df.where(F.col("dlh").isNotNull()
                     & F.col("dlh.Reason").isin(reasons)
                     & F.col("dlh.DestQName").rlike(pattern)).select(
         "source", "message_number",
         F.col("dlh.Reason").alias("reason"),
-        F.col("dlh.DestQName").alias("dest"),
+        F.col("dlh.DestQName").alias("DestQName"),
         F.coalesce(F.col("dlh.DestQMgrName"), F.lit("")).alias("reply_qmgr"),
         F.regexp_extract(F.col("dlh.DestQName"), r"^(.*\.)[^.]*$", 1).alias("prefix"),
         F.coalesce(origin, F.lit("")).alias("requester_qmgr"),
-        F.col("md.MsgType").alias("msgtype"),
-        F.col("md.PutApplName").alias("appl"),
-        F.col("md.UserIdentifier").alias("user"),
-        F.coalesce("dlh_put_ts", "put_ts").alias("ts"),
+        F.col("md.MsgType").alias("MsgType"),
+        F.col("md.PutApplName").alias("PutApplName"),
+        F.col("md.UserIdentifier").alias("UserIdentifier"),
+        F.coalesce("dlh_put_ts", "put_ts").alias("latest_put_ts"),
     )
     groups = rows.groupBy("reply_qmgr", "prefix", "requester_qmgr").agg(
         sorted_refs(message_ref()).alias("refs"),
-        F.min("ts").alias("first"), F.max("ts").alias("last"),
-        F.countDistinct("dest").alias("queues_n"),
-        F.sum(F.when(F.col("msgtype") == MQMT["MQMT_REPLY"], 1).otherwise(0)).alias("replies"),
-        F.sum(F.when(F.col("msgtype") == MQMT["MQMT_REPORT"], 1).otherwise(0)).alias("reports"),
-        F.slice(F.array_sort(F.collect_set("appl")), 1, 10).alias("responders"),
-        F.slice(F.array_sort(F.collect_set("user")), 1, 10).alias("users"),
+        F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
+        F.countDistinct("DestQName").alias("distinct_queues"),
+        F.sum(F.when(F.col("MsgType") == MQMT["MQMT_REPLY"], 1).otherwise(0)).alias("replies"),
+        F.sum(F.when(F.col("MsgType") == MQMT["MQMT_REPORT"], 1).otherwise(0)).alias("reports"),
+        F.slice(F.array_sort(F.collect_set("PutApplName")), 1, 10).alias("responders"),
+        F.slice(F.array_sort(F.collect_set("UserIdentifier")), 1, 10).alias("users"),
         F.array_sort(F.collect_set("reason")).alias("reason_list"),
     ).where(F.size("refs") >= int(min_messages))
     by_reason = (rows.groupBy("reply_qmgr", "prefix", "requester_qmgr", "reason").count()
@@ -109,7 +109,7 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
                  .agg(F.map_from_entries(F.collect_list(
                      F.struct(F.col("reason").cast("string"), F.col("count")))).alias("by_reason")))
     groups = groups.join(by_reason, ["reply_qmgr", "prefix", "requester_qmgr"], "left")
-    n = F.size("refs")
+    message_count = F.size("refs")
     requester = F.when(F.col("requester_qmgr") != "",
                        F.format_string(" (requests from queue manager %s)", F.col("requester_qmgr"))
                        ).otherwise(F.lit(""))
@@ -117,7 +117,8 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         "%d repl%s and report(s) to %d temporary dynamic queue(s) %s* on %s could not be "
         "delivered because the queue no longer exists (%s)%s: the requesting application had "
         "closed its reply queue, most likely after giving up waiting.",
-        n, F.when(n == 1, F.lit("y")).otherwise(F.lit("ies")), F.col("queues_n"), F.col("prefix"),
+        message_count, F.when(message_count == 1, F.lit("y")).otherwise(F.lit("ies")),
+        F.col("distinct_queues"), F.col("prefix"),
         F.when(F.col("reply_qmgr") != "", F.col("reply_qmgr"))
          .otherwise(F.lit("its queue manager")),
         F.array_join(F.col("reason_list").cast("array<string>"), ", "), requester)
@@ -125,10 +126,10 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         F.col("reply_qmgr"), F.col("prefix").alias("queue_prefix"), F.col("requester_qmgr"),
         F.col("by_reason").alias("reasons"), F.col("replies").cast("long").alias("replies"),
         F.col("reports").cast("long").alias("reports"),
-        (n - F.col("replies") - F.col("reports")).cast("long").alias("other"),
-        F.col("queues_n").alias("distinct_queues"), F.col("responders"), F.col("users"),
+        (message_count - F.col("replies") - F.col("reports")).cast("long").alias("other"),
+        F.col("distinct_queues"), F.col("responders"), F.col("users"),
     )
-    severity = F.when(n >= int(high_count), "high").otherwise("medium")
+    severity = F.when(message_count >= int(high_count), "high").otherwise("medium")
     return groups.select(*finding_columns(
         kind="orphaned_reply", severity=severity,
         queues=F.array(F.concat(F.col("prefix"), F.lit("*"))),

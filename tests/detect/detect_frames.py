@@ -26,18 +26,20 @@ def msgid(n: int, qmgr: str = "QM.T") -> bytes:
     return ("AMQ " + qmgr.ljust(12)).encode("ascii")[:16] + n.to_bytes(8, "big")
 
 
-def row(source, number, *, mid=None, correl=None, backout=0, expiry=-1, report=0, msgtype=8,
-        appl="app", user="user", reason=None, dest=None, destqm="QM.T", payload=b"x",
-        put=0.0, dlq_put=None, reason_name=None):
+def row(source, number, *, msg_id=None, correl_id=None, backout_count=0, expiry=-1, report=0,
+        msg_type=8, put_appl_name="app", user="user", reason=None, dest_qname=None,
+        dest_qmgr_name="QM.T", payload=b"x", put=0.0, dlh_put=None, reason_name=None):
+    """One capture row. ``put`` and ``dlh_put`` are seconds after T0 (``put_ts`` and
+    ``dlh_put_ts``); the row has an MQDLH when ``reason`` is given."""
     dlh = None
     if reason is not None:
-        dlh = (reason, dest, destqm)
+        dlh = (reason, dest_qname, dest_qmgr_name)
     return (source, number,
-            (mid if mid is not None else msgid(number), correl or b"\0" * 24, backout, expiry,
-             report, msgtype, appl, user),
+            (msg_id if msg_id is not None else msgid(number), correl_id or b"\0" * 24,
+             backout_count, expiry, report, msg_type, put_appl_name, user),
             dlh, payload, len(payload) if payload is not None else None, reason_name,
             at(put) if put is not None else None,
-            at(dlq_put) if dlq_put is not None else None)
+            at(dlh_put) if dlh_put is not None else None)
 
 
 def frame(spark, rows):

@@ -27,21 +27,21 @@ def test_each_signal_on_a_hand_built_capture(spark):
     later = "QM.T_SYSTEM.DEAD.LETTER.QUEUE.2.raw"
     rows = [
         # 1-2: dead-lettered with MQRC_BACKOUT_THRESHOLD_REACHED for APP.IN
-        row(DLQ, 1, reason=2362, dest="APP.IN", put=1, dlq_put=30),
-        row(DLQ, 2, reason=2362, dest="APP.IN", put=2, dlq_put=40),
+        row(DLQ, 1, reason=2362, dest_qname="APP.IN", put=1, dlh_put=30),
+        row(DLQ, 2, reason=2362, dest_qname="APP.IN", put=2, dlh_put=40),
         # 3: an ordinary dead letter (queue full), BackoutCount 0: nothing to say
-        row(DLQ, 3, reason=2053, dest="ORDERS.IN", put=3, dlq_put=41),
+        row(DLQ, 3, reason=2053, dest_qname="ORDERS.IN", put=3, dlh_put=41),
         # 4: the same message as 1 dead-lettered again later (second snapshot)
-        row(later, 1, mid=msgid(1), reason=2362, dest="APP.IN", put=1, dlq_put=90),
+        row(later, 1, msg_id=msgid(1), reason=2362, dest_qname="APP.IN", put=1, dlh_put=90),
     ]
     app_in = "QM.T_APP.IN.raw"
     rows += [
-        row(app_in, 1, mid=msgid(50), put=10),             # older than the last 2362: ping-pong
-        row(app_in, 2, mid=msgid(51), put=95),             # newer than every 2362 dead letter
-        row(app_in, 3, mid=msgid(52), put=96, backout=5),  # count climbs
-        row(app_in, 4, mid=msgid(53), put=97, backout=1),  # backed out once, below threshold
+        row(app_in, 1, msg_id=msgid(50), put=10),             # older than the last 2362: ping-pong
+        row(app_in, 2, msg_id=msgid(51), put=95),             # newer than every 2362 dead letter
+        row(app_in, 3, msg_id=msgid(52), put=96, backout_count=5),  # count climbs
+        row(app_in, 4, msg_id=msgid(53), put=97, backout_count=1),  # once, below threshold
     ]
-    rows += [row("QM.T_PAY.BOQ.raw", 1, mid=msgid(70), put=5)]
+    rows += [row("QM.T_PAY.BOQ.raw", 1, msg_id=msgid(70), put=5)]
     found = signals(backout.detect(frame(spark, rows)))
     assert found[("threshold_reached", "APP.IN")] == [1, 1, 2]  # DLQ#1, later#1, DLQ#2
     assert found[("redelivered", "APP.IN")] == [1, 1]
@@ -53,8 +53,8 @@ def test_each_signal_on_a_hand_built_capture(spark):
 
 
 def test_queue_definitions_set_threshold_and_backout_queue(spark):
-    rows = [row("QM.T_WORK.IN.raw", 1, backout=2, put=1),
-            row("QM.T_WORK.IN.raw", 2, backout=1, put=2),
+    rows = [row("QM.T_WORK.IN.raw", 1, backout_count=2, put=1),
+            row("QM.T_WORK.IN.raw", 2, backout_count=1, put=2),
             row("QM.T_PARKED.raw", 1, put=3)]
     defs = {"WORK.IN": {"bothresh": 2, "boqname": ""},
             "OTHER.IN": {"bothresh": 4, "boqname": "PARKED"}}
@@ -71,10 +71,10 @@ def test_queue_definitions_set_threshold_and_backout_queue(spark):
 
 
 def test_payload_digest_finds_reputs_under_new_msgids(spark):
-    rows = [row(DLQ, i, mid=msgid(100 + i), reason=2085, dest="X.IN", payload=b"same body",
-                put=i, dlq_put=10 + i) for i in range(1, 4)]
-    rows.append(row(DLQ, 9, mid=msgid(200), reason=2085, dest="X.IN", payload=b"other",
-                    put=9, dlq_put=19))
+    rows = [row(DLQ, i, msg_id=msgid(100 + i), reason=2085, dest_qname="X.IN", payload=b"same body",
+                put=i, dlh_put=10 + i) for i in range(1, 4)]
+    rows.append(row(DLQ, 9, msg_id=msgid(200), reason=2085, dest_qname="X.IN", payload=b"other",
+                    put=9, dlh_put=19))
     found = signals(backout.detect(frame(spark, rows)))
     assert found == {("redelivered", "X.IN"): [1, 2, 3]}
     assert signals(backout.detect(frame(spark, rows), min_repeats=4)) == {}

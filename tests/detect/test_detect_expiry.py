@@ -18,11 +18,12 @@ DLQ1 = "QM.T_SYSTEM.DEAD.LETTER.QUEUE.1.raw"
 
 def test_remaining_expiry_curve_and_reports(spark):
     # capture time = latest put in the capture: 100 s after T0
-    rows = [row("QM.T_DLQ.raw", i, reason=2051, dest="RATES.IN", put=i, dlq_put=i,
+    rows = [row("QM.T_DLQ.raw", i, reason=2051, dest_qname="RATES.IN", put=i, dlh_put=i,
                 expiry=600 * i,  # tenths: message i has 60*i seconds left
                 report=MQRO["MQRO_EXPIRATION_WITH_DATA"] if i <= 2 else 0)
             for i in range(1, 13)]
-    rows.append(row("QM.T_DLQ.raw", 13, reason=2053, dest="X", put=100, dlq_put=100))  # no expiry
+    rows.append(row("QM.T_DLQ.raw", 13, reason=2053, dest_qname="X", put=100,
+                    dlh_put=100))  # no expiry
     [f] = expiry.detect(frame(spark, rows)).collect()
     ev = json.loads(f.evidence)
     assert f.kind == "expiry_buildup" and f.queues == ["DLQ"]
@@ -46,14 +47,16 @@ def test_remaining_expiry_curve_and_reports(spark):
 
 def test_messages_vanished_by_expiry_between_snapshots(spark):
     dlq2 = "QM.T_SYSTEM.DEAD.LETTER.QUEUE.2.raw"
-    first = [row(DLQ1, i, mid=msgid(i), reason=2051, dest="R", put=i, dlq_put=i, expiry=100)
+    first = [row(DLQ1, i, msg_id=msgid(i), reason=2051, dest_qname="R", put=i, dlh_put=i,
+                 expiry=100)
              for i in range(1, 11)]  # capture 1 at t=10: each has 10 s left -> expire by t=20
-    first.append(row(DLQ1, 11, mid=msgid(11), reason=2051, dest="R", put=10, dlq_put=10,
+    first.append(row(DLQ1, 11, msg_id=msgid(11), reason=2051, dest_qname="R", put=10, dlh_put=10,
                      expiry=-1))   # unlimited: its disappearance is not expiry
-    first.append(row(DLQ1, 12, mid=msgid(12), reason=2051, dest="R", put=10, dlq_put=10,
+    first.append(row(DLQ1, 12, msg_id=msgid(12), reason=2051, dest_qname="R", put=10, dlh_put=10,
                      expiry=100000))  # still alive at capture 2, yet gone: processed
-    second = [row(dlq2, 1, mid=msgid(1), reason=2051, dest="R", put=1, dlq_put=1, expiry=50)]
-    second += [row(dlq2, j, mid=msgid(100 + j), reason=2051, dest="R", put=60, dlq_put=60,
+    second = [row(dlq2, 1, msg_id=msgid(1), reason=2051, dest_qname="R", put=1, dlh_put=1,
+                  expiry=50)]
+    second += [row(dlq2, j, msg_id=msgid(100 + j), reason=2051, dest_qname="R", put=60, dlh_put=60,
                    expiry=-1) for j in range(2, 4)]
     qmap = {DLQ1: "DLQ", dlq2: "DLQ"}
     found = {json.loads(f.evidence)["source"]: json.loads(f.evidence)
@@ -70,8 +73,8 @@ def test_snapshots_are_of_one_queue_manager_and_queue(spark):
     queue manager; a banner without one (amqsbcg) chains nothing; a plain
     name chains by name."""
     a, b = "a.dmp", "b.dmp"
-    rows = [row(a, 1, mid=msgid(1), reason=2051, dest="R", put=1, dlq_put=1, expiry=100),
-            row(b, 1, mid=msgid(2), reason=2051, dest="R", put=20, dlq_put=20, expiry=100)]
+    rows = [row(a, 1, msg_id=msgid(1), reason=2051, dest_qname="R", put=1, dlh_put=1, expiry=100),
+            row(b, 1, msg_id=msgid(2), reason=2051, dest_qname="R", put=20, dlh_put=20, expiry=100)]
 
     def next_capture(qmap):
         found = expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1).collect()
@@ -90,8 +93,9 @@ def test_file_names_give_the_queue_manager_of_a_snapshot(spark):
     """<qmgr>_<queue> file names chain snapshots of one queue manager's queue,
     also under a banner that names only the queue (amqsbcg)."""
     def chained(first, second, qmap=None):
-        rows = [row(first, 1, mid=msgid(1), reason=2051, dest="R", put=1, dlq_put=1, expiry=100),
-                row(second, 1, mid=msgid(2), reason=2051, dest="R", put=20, dlq_put=20,
+        rows = [row(first, 1, msg_id=msgid(1), reason=2051, dest_qname="R", put=1, dlh_put=1,
+                    expiry=100),
+                row(second, 1, msg_id=msgid(2), reason=2051, dest_qname="R", put=20, dlh_put=20,
                     expiry=100)]
         found = expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1).collect()
         evs = {json.loads(f.evidence)["source"]: json.loads(f.evidence) for f in found}
@@ -127,8 +131,9 @@ def test_a_mapping_of_thousands_of_files(spark):
     qmap["other.dmp"] = "BY.BASE.NAME"
     df = spark.createDataFrame([("dumps/d7.dmp",), ("x/other.dmp",), ("QM9_APP.Q.raw",)],
                                "source string")
-    got = {r.source: (r.cq, r.ck) for r in with_capture_queues(df, qmap).collect()}
+    got = {r.source: (r.capture_queue, r.capture_key)
+           for r in with_capture_queues(df, qmap).collect()}
     assert got == {"dumps/d7.dmp": ("DLQ", "QM1|DLQ"),
                    "x/other.dmp": ("BY.BASE.NAME", "BY.BASE.NAME"),
                    "QM9_APP.Q.raw": ("APP.Q", "QM9|APP.Q")}
-    assert with_capture_queues(df, qmap).where(F.col("cq").isNull()).count() == 0
+    assert with_capture_queues(df, qmap).where(F.col("capture_queue").isNull()).count() == 0

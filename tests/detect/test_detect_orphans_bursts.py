@@ -17,17 +17,18 @@ DLQ = "QM.FRONT_SYSTEM.DEAD.LETTER.QUEUE.raw"
 def test_orphaned_replies_grouped_by_requester(spark):
     rows = []
     for i in range(1, 5):   # replies from quote-engine to vanished AMQ.* queues of QM.FRONT
-        rows.append(row(DLQ, i, reason=2085, dest=f"AMQ.{i:016X}", destqm="QM.FRONT",
-                        msgtype=2, correl=msgid(i, "QM.FRONT"), appl="quote-engine", put=i,
-                        dlq_put=i))
-    rows.append(row(DLQ, 5, reason=2052, dest="AMQ.00000000000000AA", destqm="QM.FRONT",
-                    msgtype=4, correl=msgid(5, "QM.FRONT"), appl="QM.BACK", user="portal",
-                    put=5, dlq_put=5))
-    rows.append(row(DLQ, 6, reason=2085, dest="QUOTE.REPLY.0001", destqm="QM.OTHER", msgtype=2,
-                    correl=b"\0" * 24, put=6, dlq_put=6))
-    rows.append(row(DLQ, 7, reason=2048, dest="AMQ.00000000000000BB", destqm="QM.FRONT",
-                    msgtype=2, put=7, dlq_put=7))      # persistent to a temporary queue: not it
-    rows.append(row(DLQ, 8, reason=2085, dest="STOCK.QRY", msgtype=8, put=8, dlq_put=8))
+        rows.append(row(DLQ, i, reason=2085, dest_qname=f"AMQ.{i:016X}", dest_qmgr_name="QM.FRONT",
+                        msg_type=2, correl_id=msgid(i, "QM.FRONT"), put_appl_name="quote-engine",
+                        put=i, dlh_put=i))
+    rows.append(row(DLQ, 5, reason=2052, dest_qname="AMQ.00000000000000AA",
+                    dest_qmgr_name="QM.FRONT", msg_type=4, correl_id=msgid(5, "QM.FRONT"),
+                    put_appl_name="QM.BACK", user="portal", put=5, dlh_put=5))
+    rows.append(row(DLQ, 6, reason=2085, dest_qname="QUOTE.REPLY.0001", dest_qmgr_name="QM.OTHER",
+                    msg_type=2, correl_id=b"\0" * 24, put=6, dlh_put=6))
+    rows.append(row(DLQ, 7, reason=2048, dest_qname="AMQ.00000000000000BB",
+                    dest_qmgr_name="QM.FRONT", msg_type=2, put=7,
+                    dlh_put=7))      # persistent to a temporary queue: not it
+    rows.append(row(DLQ, 8, reason=2085, dest_qname="STOCK.QRY", msg_type=8, put=8, dlh_put=8))
     found = orphans.detect(frame(spark, rows)).collect()
     assert len(found) == 1
     [f] = found
@@ -48,18 +49,18 @@ def test_bursts_onset_end_and_rate_but_not_the_trickle(spark):
     n = 0
     for i in range(30):          # 30 dead letters at 2 a second from t=100
         n += 1
-        rows.append(row(DLQ, n, reason=2053, dest="ORDERS.IN", put=100 + i / 2,
-                        dlq_put=100 + i / 2, reason_name="MQRC_Q_FULL"))
+        rows.append(row(DLQ, n, reason=2053, dest_qname="ORDERS.IN", put=100 + i / 2,
+                        dlh_put=100 + i / 2, reason_name="MQRC_Q_FULL"))
     for i in range(30):          # 30 more after a 10-minute pause
         n += 1
-        rows.append(row(DLQ, n, reason=2053, dest="ORDERS.IN", put=800 + i / 2,
-                        dlq_put=800 + i / 2, reason_name="MQRC_Q_FULL"))
+        rows.append(row(DLQ, n, reason=2053, dest_qname="ORDERS.IN", put=800 + i / 2,
+                        dlh_put=800 + i / 2, reason_name="MQRC_Q_FULL"))
     for i in range(40):          # a steady trickle: one every 20 s
         n += 1
-        rows.append(row(DLQ, n, reason=2085, dest="ARCHVE", put=i * 20, dlq_put=i * 20))
+        rows.append(row(DLQ, n, reason=2085, dest_qname="ARCHVE", put=i * 20, dlh_put=i * 20))
     for i in range(20):          # backout-threshold dead letters: the backout detector's
         n += 1
-        rows.append(row(DLQ, n, reason=2362, dest="APP.IN", put=300 + i, dlq_put=300 + i))
+        rows.append(row(DLQ, n, reason=2362, dest_qname="APP.IN", put=300 + i, dlh_put=300 + i))
     found = sorted(bursts.detect(frame(spark, rows)).collect(), key=lambda f: f.window_start)
     assert [f.queues for f in found] == [["ORDERS.IN"], ["ORDERS.IN"]]
     first, second = (json.loads(f.evidence) for f in found)

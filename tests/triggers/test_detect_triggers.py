@@ -17,32 +17,32 @@ REAL_DLQ = ("triggers-backout/"
             "yespon_amqsbcg_DLQ_bigendian_DLH_wrapping_MQTM_MQFB_APPL_CANNOT_BE_STARTED.txt")
 
 
-def _scenario(spark, tmp_path, name, size, **kw):
+def _scenario(spark, tmp_path, name, size, **simulate_options):
     from dlqlens.sim.runner import simulate
     from dlqlens.spark.session import load_capture
 
     out = tmp_path / name
-    manifest = simulate(name, size, str(out), format="raw", **kw)
+    manifest = simulate(name, size, str(out), format="raw", **simulate_options)
     files = [str(out / c["file"]) for c in manifest["captures"]]
     truth = {}
     with open(out / "ground_truth.jsonl") as fh:
         for line in fh:
-            o = json.loads(line)
-            truth[(o["source"], o["message_number"])] = o["pattern"]
+            record = json.loads(line)
+            truth[(record["source"], record["message_number"])] = record["pattern"]
     return load_capture(spark, files), truth
 
 
 def _score(rows, truth, kind):
     flagged = {(os.path.basename(m["source"]), m["message_number"])
                for r in rows for m in r["messages"]}
-    tp = sum(truth.get(k) == kind for k in flagged)
+    true_positives = sum(truth.get(k) == kind for k in flagged)
     actual = sum(v == kind for v in truth.values())
-    return tp / max(len(flagged), 1), tp / max(actual, 1), actual
+    return true_positives / max(len(flagged), 1), true_positives / max(actual, 1), actual
 
 
 def test_registered():
-    assert DETECTORS["trigger_storm"] == "dlqlens.detect.triggers:trigger_storm"
-    assert DETECTORS["trigger_failure"] == "dlqlens.detect.triggers:trigger_failure"
+    assert DETECTORS["trigger_storm"] == "dlqlens.detect.trigger_messages:trigger_storm"
+    assert DETECTORS["trigger_failure"] == "dlqlens.detect.trigger_messages:trigger_failure"
 
 
 def test_trigger_storm_scenario_precision_recall_and_clean_baseline(spark, tmp_path):
@@ -50,10 +50,10 @@ def test_trigger_storm_scenario_precision_recall_and_clean_baseline(spark, tmp_p
     storms = detector("trigger_storm")(df).collect()
     fails = detector("trigger_failure")(df).collect()
     assert tuple(storms[0].asDict()) == FINDINGS_COLUMNS
-    p, r, actual = _score(storms, truth, "trigger_storm")
-    assert actual > 5 and p >= 0.95 and r >= 0.95, (p, r, actual)
-    p, r, actual = _score(fails, truth, "trigger_failure")
-    assert actual > 5 and p >= 0.95 and r >= 0.95, (p, r, actual)
+    precision, recall, actual = _score(storms, truth, "trigger_storm")
+    assert actual > 5 and precision >= 0.95 and recall >= 0.95, (precision, recall, actual)
+    precision, recall, actual = _score(fails, truth, "trigger_failure")
+    assert actual > 5 and precision >= 0.95 and recall >= 0.95, (precision, recall, actual)
     s = storms[0]
     assert s["queues"] == ["APP.WORK"] and s["severity"] in ("high", "medium")
     ev = json.loads(s["evidence"])

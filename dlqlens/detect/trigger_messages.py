@@ -1,5 +1,9 @@
 """Trigger storms and trigger failures (finding kinds ``trigger_storm`` and ``trigger_failure``).
 
+Detectors over the trigger messages found in captures (of initiation queues
+and of the DLQ); the evaluator that replays trigger conditions against queue
+definitions is :mod:`dlqlens.triggers`.
+
 A trigger message (MsgType datagram, Format ``MQTRIG``, an MQTM naming the
 application queue ``QName``, the process ``ProcessName`` and the program
 ``ApplId``) is what the queue manager puts on an initiation queue when the
@@ -63,31 +67,33 @@ def _trim(col):
 def _trigger_rows(df):
     """Trigger-message rows with the columns the detectors read.
 
-    Columns added: ``dead`` (bool: the row starts with an MQDLH), ``appq``
-    (MQTM QName, trimmed, or null), ``process``, ``applid``, ``appltype``,
-    ``reason`` (dlh.Reason), ``destq`` (dlh.DestQName), ``ts`` (put time: the
-    MQMD's, else the MQDLH's), ``ref`` (struct(source, message_number)).
+    Columns: ``is_dead_letter`` (bool: the row starts with an MQDLH),
+    ``application_queue`` (MQTM QName, trimmed, or null), ``process``
+    (ProcessName), ``applid`` (ApplId), ``appltype`` (ApplType), ``reason``
+    (dlh.Reason), ``DestQName`` (dlh.DestQName), ``earliest_put_ts`` (put
+    time: the MQMD's, else the MQDLH's), ``dlh_put_ts``, ``ref``
+    (struct(source, message_number)).
     """
     from pyspark.sql import functions as F
 
-    md_fmt = _trim(F.col("md.Format"))
-    dlh_fmt = _trim(F.col("dlh.Format"))
-    dead = F.col("dlh").isNotNull() & F.col("dlh.Reason").isNotNull()
-    has_tm = F.col("tm").isNotNull() & (F.col("tm.StrucId") == F.lit("TM  "))
-    is_trig = F.when(dead, (dlh_fmt == "MQTRIG") | has_tm) \
-               .otherwise((md_fmt == "MQTRIG") | has_tm)
-    rows = df.where(F.coalesce(is_trig, F.lit(False)))
+    md_format = _trim(F.col("md.Format"))
+    dlh_format = _trim(F.col("dlh.Format"))
+    is_dead_letter = F.col("dlh").isNotNull() & F.col("dlh.Reason").isNotNull()
+    has_mqtm = F.col("tm").isNotNull() & (F.col("tm.StrucId") == F.lit("TM  "))
+    is_trigger_message = F.when(is_dead_letter, (dlh_format == "MQTRIG") | has_mqtm) \
+                          .otherwise((md_format == "MQTRIG") | has_mqtm)
+    rows = df.where(F.coalesce(is_trigger_message, F.lit(False)))
     blank = lambda c: F.when(_trim(c) == "", F.lit(None)).otherwise(_trim(c))  # noqa: E731
     return rows.select(
-        dead.alias("dead"),
-        blank(F.col("tm.QName")).alias("appq"),
+        is_dead_letter.alias("is_dead_letter"),
+        blank(F.col("tm.QName")).alias("application_queue"),
         blank(F.col("tm.ProcessName")).alias("process"),
         blank(F.col("tm.ApplId")).alias("applid"),
         F.col("tm.ApplType").alias("appltype"),
         F.col("dlh.Reason").alias("reason"),
-        blank(F.col("dlh.DestQName")).alias("destq"),
-        F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")).alias("ts"),
-        F.col("dlh_put_ts").alias("dlq_ts"),
+        blank(F.col("dlh.DestQName")).alias("DestQName"),
+        F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")).alias("earliest_put_ts"),
+        F.col("dlh_put_ts"),
         message_ref().alias("ref"),
     )
 
@@ -145,24 +151,28 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
-    rows = _trigger_rows(df).where(~F.col("dead") & F.col("appq").isNotNull())
-    grouped = (rows.groupBy("appq", "process",
-                            F.session_window(F.col("ts"), f"{float(gap)} seconds").alias("w"))
-               .agg(F.count(F.lit(1)).alias("n"), F.min("ts").alias("first"),
-                    F.max("ts").alias("last"), F.first("applid", ignorenulls=True).alias("applid"),
+    rows = _trigger_rows(df).where(~F.col("is_dead_letter")
+                                   & F.col("application_queue").isNotNull())
+    burst = F.session_window(F.col("earliest_put_ts"), f"{float(gap)} seconds").alias("burst")
+    grouped = (rows.groupBy("application_queue", "process", burst)
+               .agg(F.count(F.lit(1)).alias("message_count"),
+                    F.min("earliest_put_ts").alias("first"),
+                    F.max("earliest_put_ts").alias("last"),
+                    F.first("applid", ignorenulls=True).alias("applid"),
                     sorted_refs(F.col("ref")).alias("refs")))
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
     grouped = grouped.withColumn("span", span) \
-                     .withColumn("rate", F.col("n") * 60.0 / F.col("span"))
-    ti_default = trigint if trigint is not None else getattr(queue_defs, "trigint", None)
+                     .withColumn("rate", F.col("message_count") * 60.0 / F.col("span"))
+    qmgr_trigint = trigint if trigint is not None else getattr(queue_defs, "trigint", None)
     defs = []
-    for qname, d in (queue_defs or {}).items():
-        tt = definition_attr(d, "trigtype")
-        defs.append((str(qname).strip(), None if tt is None else str(tt).upper(),
-                     ti_default))
+    for qname, definition in (queue_defs or {}).items():
+        trigtype = definition_attr(definition, "trigtype")
+        defs.append((str(qname).strip(), None if trigtype is None else str(trigtype).upper(),
+                     qmgr_trigint))
     if defs:
-        dframe = spark.createDataFrame(defs, "appq string, trigtype string, trigint_ms long")
-        grouped = grouped.join(dframe, "appq", "left")
+        trigger_defs = spark.createDataFrame(
+            defs, "application_queue string, trigtype string, trigint_ms long")
+        grouped = grouped.join(trigger_defs, "application_queue", "left")
     else:
         grouped = grouped.withColumn("trigtype", F.lit(None).cast("string")) \
                          .withColumn("trigint_ms", F.lit(None).cast("long"))
@@ -170,11 +180,12 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                      F.floor(F.col("span") * 1000.0 / F.greatest(F.col("trigint_ms"), F.lit(1)))
                      + 1).cast("long")
     grouped = grouped.withColumn("allowed", allowed)
-    storm = (grouped.where((F.col("n") >= int(min_messages)) & (F.col("rate") >= float(min_rate)))
+    storm = (grouped.where((F.col("message_count") >= int(min_messages))
+                           & (F.col("rate") >= float(min_rate)))
              .where(F.col("trigtype").isNull() | (F.col("trigtype") != "EVERY")))
     severity = F.when(F.col("rate") >= float(high_rate), "high").otherwise("medium")
-    rate_txt = F.format_number(F.col("rate"), 1)
-    why = F.when(F.col("allowed").isNotNull() & (F.col("n") > F.col("allowed")),
+    rate_text = F.format_number(F.col("rate"), 1)
+    why = F.when(F.col("allowed").isNotNull() & (F.col("message_count") > F.col("allowed")),
                  F.concat(F.lit(", more than the "), F.col("allowed").cast("string"),
                           F.lit(" TRIGINT allows: the re-triggers come from a server that closes "
                                 "the queue without draining it (item 12)")))
@@ -184,16 +195,17 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     why = why.otherwise(F.lit(": a server that ends before draining its queue is restarted on "
                               "every close, or TRIGINT is too low to damp re-triggering"))
     statement = F.concat(
-        F.lit("Queue "), F.col("appq"), F.lit(" was triggered "), F.col("n").cast("string"),
-        F.lit(" times in "), F.format_number(F.col("span"), 0), F.lit(" s ("), rate_txt,
+        F.lit("Queue "), F.col("application_queue"), F.lit(" was triggered "),
+        F.col("message_count").cast("string"),
+        F.lit(" times in "), F.format_number(F.col("span"), 0), F.lit(" s ("), rate_text,
         F.lit(" per minute) for process "), F.coalesce(F.col("process"), F.lit("(blank)")),
         why, F.lit("."))
     evidence = F.struct(
-        F.col("n").alias("count"), F.round(F.col("span"), 3).alias("span_seconds"),
+        F.col("message_count").alias("count"), F.round(F.col("span"), 3).alias("span_seconds"),
         F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
         F.col("applid"), F.col("trigtype"), F.col("trigint_ms"), F.col("allowed"))
     return storm.select(*finding_columns(
-        kind="trigger_storm", severity=severity, queues=F.array(F.col("appq")),
+        kind="trigger_storm", severity=severity, queues=F.array(F.col("application_queue")),
         window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
         evidence=evidence, statement=statement))
 
@@ -232,39 +244,44 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: i
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
-    rows = _trigger_rows(df).where(F.col("dead"))
-    grouped = (rows.groupBy(F.coalesce("appq", "destq").alias("appq"), "process", "applid",
-                            "reason")
-               .agg(F.count(F.lit(1)).alias("n"), F.first("destq", ignorenulls=True).alias("initq"),
+    rows = _trigger_rows(df).where(F.col("is_dead_letter"))
+    dead_lettered_at = F.coalesce("dlh_put_ts", "earliest_put_ts")
+    grouped = (rows.groupBy(F.coalesce("application_queue", "DestQName").alias("application_queue"),
+                            "process", "applid", "reason")
+               .agg(F.count(F.lit(1)).alias("message_count"),
+                    F.first("DestQName", ignorenulls=True).alias("initq"),
                     F.first("appltype", ignorenulls=True).alias("appltype"),
-                    F.min(F.coalesce("dlq_ts", "ts")).alias("first"),
-                    F.max(F.coalesce("dlq_ts", "ts")).alias("last"),
+                    F.min(dead_lettered_at).alias("first"),
+                    F.max(dead_lettered_at).alias("last"),
                     sorted_refs(F.col("ref")).alias("refs"))
-               .where(F.col("n") >= int(min_messages)))
-    names = [(code, MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code),
-              MONITOR_FEEDBACK.get(code) or (
-                  "the trigger monitor rejected it" if code in MQFB_NAMES
-                  else "the queue manager could not put it on the initiation queue"))
-             for code in sorted(set(MQFB_NAMES) | set(MQRC_NAMES))]
-    nframe = spark.createDataFrame(names, "reason int, reason_name string, meaning string")
-    grouped = grouped.join(F.broadcast(nframe), "reason", "left")
+               .where(F.col("message_count") >= int(min_messages)))
+    reason_rows = [(code, MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code),
+                    MONITOR_FEEDBACK.get(code) or (
+                        "the trigger monitor rejected it" if code in MQFB_NAMES
+                        else "the queue manager could not put it on the initiation queue"))
+                   for code in sorted(set(MQFB_NAMES) | set(MQRC_NAMES))]
+    reason_names = spark.createDataFrame(reason_rows,
+                                         "reason int, reason_name string, meaning string")
+    grouped = grouped.join(F.broadcast(reason_names), "reason", "left")
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
-    grouped = grouped.withColumn("rate", F.col("n") * 60.0 / span)
-    severity = F.when(F.col("n") >= int(high_count), "high").otherwise("medium")
-    reason_txt = F.concat(F.col("reason").cast("string"), F.lit(" "),
-                          F.coalesce(F.col("reason_name"), F.lit("(unknown)")))
+    grouped = grouped.withColumn("rate", F.col("message_count") * 60.0 / span)
+    severity = F.when(F.col("message_count") >= int(high_count), "high").otherwise("medium")
+    reason_text = F.concat(F.col("reason").cast("string"), F.lit(" "),
+                           F.coalesce(F.col("reason_name"), F.lit("(unknown)")))
     statement = F.concat(
-        F.col("n").cast("string"), F.lit(" trigger message(s) for queue "), F.col("appq"),
+        F.col("message_count").cast("string"), F.lit(" trigger message(s) for queue "),
+        F.col("application_queue"),
         F.lit(" (process "), F.coalesce(F.col("process"), F.lit("?")), F.lit(", application "),
-        F.coalesce(F.col("applid"), F.lit("?")), F.lit(") were dead-lettered with "), reason_txt,
+        F.coalesce(F.col("applid"), F.lit("?")), F.lit(") were dead-lettered with "), reason_text,
         F.lit(": "), F.coalesce(F.col("meaning"), F.lit("the trigger did not reach a program")),
         F.lit("; the messages on the application queue were not processed by a triggered "
               "program."))
     evidence = F.struct(
-        F.col("n").alias("count"), F.col("reason"), F.col("reason_name"), F.col("process"),
+        F.col("message_count").alias("count"), F.col("reason"), F.col("reason_name"),
+        F.col("process"),
         F.col("applid"), F.col("appltype"), F.col("initq"),
         F.round(F.col("rate"), 3).alias("rate_per_minute"))
-    queues = F.filter(F.array_distinct(F.array(F.col("appq"), F.col("initq"))),
+    queues = F.filter(F.array_distinct(F.array(F.col("application_queue"), F.col("initq"))),
                       lambda c: c.isNotNull())
     return grouped.select(*finding_columns(
         kind="trigger_failure", severity=severity, queues=queues,
