@@ -423,31 +423,6 @@ def _project(capture, plans: Sequence[ReplayPlan]):
     return flat.select("*", *preds), names
 
 
-#: HotSpot does not JIT-compile a method of more than 8000 bytes of bytecode
-#: (``-XX:+DontCompileHugeMethods``, the default); Spark's own documentation
-#: of ``spark.sql.codegen.hugeMethodLimit`` recommends 8000 on HotSpot.
-_HUGE_METHOD_LIMIT = 8000
-
-
-def _tune(spark) -> None:
-    """Cap ``spark.sql.codegen.hugeMethodLimit`` at 8000 bytes.
-
-    Whole-stage code generation puts the matching of every rule into one
-    method; past 8000 bytes of bytecode (about 100 rules) HotSpot leaves it
-    to the bytecode interpreter (measured 3-7 times slower on 100 and 300
-    rules). With the cap, Spark falls back to per-expression code
-    generation for that operator, whose methods are split small enough to be
-    compiled. A lower value set by the user is kept.
-    """
-    key = "spark.sql.codegen.hugeMethodLimit"
-    try:
-        current = int(spark.conf.get(key, "65535"))
-    except (TypeError, ValueError):
-        current = 65535
-    if current > _HUGE_METHOD_LIMIT:
-        spark.conf.set(key, str(_HUGE_METHOD_LIMIT))
-
-
 def _col_for(field: str):
     from pyspark.sql import functions as F
 
@@ -622,8 +597,10 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     """Replay a rules table over a capture DataFrame.
 
     A lazy Spark transformation: nothing runs until an action; no message
-    comes to the driver. Side effect: caps the session's
-    ``spark.sql.codegen.hugeMethodLimit`` at 8000 (see :func:`_tune`).
+    comes to the driver. The session's configuration is left as it is; for
+    tables of more than about 100 rules, a session with
+    ``spark.sql.codegen.hugeMethodLimit`` at 8000 matches several times
+    faster (:func:`dlqlens.spark.session.get_spark` sets it).
 
     Parameters
     ----------
@@ -657,7 +634,6 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
         table, allow_errors=allow_errors)
     world = World.load(world)
-    _tune(capture.sparkSession)
     projected, names = _project(capture, [plan])
     projected = projected.withColumn("matched", _matched_column(plan, names))
     fate = _fate_column(plan, world, F.col("matched"))
@@ -839,7 +815,6 @@ def match_counts(table: RulesTable | ReplayPlan, capture, *, allow_errors: bool 
 
     plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
         table, allow_errors=allow_errors)
-    _tune(capture.sparkSession)
     projected, names = _project(capture, [plan])
     m = projected.select(_matched_column(plan, names).alias("matched"))
     events = F.concat(
