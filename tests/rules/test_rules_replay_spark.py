@@ -4,7 +4,7 @@ IBM's documented example table (spec/runmqdlq-rules.md §9.1, verified portion)
 is replayed over a capture generated here with one message for every rule's
 intended case plus the cases no rule takes; the expected fate of each message is
 written out below. The processing semantics themselves are tested without Spark
-in test_rules_simulate.py.
+in test_rules_process.py and test_rules_handler.py.
 """
 
 from __future__ import annotations
