@@ -80,6 +80,15 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_rules_modules_import_each_other_without_a_cycle():
     graph = _graph()
-    assert {"parser", "validate", "entries", "model"} <= set(graph)
+    assert {"parser", "validate", "entries", "model", "handler", "replay"} <= set(graph)
     assert "entries" in graph["parser"] and "entries" in graph["validate"]
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_the_handler_decision_is_pure():
+    """No Spark, no Arrow, no simulator: the simulator and the replay both import it."""
+    imported = _imports(RULES / "handler.py")
+    assert not [m for m in imported if m.split(".")[0] in ("pyspark", "pyarrow", "pandas", "numpy")]
+    assert not [m for m in imported if m.startswith("dlqlens.sim")]
+    assert _graph()["handler"] <= {"model", "world", "match"}
+    assert "handler" in _graph()["replay"]
