@@ -357,8 +357,8 @@ class Attempt:
 class Fate:
     """What the handler does with one message, in the replay's output contract.
 
-    The fields are those of ``docs/rules.md`` ("Replay model", output)
-    except ``source`` and ``message_number``: ``tried`` (tuple of
+    The fields are those of the replay's output (``docs/rules.md``,
+    "Replay model") except ``source`` and ``message_number``: ``tried`` (tuple of
     :class:`Attempt`), ``rule_index``, ``action``, ``target_queue``,
     ``target_qmgr``, ``header_kept``, ``disposition`` (one of
     :data:`DISPOSITIONS`), ``left_reason`` (one of :data:`LEFT_REASONS` or

@@ -1,69 +1,15 @@
 """Replay a runmqdlq rules table over a capture, as a Spark transformation.
 
 What the DLQ handler would do with every captured message, without a queue
-manager: which matching rules it tries, how many attempts each takes, the
-action finally taken and its target, and — for a message that stays on the
-DLQ — why. Two stages:
-
-1. **Matching**, in Spark SQL: every distinct pattern of the table becomes
-   one boolean column and every rule the conjunction of its patterns'
-   columns (:mod:`dlqlens.rules.compile`); each message gets ``matched``,
-   the ordered indexes of the rules whose patterns match it (an
-   ``array_remove(array(when(rule_i, i).otherwise(0), ...), 0)`` column, all
-   generated code).
-2. **Processing**, the pure function :func:`simulate` (unit-tested without
-   Spark), applied by a vectorised Arrow UDF (``arrow_udf``; a
-   ``pandas_udf`` on Spark < 4.1) to ``matched`` plus the five MQDLH/MQMD
-   fields it reads (:func:`process_batch`): a batch is dictionary-encoded and
-   :func:`simulate` runs once per distinct (matched rules, Reason,
-   DestQName, DestQMgrName, ReplyToQ, ReplyToQMgr), not once per message.
-
-Processing model (``spec/runmqdlq-rules.md`` §7; IBM "How the rules table is
-processed"; the selection of IBM's sample handler, ``odqMatchMessage``)
---------------------------------------------------------------------------
-* A message without an MQDLH (``dlh`` null: it did not begin with a valid
-  MQDLH) is never matched: it stays, ``left_reason = "no_dlh"``.
-* The matching rules are taken in table order. ACTION(IGNORE) leaves the
-  message at once (``"ignore_rule"``). ACTION(DISCARD) always succeeds.
-  ACTION(RETRY) puts to MQDLH DestQName/DestQMgrName; ACTION(FWD) to FWDQ/
-  FWDQM after substitution of ``&DESTQ``/``&DESTQM`` (MQDLH) and
-  ``&REPLYQ``/``&REPLYQM`` (MQMD). A rule's put is attempted up to its RETRY
-  count; the :class:`~dlqlens.rules.world.World` decides each attempt. When
-  all of a rule's attempts fail, the next matching rule is tried.
-* When every matching rule has failed all its attempts the message stays
-  (implicit ACTION(IGNORE), ``"rules_exhausted"``); when no rule matches it
-  stays (``"no_match"``).
-* Time: the handler makes at most one attempt per message per pass, and
-  passes come every RETRYINT seconds (the retry point of §7.3); the first
-  attempt is made when the message is first seen (t = 0). Attempt ``N``
-  (counted over all the rules tried, DISCARD counting as one) is made at
-  ``(N - 1) * RETRYINT`` seconds, so ``seconds_to_disposition`` is
-  ``(N - 1) * RETRYINT`` for a message removed at its ``N``-th attempt, and
-  for a message left after ``N`` failed attempts that of its last attempt;
-  an ACTION(IGNORE) reached after ``N`` failed attempts is applied at the
-  next pass, ``N * RETRYINT``; ``no_match`` is 0 and ``no_dlh`` null (the
-  handler never acts). Rescans (every 10 × RETRYINT), queue order and the
-  handler's own restarts (which reset the attempt counts) are not modelled.
-* FWDQM blank (the default) puts to the handler's own queue manager; the
-  output shows it as ``""`` unless the world names it (``local_qmgr``).
-
-Output (:data:`OUTPUT_COLUMNS`, also the ``rules replay --jsonl`` contract)
---------------------------------------------------------------------------
-``source`` (str), ``message_number`` (int), ``tried`` (list of
-``{rule_index, attempts, outcome, reason}``: ``outcome`` ``"succeeded"``,
-``"failed"`` or ``"ignored"``, ``reason`` the MQRC of the last failed
-attempt or null), ``rule_index`` (int, the rule that removed the message
-from the DLQ, or null), ``action`` (``RETRY``, ``FWD``, ``DISCARD``; for a
-message left: ``IGNORE``, explicit or implicit; null for ``no_dlh``),
-``target_queue``/``target_qmgr`` (str after substitution, null unless
-retried or forwarded), ``header_kept`` (bool: whether the put message keeps
-its MQDLH — true for FWD with HEADER(YES), false for RETRY and HEADER(NO);
-null when nothing is put), ``disposition`` (``retried``, ``forwarded``,
-``discarded``, ``left``), ``left_reason`` (``ignore_rule``,
-``rules_exhausted``, ``no_match``, ``no_dlh`` or null) and
-``seconds_to_disposition`` (int seconds or null). The DataFrame also has
-``matched`` (array<int>, every matching rule in order; null without an
-MQDLH), which the JSON lines leave out.
+manager: :func:`replay` matches the rules in Spark SQL (one boolean column
+per distinct pattern, :mod:`dlqlens.rules.compile`) and decides each
+message's fate with :func:`dlqlens.rules.handler.fate_of` (the decision the
+simulator's DlqHandler also makes) in a vectorised Arrow UDF,
+:func:`process_batch`, once per distinct input. :func:`rule_stats`,
+:func:`summarize` and :func:`match_counts` count the result per rule and per
+fate. The processing model (rule order, RETRY, IGNORE, targets, time) and
+the output contract (:data:`OUTPUT_COLUMNS`, also ``rules replay --jsonl``)
+are in ``docs/rules.md``, section "Replay model".
 """
 
 from __future__ import annotations
