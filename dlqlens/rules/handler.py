@@ -161,9 +161,13 @@ def next_step(matching: Sequence[HandlerRule] | None, attempts: int) -> Step:
     --------
     >>> from dlqlens.rules import parse
     >>> rules = parse("ACTION(RETRY) RETRY(2)\\nACTION(FWD) FWDQ(DEADQ)\\n").rules
-    >>> [(s.rule and s.rule.index, s.action, s.attempt, s.left_reason)
-    ...  for s in (next_step(rules, k) for k in range(4))]
-    [(1, 'RETRY', 1, None), (1, 'RETRY', 2, None), (2, 'FWD', 1, None), (None, 'IGNORE', 0, 'rules_exhausted')]
+    >>> for k in range(4):
+    ...     s = next_step(rules, k)
+    ...     print(s.rule and s.rule.index, s.action, s.attempt, s.left_reason)
+    1 RETRY 1 None
+    1 RETRY 2 None
+    2 FWD 1 None
+    None IGNORE 0 rules_exhausted
     """
     if attempts < 0:
         raise ValueError(f"attempts must be >= 0, found {attempts}")
@@ -186,14 +190,25 @@ def usable_rules(table: RulesTable) -> tuple[Rule, ...]:
     """The rules of ``table`` the handler can apply: those with an ACTION and no error.
 
     A table with errors would not be accepted by the handler at all (IBM:
-    "The rules table is validated when the DLQ handler starts"); a replay with
-    ``allow_errors`` and :func:`select_rule` leave the faulty rules out.
+    "The rules table is validated when the DLQ handler starts", seed 000
+    note 3); a replay with ``allow_errors`` and :func:`select_rule` leave
+    the faulty rules out, as if they were not in the table.
+
+    Parameters
+    ----------
+    table : RulesTable
+
+    Returns
+    -------
+    tuple of Rule
+        Table order.
     """
     bad = {d.rule_index for d in table.errors if d.rule_index is not None}
     return tuple(r for r in table.rules if r.action is not None and r.index not in bad)
 
 
-def matching_rules(rules: RulesTable | Iterable[Rule], fields: Mapping[str, Any]) -> tuple[Rule, ...]:
+def matching_rules(rules: RulesTable | Iterable[Rule],
+                   fields: Mapping[str, Any]) -> tuple[Rule, ...]:
     """The rules whose patterns match a message, in table order.
 
     Parameters
@@ -216,12 +231,26 @@ def matching_rules(rules: RulesTable | Iterable[Rule], fields: Mapping[str, Any]
 
 
 def select_rule(table: RulesTable, fields: Mapping[str, Any], attempts: int = 0) -> Rule | None:
-    """The rule the handler applies to a message at its ``attempts``-th retry.
+    """The rule the handler applies to a message after ``attempts`` failed attempts.
 
-    :func:`next_step` on the matching rules of ``table``: the rule attempted,
-    or the ACTION(IGNORE) rule reached; ``None`` when the message stays
-    without a rule (every matching rule used up, or none matches: implicit
-    ACTION(IGNORE)). ``spec/runmqdlq-rules.md`` §7.2 and §9.4 (worked example).
+    :func:`next_step` on the :func:`matching_rules` of ``table``
+    (``spec/runmqdlq-rules.md`` §7.2, the sample's ``odqMatchMessage``; §9.4
+    is a worked example).
+
+    Parameters
+    ----------
+    table : RulesTable
+    fields : Mapping[str, Any]
+        The message's MQ fields (see :func:`matching_rules`).
+    attempts : int
+        Failed attempts so far (>= 0; 0 on first sight).
+
+    Returns
+    -------
+    Rule or None
+        The rule whose action is attempted, or the ACTION(IGNORE) rule
+        reached; ``None`` when the message stays without a rule (every
+        matching rule used up, or none matches: implicit ACTION(IGNORE)).
     """
     return next_step(matching_rules(table, fields), attempts).rule
 
@@ -306,7 +335,7 @@ class Message:
 
     @property
     def fields(self) -> dict:
-        """The same values keyed by MQ field (``"dlh.DestQName"`` ...), as :func:`target` reads them."""
+        """The same values keyed by MQ field (``"dlh.DestQName"`` ...), as :func:`target` reads."""
         return {"dlh.Reason": self.reason, "dlh.DestQName": self.dest_q,
                 "dlh.DestQMgrName": self.dest_qmgr, "md.ReplyToQ": self.reply_q,
                 "md.ReplyToQMgr": self.reply_qmgr}
@@ -315,12 +344,29 @@ class Message:
 def resolve_target(rule: HandlerRule, msg: Message, world: World) -> tuple[str, str]:
     """:func:`target` of a RETRY or FWD rule, the blank queue manager named by the world.
 
-    A blank target queue manager is resolved with
-    :meth:`World.resolve_qmgr <dlqlens.rules.world.World.resolve_qmgr>`
-    (``local_qmgr``, or still ``""`` when the world does not name it).
+    Parameters
+    ----------
+    rule : HandlerRule
+        A RETRY or FWD rule.
+    msg : Message
+    world : World
+
+    Returns
+    -------
+    (str, str)
+        Queue and queue manager; a blank target queue manager is resolved
+        with :meth:`World.resolve_qmgr <dlqlens.rules.world.World.resolve_qmgr>`
+        (``local_qmgr``, or still ``""`` when the world does not name it).
+
+    Raises
+    ------
+    ValueError
+        When ``rule`` is a DISCARD or IGNORE rule (there is no target).
     """
-    queue, qmgr = target(rule, msg.fields)
-    return queue, world.resolve_qmgr(qmgr)
+    where = target(rule, msg.fields)
+    if where is None:
+        raise ValueError(f"rule {rule.index}: ACTION({rule.action}) puts nothing")
+    return where[0], world.resolve_qmgr(where[1])
 
 
 # ---------------------------------------------------------------------------
@@ -525,7 +571,8 @@ def fate_of(matching: Sequence[HandlerRule] | None, msg: Message, world: World,
     Examples
     --------
     >>> from dlqlens.rules import parse
-    >>> rules = parse("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(5)\\nACTION(FWD) FWDQ(DEADQ)\\n").rules
+    >>> rules = parse("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(5)\\n"
+    ...               "ACTION(FWD) FWDQ(DEADQ)\\n").rules
     >>> m = Message(reason=2053, dest_q="APP.IN", dest_qmgr="QM1")
     >>> f = fate_of(rules, m, World.pessimistic(), 60)
     >>> f.disposition, f.rule_index, f.target_queue, f.seconds_to_disposition

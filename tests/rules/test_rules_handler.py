@@ -30,6 +30,7 @@ from dlqlens.rules.handler import (
     fate_of,
     matching_rules,
     next_step,
+    resolve_target,
     select_rule,
     target,
     usable_rules,
@@ -144,6 +145,9 @@ def test_targets_substitute_and_end_names_at_a_nul():
 def test_a_forward_without_fwdq_names_no_queue():
     action = RuleAction(1, 1, "FWD", fwdq=None)
     assert target(action, Message().fields) == ("", "")
+    assert resolve_target(action, Q_FULL, World(local_qmgr="QMX")) == ("", "QMX")
+    with pytest.raises(ValueError, match="puts nothing"):
+        resolve_target(RuleAction(3, 3, "DISCARD"), Q_FULL, World())
 
 
 # -- Progress -------------------------------------------------------------------------
