@@ -5,6 +5,9 @@
 The MQ structure tables come from :mod:`dlqlens.mq.structs` and the column
 descriptions from :mod:`dlqlens.decode.schema`, so the page cannot drift from
 what the decoder produces; ``tests/test_docs.py`` checks the committed page.
+``docs/rules.md`` is made of the module docstrings and code tables of
+``dlqlens/rules/`` plus hand-written sections kept in ``docs/parts/``
+(:data:`PARTS`); edit those, not the generated page.
 """
 
 from __future__ import annotations
@@ -73,6 +76,17 @@ def _md(doc: str) -> str:
     return "\n".join(out).strip() + "\n"
 
 
+#: Hand-written Markdown sections of ``rules.md``: the section title after which each
+#: one goes -> its file in ``docs/parts/``.
+PARTS = {"Replay": "replay-model.md"}
+
+
+def _part(name: str) -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "parts", name), encoding="utf-8") as fh:
+        return fh.read().strip() + "\n"
+
+
 def rules_md() -> str:
     import importlib
 
@@ -89,6 +103,8 @@ def rules_md() -> str:
                        ("Validation", validate), ("Lint", lint), ("Replay", replay),
                        ("The world a replay assumes", world), ("Diff", diff)):
         out += [f"## {title}", "", _md(mod.__doc__)]
+        if title in PARTS:
+            out += [_part(PARTS[title])]
     out += ["## Diagnostic codes", "", "| code | severity | meaning |", "| --- | --- | --- |"]
     for code, info in validate.CODES.items():
         out.append(f"| `{code}` | {info.severity} | {info.meaning} |")

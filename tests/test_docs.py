@@ -27,3 +27,18 @@ def test_rules_page_matches_the_code():
     for mod in ("validate", "lint"):
         for code in importlib.import_module(f"dlqlens.rules.{mod}").CODES:
             assert f"| `{code}` |" in committed
+
+
+def test_the_replay_model_is_in_the_rules_page_and_names_the_whole_output_contract():
+    """The processing model and output contract live in docs/rules.md ("Replay model",
+    from docs/parts/replay-model.md); the replay module's docstring only points there."""
+    from dlqlens.rules import replay
+    from dlqlens.rules.handler import DISPOSITIONS, LEFT_REASONS
+
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert page.count("\n## Replay model\n") == 1
+    section = page.split("\n## Replay model\n", 1)[1].split("\n## ", 1)[0]
+    for name in (*replay.OUTPUT_COLUMNS, "matched", *DISPOSITIONS, *LEFT_REASONS):
+        assert f"`{name}`" in section, name
+    assert "Replay model" in replay.__doc__
+    assert len(replay.__doc__.strip().splitlines()) <= 15

@@ -15,6 +15,9 @@ match_string(pattern, value, length=None) -> bool, match_integer(pattern, value)
     The handler's matching of one pattern against one field.
 pattern_covers(outer, inner, length) -> bool | None
     Whether every field matched by ``inner`` is matched by ``outer``.
+dlqlens.rules.handler.next_step(matching, attempts) -> Step
+    The DLQ handler's decision for a message (which rule's action now, or
+    why it stays), shared by the replay and the simulator's DlqHandler.
 dlqlens.rules.replay.replay(table, capture_df, world="optimistic") -> DataFrame
     What the handler would do with every captured message (Spark), with
     ``rule_stats`` and ``summarize`` in the same module.

@@ -38,7 +38,6 @@ from dlqlens.rules.replay import (
     _fate_column,
     _matched_column,
     _project,
-    _tune,
 )
 from dlqlens.rules.world import World
 
@@ -84,7 +83,6 @@ def diff(old: RulesTable | ReplayPlan, new: RulesTable | ReplayPlan, capture,
     plans = [p if isinstance(p, ReplayPlan) else ReplayPlan.from_table(p, allow_errors=allow_errors)
              for p in (old, new)]
     world = World.load(world)
-    _tune(capture.sparkSession)
     projected, names = _project(capture, plans)
     projected = projected.select(
         "*",

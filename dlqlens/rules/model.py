@@ -404,34 +404,6 @@ class Rule:
                 return False
         return True
 
-    def target(self, fields: Mapping[str, Any]) -> tuple[str, str] | None:
-        """Where the action would put the message: ``(queue, qmgr)``.
-
-        RETRY puts to MQDLH DestQName/DestQMgrName; FWD to FWDQ/FWDQM with
-        ``&DESTQ``/``&REPLYQ``/``&DESTQM``/``&REPLYQM`` substituted (IBM "DLQ
-        rules (patterns and actions)"); DISCARD and IGNORE put nothing
-        (``None``). Names are returned without trailing blanks; ``""`` as
-        queue manager means the local queue manager.
-        """
-
-        def text(name: str) -> str:
-            value = fields[name]
-            if isinstance(value, (bytes, bytearray)):
-                value = bytes(value).decode("latin-1")
-            return str(value).rstrip(" \x00")
-
-        if self.action == "RETRY":
-            return text("dlh.DestQName"), text("dlh.DestQMgrName")
-        if self.action != "FWD" or self.fwdq is None:
-            return None
-        queue = self.fwdq
-        if queue in SUBSTITUTIONS["FWDQ"]:
-            queue = text(SUBSTITUTIONS["FWDQ"][queue])
-        qmgr = self.fwdqm
-        if qmgr in SUBSTITUTIONS["FWDQM"]:
-            qmgr = text(SUBSTITUTIONS["FWDQM"][qmgr])
-        return queue.rstrip(), qmgr.rstrip()
-
     def to_dict(self) -> dict:
         """One element of ``rules`` in the ``rules check --json`` contract."""
         out: dict[str, Any] = {"index": self.index, "line": self.line, "column": self.column}
@@ -618,27 +590,6 @@ class RulesTable:
         """The first rule whose patterns match (rules without ACTION skipped)."""
         for rule in self.rules:
             if rule.action is not None and rule.matches(fields):
-                return rule
-        return None
-
-    def select(self, fields: Mapping[str, Any], attempts: int = 0) -> Rule | None:
-        """The rule the handler applies on a message's ``attempts``-th try.
-
-        The selection of IBM's sample handler (``odqMatchMessage``,
-        ``spec/runmqdlq-rules.md`` §7.2): walk the matching rules in order;
-        an ACTION(IGNORE) rule is taken at once; otherwise each matching rule
-        accounts for RETRY attempts, and the first rule at which the running
-        total exceeds ``attempts`` is taken. ``None`` means no rule: the
-        message stays on the DLQ (implicit ACTION(IGNORE)).
-        """
-        total = 0
-        for rule in self.rules:
-            if rule.action is None or not rule.matches(fields):
-                continue
-            if rule.action == "IGNORE":
-                return rule
-            total += rule.retry
-            if total > attempts:
                 return rule
         return None
 

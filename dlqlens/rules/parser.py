@@ -51,8 +51,9 @@ import os
 from dataclasses import dataclass
 
 from dlqlens.errors import RulesError
-from dlqlens.rules import validate
+from dlqlens.rules.entries import Entry, Item, Token
 from dlqlens.rules.model import Diagnostic, RulesTable
+from dlqlens.rules.validate import build_table, diagnostic
 
 __all__ = ["Token", "Item", "Entry", "read_entries", "parse", "parse_file", "MAX_LINE"]
 
@@ -64,77 +65,6 @@ _SEPARATORS = " \t,"
 _WORD_END = " \t,()'"
 
 
-@dataclass(frozen=True)
-class Token:
-    """One lexical token of an entry.
-
-    Attributes
-    ----------
-    kind : str
-        ``"WORD"`` (unquoted text), ``"QUOTED"`` (text in single quotes, with
-        the quotes removed and ``''`` reduced to ``'``), ``"LPAREN"`` or
-        ``"RPAREN"``.
-    text : str
-        The token text.
-    line, column : int
-        Position of its first character in the file (1-based).
-    start, end : int
-        Offsets in the entry's joined text (after continuation), used to
-        tell whether two tokens were separated.
-    """
-
-    kind: str
-    text: str
-    line: int
-    column: int
-    start: int
-    end: int
-    closed: bool = True
-
-
-@dataclass(frozen=True)
-class Item:
-    """A keyword and its parenthesised value, as written.
-
-    Attributes
-    ----------
-    keyword : Token
-        The keyword token (``WORD``), as written (any case).
-    value : Token or None
-        The value token (``WORD`` or ``QUOTED``); ``None`` when the
-        parentheses are empty or missing.
-    has_parens : bool
-        Whether a parenthesised value followed the keyword.
-    well_formed : bool
-        False when the value could not be read (a ``syntax`` diagnostic has
-        been recorded for it); validation then skips the value.
-    """
-
-    keyword: Token
-    value: Token | None
-    has_parens: bool
-    well_formed: bool = True
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One entry (control data or rule) after continuation lines are joined.
-
-    Attributes
-    ----------
-    line, column : int
-        Position of its first non-blank character.
-    last_line : int
-        The last physical line that belongs to it.
-    items : tuple of Item
-    """
-
-    line: int
-    column: int
-    last_line: int
-    items: tuple
-
-
 @dataclass
 class _Logical:
     chars: list
@@ -144,7 +74,7 @@ class _Logical:
 
 
 def _diag(code: str, line: int, column: int, message: str, **kw) -> Diagnostic:
-    return validate.diagnostic(code, line, column, message, **kw)
+    return diagnostic(code, line, column, message, **kw)
 
 
 def _split_lines(text: str) -> tuple[list[str], bool]:
@@ -442,7 +372,7 @@ def parse(text: str, source: str | None = None) -> RulesTable:
                 expected="a line end after the last rule",
             )
         )
-    return validate.build_table(entries, diagnostics, source=source)
+    return build_table(entries, diagnostics, source=source)
 
 
 def parse_file(path: str | os.PathLike) -> RulesTable:

@@ -1,90 +1,32 @@
 """Replay a runmqdlq rules table over a capture, as a Spark transformation.
 
 What the DLQ handler would do with every captured message, without a queue
-manager: which matching rules it tries, how many attempts each takes, the
-action finally taken and its target, and — for a message that stays on the
-DLQ — why. Two stages:
-
-1. **Matching**, in Spark SQL: every distinct pattern of the table becomes
-   one boolean column and every rule the conjunction of its patterns'
-   columns (:mod:`dlqlens.rules.compile`); each message gets ``matched``,
-   the ordered indexes of the rules whose patterns match it (an
-   ``array_remove(array(when(rule_i, i).otherwise(0), ...), 0)`` column, all
-   generated code).
-2. **Processing**, the pure function :func:`simulate` (unit-tested without
-   Spark), applied by a vectorised Arrow UDF (``arrow_udf``; a
-   ``pandas_udf`` on Spark < 4.1) to ``matched`` plus the five MQDLH/MQMD
-   fields it reads (:func:`process_batch`): a batch is dictionary-encoded and
-   :func:`simulate` runs once per distinct (matched rules, Reason,
-   DestQName, DestQMgrName, ReplyToQ, ReplyToQMgr), not once per message.
-
-Processing model (``spec/runmqdlq-rules.md`` §7; IBM "How the rules table is
-processed"; the selection of IBM's sample handler, ``odqMatchMessage``)
---------------------------------------------------------------------------
-* A message without an MQDLH (``dlh`` null: it did not begin with a valid
-  MQDLH) is never matched: it stays, ``left_reason = "no_dlh"``.
-* The matching rules are taken in table order. ACTION(IGNORE) leaves the
-  message at once (``"ignore_rule"``). ACTION(DISCARD) always succeeds.
-  ACTION(RETRY) puts to MQDLH DestQName/DestQMgrName; ACTION(FWD) to FWDQ/
-  FWDQM after substitution of ``&DESTQ``/``&DESTQM`` (MQDLH) and
-  ``&REPLYQ``/``&REPLYQM`` (MQMD). A rule's put is attempted up to its RETRY
-  count; the :class:`~dlqlens.rules.world.World` decides each attempt. When
-  all of a rule's attempts fail, the next matching rule is tried.
-* When every matching rule has failed all its attempts the message stays
-  (implicit ACTION(IGNORE), ``"rules_exhausted"``); when no rule matches it
-  stays (``"no_match"``).
-* Time: the handler makes at most one attempt per message per pass, and
-  passes come every RETRYINT seconds (the retry point of §7.3); the first
-  attempt is made when the message is first seen (t = 0). Attempt ``N``
-  (counted over all the rules tried, DISCARD counting as one) is made at
-  ``(N - 1) * RETRYINT`` seconds, so ``seconds_to_disposition`` is
-  ``(N - 1) * RETRYINT`` for a message removed at its ``N``-th attempt, and
-  for a message left after ``N`` failed attempts that of its last attempt;
-  an ACTION(IGNORE) reached after ``N`` failed attempts is applied at the
-  next pass, ``N * RETRYINT``; ``no_match`` is 0 and ``no_dlh`` null (the
-  handler never acts). Rescans (every 10 × RETRYINT), queue order and the
-  handler's own restarts (which reset the attempt counts) are not modelled.
-* FWDQM blank (the default) puts to the handler's own queue manager; the
-  output shows it as ``""`` unless the world names it (``local_qmgr``).
-
-Output (:data:`OUTPUT_COLUMNS`, also the ``rules replay --jsonl`` contract)
---------------------------------------------------------------------------
-``source`` (str), ``message_number`` (int), ``tried`` (list of
-``{rule_index, attempts, outcome, reason}``: ``outcome`` ``"succeeded"``,
-``"failed"`` or ``"ignored"``, ``reason`` the MQRC of the last failed
-attempt or null), ``rule_index`` (int, the rule that removed the message
-from the DLQ, or null), ``action`` (``RETRY``, ``FWD``, ``DISCARD``; for a
-message left: ``IGNORE``, explicit or implicit; null for ``no_dlh``),
-``target_queue``/``target_qmgr`` (str after substitution, null unless
-retried or forwarded), ``header_kept`` (bool: whether the put message keeps
-its MQDLH — true for FWD with HEADER(YES), false for RETRY and HEADER(NO);
-null when nothing is put), ``disposition`` (``retried``, ``forwarded``,
-``discarded``, ``left``), ``left_reason`` (``ignore_rule``,
-``rules_exhausted``, ``no_match``, ``no_dlh`` or null) and
-``seconds_to_disposition`` (int seconds or null). The DataFrame also has
-``matched`` (array<int>, every matching rule in order; null without an
-MQDLH), which the JSON lines leave out.
+manager: :func:`replay` matches the rules in Spark SQL (one boolean column
+per distinct pattern, :mod:`dlqlens.rules.compile`) and decides each
+message's fate with :func:`dlqlens.rules.handler.fate_of` (the decision the
+simulator's DlqHandler also makes) in a vectorised Arrow UDF,
+:func:`process_batch`, once per distinct input. :func:`rule_stats`,
+:func:`summarize` and :func:`match_counts` count the result per rule and per
+fate. The processing model (rule order, RETRY, IGNORE, targets, time) and
+the output contract (:data:`OUTPUT_COLUMNS`, also ``rules replay --jsonl``)
+are in ``docs/rules.md``, section "Replay model".
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from dlqlens.errors import RulesError
-from dlqlens.rules.model import SUBSTITUTIONS, RulesTable
+from dlqlens.rules.handler import DISPOSITIONS, LEFT_REASONS, Fate, Message, fate_of, usable_rules
+from dlqlens.rules.model import RulesTable
 from dlqlens.rules.world import World
 
 __all__ = [
     "RuleAction",
     "ReplayPlan",
-    "Message",
-    "Attempt",
-    "Fate",
-    "simulate",
-    "resolve_target",
+    "process_message",
     "replay",
     "INPUT_COLUMNS",
     "process_batch",
@@ -104,19 +46,15 @@ __all__ = [
 #: is decoded without payloads, raw bytes and the other headers.
 INPUT_COLUMNS = ("source", "message_number", "md", "dlh")
 
-DISPOSITIONS = ("retried", "forwarded", "discarded", "left")
-LEFT_REASONS = ("ignore_rule", "rules_exhausted", "no_match", "no_dlh")
 #: The columns of a replay, in contract order (``matched`` is extra, DataFrame only).
 OUTPUT_COLUMNS = (
     "source", "message_number", "tried", "rule_index", "action", "target_queue",
     "target_qmgr", "header_kept", "disposition", "left_reason", "seconds_to_disposition",
 )
-_MAX_SECONDS = 2**63 - 1
-_DONE = {"RETRY": "retried", "FWD": "forwarded"}
 
 
 # ---------------------------------------------------------------------------
-# the pure model
+# the plan of a table, and one message
 # ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -174,13 +112,12 @@ class ReplayPlan:
             When the table has errors (the handler would refuse to start),
             unless ``allow_errors``; then rules with errors are left out.
         """
-        bad = {d.rule_index for d in table.errors if d.rule_index is not None}
         if table.errors and not allow_errors:
             first = table.errors[0]
             raise RulesError(
                 f"{table.source or 'rules table'}: {len(table.errors)} error(s), the DLQ handler "
                 f"would not start; first: {first.format(table.source or '<rules>')}")
-        usable = [r for r in table.rules if r.action is not None and r.index not in bad]
+        usable = usable_rules(table)
         actions = tuple(
             RuleAction(r.index, r.line, r.action, r.retry, r.fwdq, r.fwdqm, r.header)
             for r in usable
@@ -204,119 +141,15 @@ class ReplayPlan:
         )
 
 
-@dataclass(frozen=True)
-class Message:
-    """The fields of a message that processing reads (trimmed strings).
-
-    Attributes
-    ----------
-    has_dlh : bool
-        Whether the message begins with a valid MQDLH.
-    reason : int or None
-        MQDLH Reason.
-    dest_q, dest_qmgr : str
-        MQDLH DestQName, DestQMgrName.
-    reply_q, reply_qmgr : str
-        MQMD ReplyToQ, ReplyToQMgr.
-    """
-
-    has_dlh: bool = True
-    reason: int | None = None
-    dest_q: str = ""
-    dest_qmgr: str = ""
-    reply_q: str = ""
-    reply_qmgr: str = ""
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One rule tried on a message: an element of ``tried``.
-
-    Attributes
-    ----------
-    rule_index : int
-    attempts : int
-        Puts made with this rule (1 for DISCARD and IGNORE).
-    outcome : str
-        ``"succeeded"`` (the message left the DLQ), ``"failed"`` (every
-        attempt failed) or ``"ignored"`` (ACTION(IGNORE)).
-    reason : int or None
-        MQRC of the last failed put, for ``"failed"``.
-    """
-
-    rule_index: int
-    attempts: int
-    outcome: str
-    reason: int | None = None
-
-    def to_dict(self) -> dict:
-        return {"rule_index": self.rule_index, "attempts": self.attempts,
-                "outcome": self.outcome, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class Fate:
-    """What the handler does with one message (see the module docstring)."""
-
-    tried: tuple = ()
-    rule_index: int | None = None
-    action: str | None = None
-    target_queue: str | None = None
-    target_qmgr: str | None = None
-    header_kept: bool | None = None
-    disposition: str = "left"
-    left_reason: str | None = None
-    seconds_to_disposition: int | None = None
-
-    def to_dict(self) -> dict:
-        """The contract fields except ``source`` and ``message_number``."""
-        return {
-            "tried": [a.to_dict() for a in self.tried],
-            "rule_index": self.rule_index,
-            "action": self.action,
-            "target_queue": self.target_queue,
-            "target_qmgr": self.target_qmgr,
-            "header_kept": self.header_kept,
-            "disposition": self.disposition,
-            "left_reason": self.left_reason,
-            "seconds_to_disposition": self.seconds_to_disposition,
-        }
-
-
-def resolve_target(rule: RuleAction, msg: Message, world: World) -> tuple[str, str]:
-    """Target ``(queue, qmgr)`` of a RETRY or FWD rule for a message.
-
-    RETRY: MQDLH DestQName/DestQMgrName. FWD: FWDQ/FWDQM with ``&DESTQ``,
-    ``&DESTQM`` (MQDLH) and ``&REPLYQ``, ``&REPLYQM`` (MQMD) substituted
-    (IBM "DLQ rules (patterns and actions)"). Names trimmed; a blank queue
-    manager is resolved by :meth:`World.resolve_qmgr`.
-    """
-    values = {
-        "dlh.DestQName": msg.dest_q, "dlh.DestQMgrName": msg.dest_qmgr,
-        "md.ReplyToQ": msg.reply_q, "md.ReplyToQMgr": msg.reply_qmgr,
-    }
-    if rule.action == "RETRY":
-        queue, qmgr = msg.dest_q, msg.dest_qmgr
-    else:
-        queue = rule.fwdq or ""
-        queue = values.get(SUBSTITUTIONS["FWDQ"].get(queue, ""), queue)
-        qmgr = rule.fwdqm or ""
-        qmgr = values.get(SUBSTITUTIONS["FWDQM"].get(qmgr, ""), qmgr)
-    return (queue or "").rstrip(" "), world.resolve_qmgr((qmgr or "").rstrip(" "))
-
-
-def _seconds(attempts: int, retryint: int) -> int:
-    return min(max(attempts, 0) * retryint, _MAX_SECONDS)
-
-
-def simulate(matched: Sequence[int] | None, msg: Message, plan: ReplayPlan,
-             world: World) -> Fate:
-    """Process one message as the DLQ handler would (the module's model).
+def process_message(matched: Sequence[int] | None, msg: Message, plan: ReplayPlan,
+                    world: World) -> Fate:
+    """The fate of one message: :func:`dlqlens.rules.handler.fate_of` on its matching rules.
 
     Parameters
     ----------
     matched : sequence of int or None
-        Indexes of the rules whose patterns match the message, table order.
+        Indexes of the rules whose patterns match the message, table order
+        (the ``matched`` column); ``None`` without an MQDLH.
     msg : Message
     plan : ReplayPlan
     world : World
@@ -325,52 +158,23 @@ def simulate(matched: Sequence[int] | None, msg: Message, plan: ReplayPlan,
     -------
     Fate
 
+    Raises
+    ------
+    KeyError
+        When ``matched`` names a rule that is not in ``plan``.
+
     Examples
     --------
     >>> from dlqlens.rules import parse
     >>> plan = ReplayPlan.from_table(parse(
     ...     "REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(5)\\nACTION(FWD) FWDQ(DEADQ)\\n"))
     >>> m = Message(reason=2053, dest_q="APP.IN", dest_qmgr="QM1")
-    >>> f = simulate([1, 2], m, plan, World.pessimistic())
+    >>> f = process_message([1, 2], m, plan, World.pessimistic())
     >>> f.disposition, f.rule_index, f.target_queue, f.seconds_to_disposition
     ('forwarded', 2, 'DEADQ', 300)
     """
-    if not msg.has_dlh:
-        return Fate(disposition="left", left_reason="no_dlh")
-    tried: list[Attempt] = []
-    puts = 0
-    per_destination: Counter = Counter()
-    for index in matched or ():
-        rule = plan.rule(index)
-        if rule.action == "IGNORE":
-            tried.append(Attempt(index, 1, "ignored"))
-            return Fate(tuple(tried), None, "IGNORE", disposition="left",
-                        left_reason="ignore_rule",
-                        seconds_to_disposition=_seconds(puts, plan.retryint))
-        if rule.action == "DISCARD":
-            puts += 1
-            tried.append(Attempt(index, 1, "succeeded"))
-            return Fate(tuple(tried), index, "DISCARD", disposition="discarded",
-                        seconds_to_disposition=_seconds(puts - 1, plan.retryint))
-        queue, qmgr = resolve_target(rule, msg, world)
-        outcome = world.outcome_for(queue, qmgr, msg.dest_q, msg.dest_qmgr)
-        before = per_destination[(queue, qmgr)]
-        first = outcome.first_success(before, rule.retry)
-        if first is not None:
-            puts += first
-            tried.append(Attempt(index, first, "succeeded"))
-            return Fate(tuple(tried), index, rule.action, queue, qmgr,
-                        header_kept=rule.action == "FWD" and rule.header == "YES",
-                        disposition=_DONE[rule.action],
-                        seconds_to_disposition=_seconds(puts - 1, plan.retryint))
-        puts += rule.retry
-        per_destination[(queue, qmgr)] = before + rule.retry
-        tried.append(Attempt(index, rule.retry, "failed", outcome.failure_reason(msg.reason)))
-    if not tried:
-        return Fate((), None, "IGNORE", disposition="left", left_reason="no_match",
-                    seconds_to_disposition=0)
-    return Fate(tuple(tried), None, "IGNORE", disposition="left", left_reason="rules_exhausted",
-                seconds_to_disposition=_seconds(puts - 1, plan.retryint))
+    rules = None if matched is None else tuple(plan.rule(i) for i in matched)
+    return fate_of(rules, msg, world, plan.retryint)
 
 
 # ---------------------------------------------------------------------------
@@ -423,31 +227,6 @@ def _project(capture, plans: Sequence[ReplayPlan]):
     return flat.select("*", *preds), names
 
 
-#: HotSpot does not JIT-compile a method of more than 8000 bytes of bytecode
-#: (``-XX:+DontCompileHugeMethods``, the default); Spark's own documentation
-#: of ``spark.sql.codegen.hugeMethodLimit`` recommends 8000 on HotSpot.
-_HUGE_METHOD_LIMIT = 8000
-
-
-def _tune(spark) -> None:
-    """Cap ``spark.sql.codegen.hugeMethodLimit`` at 8000 bytes.
-
-    Whole-stage code generation puts the matching of every rule into one
-    method; past 8000 bytes of bytecode (about 100 rules) HotSpot leaves it
-    to the bytecode interpreter (measured 3-7 times slower on 100 and 300
-    rules). With the cap, Spark falls back to per-expression code
-    generation for that operator, whose methods are split small enough to be
-    compiled. A lower value set by the user is kept.
-    """
-    key = "spark.sql.codegen.hugeMethodLimit"
-    try:
-        current = int(spark.conf.get(key, "65535"))
-    except (TypeError, ValueError):
-        current = 65535
-    if current > _HUGE_METHOD_LIMIT:
-        spark.conf.set(key, str(_HUGE_METHOD_LIMIT))
-
-
 def _col_for(field: str):
     from pyspark.sql import functions as F
 
@@ -487,7 +266,7 @@ def _fate_spark_type():
 
 
 def _input_columns(plan: ReplayPlan, matched) -> list:
-    """The inputs of :func:`simulate` as Spark columns, in :func:`process_batch` order.
+    """The inputs of :func:`process_message` as Spark columns, in :func:`process_batch` order.
 
     ``matched`` travels as text (``"1,4,9"``; ``""`` when no rule matches,
     null without an MQDLH); ReplyToQ/ReplyToQMgr only when some rule
@@ -513,7 +292,7 @@ def _text(value) -> str:
 
 
 def _inputs(matched: str | None, reason, dq, dqm, rq, rqm) -> tuple[list[int] | None, Message]:
-    """:func:`simulate`'s arguments from one row of :func:`_input_columns`."""
+    """:func:`process_message`'s arguments from one row of :func:`_input_columns`."""
     if matched is None:
         return None, Message(has_dlh=False)
     indexes = [int(x) for x in matched.split(",") if x]
@@ -526,7 +305,7 @@ def process_batch(plan: ReplayPlan, world: World, columns: Sequence, cache: dict
 
     No Python code runs per message: each input column is
     dictionary-encoded, the rows of codes are made unique with numpy,
-    :func:`simulate` runs once per distinct input (and, through ``cache``,
+    :func:`process_message` runs once per distinct input (and, through ``cache``,
     once per distinct input over all the batches of a task), and the fates
     are gathered back with ``take``.
 
@@ -572,7 +351,7 @@ def process_batch(plan: ReplayPlan, world: World, columns: Sequence, cache: dict
         fate = cache.get(values)
         if fate is None:
             matched, msg = _inputs(*values)
-            fate = simulate(matched, msg, plan, world).to_dict()
+            fate = process_message(matched, msg, plan, world).to_dict()
             if len(cache) < 200_000:
                 cache[values] = fate
         fates.append(fate)
@@ -622,8 +401,10 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     """Replay a rules table over a capture DataFrame.
 
     A lazy Spark transformation: nothing runs until an action; no message
-    comes to the driver. Side effect: caps the session's
-    ``spark.sql.codegen.hugeMethodLimit`` at 8000 (see :func:`_tune`).
+    comes to the driver. The session's configuration is left as it is; for
+    tables of more than about 100 rules, a session with
+    ``spark.sql.codegen.hugeMethodLimit`` at 8000 matches several times
+    faster (:func:`dlqlens.spark.session.get_spark` sets it).
 
     Parameters
     ----------
@@ -657,7 +438,6 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
         table, allow_errors=allow_errors)
     world = World.load(world)
-    _tune(capture.sparkSession)
     projected, names = _project(capture, [plan])
     projected = projected.withColumn("matched", _matched_column(plan, names))
     fate = _fate_column(plan, world, F.col("matched"))
@@ -839,7 +619,6 @@ def match_counts(table: RulesTable | ReplayPlan, capture, *, allow_errors: bool 
 
     plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
         table, allow_errors=allow_errors)
-    _tune(capture.sparkSession)
     projected, names = _project(capture, [plan])
     m = projected.select(_matched_column(plan, names).alias("matched"))
     events = F.concat(

@@ -52,9 +52,9 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from dlqlens.mq import constants
+from dlqlens.rules.entries import Entry, Item, Token
 from dlqlens.rules.model import (
     ACTIONS,
     CONTROL_KEYWORDS,
@@ -67,9 +67,6 @@ from dlqlens.rules.model import (
     Rule,
     RulesTable,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from dlqlens.rules.parser import Entry, Item, Token
 
 __all__ = ["CodeInfo", "CODES", "diagnostic", "build_table"]
 

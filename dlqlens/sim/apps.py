@@ -55,6 +55,7 @@ from collections import deque
 
 from dlqlens.mq.ccsid import charset
 from dlqlens.mq.constants import MQFB, MQRC, MQRO
+from dlqlens.rules.handler import Progress, matching_rules, next_step, target, usable_rules
 from dlqlens.sim.engine import Join, Simulation, SimulationError, Wait, ticks
 from dlqlens.sim.qmgr import (
     MQAT_JAVA,
@@ -576,23 +577,48 @@ class TriggerMonitor(App):
 class DlqHandler(App):
     """runmqdlq running a rules table against a dead-letter queue.
 
-    Follows ``spec/runmqdlq-rules.md`` §7.2 (IBM's sample handler): rule
-    selection with ``RulesTable.select(fields, attempts)`` where ``attempts``
-    counts earlier tries of the message (keyed by MsgId and CorrelId, for this
-    handler run, forgotten after a successful action); RETRY puts to
-    DestQName/DestQMgrName and FWD with HEADER(NO) strip the MQDLH and restore
+    The decision is :func:`dlqlens.rules.handler.next_step`, the one the
+    rules replay makes (seed 000, ``spec/runmqdlq-rules.md`` §7.2), driven
+    one attempt per message per pass: each message's
+    :class:`~dlqlens.rules.handler.Progress` (its failed attempts, keyed by
+    MsgId and CorrelId, for this handler run, forgotten after a successful
+    action) says which rule to apply. RETRY puts to DestQName/DestQMgrName
+    and FWD with HEADER(NO) strip the MQDLH and restore
     Format/Encoding/CodedCharSetId from it; FWD HEADER(YES) keeps it; every
     put uses MQPMO_PASS_ALL_CONTEXT (same MQMD, remaining expiry). A failed
     put backs the get out (BackoutCount of the DLQ message + 1) and the
     message is retried RETRYINT seconds later; messages matching no rule, or
-    an IGNORE rule, stay. Messages without an MQDLH are never processed.
+    an IGNORE rule, or whose matching rules are used up, stay. Messages
+    without an MQDLH are never processed.
 
     Timing is our simplification of §7.3: new messages are processed as they
     arrive; every RETRYINT seconds the whole queue is browsed again.
+
+    Parameters
+    ----------
+    rules : str
+        The rules table (text).
+    actor : Actor, optional
+        Who the handler is (default ``runmqdlq``, MQAT_UNIX, user ``runmqdlq``).
+    per_message : float
+        Seconds the handler spends on each message it looks at.
+    on_fate : callable, optional
+        Called as ``on_fate(message, fate)`` with a
+        :class:`~dlqlens.rules.handler.Fate` (the replay's contract) when the
+        handler removes a message from the DLQ (retried, forwarded,
+        discarded) and the first time it leaves one there (IGNORE, rules used
+        up, no match, no MQDLH). ``seconds_to_disposition`` is simulated
+        time from the handler's first look at the message; a blank target
+        queue manager is this queue manager's name.
+
+    Raises
+    ------
+    SimulationError
+        When the rules table has errors.
     """
 
     def __init__(self, sim, qmgr, rules: str, *, actor: Actor | None = None,
-                 per_message: float = 0.01):
+                 per_message: float = 0.01, on_fate=None):
         from dlqlens.rules import parse
 
         super().__init__(sim, qmgr, actor or Actor("runmqdlq", MQAT_UNIX, "runmqdlq"))
@@ -600,11 +626,13 @@ class DlqHandler(App):
         if not self.table.ok:
             raise SimulationError("rules table has errors: " + "; ".join(
                 d.format("<rules>") for d in self.table.errors))
+        self.rules = usable_rules(self.table)
         control = self.table.control
         self.inputq = (control.inputq or "").strip() or qmgr.deadq
         self.retryint = int(control.retryint if control.retryint is not None else 60)
         self.per_message = per_message
-        self.history: dict = {}
+        self.on_fate = on_fate
+        self.history: dict = {}  # (MsgId, CorrelId) -> Progress
         self.next_try: dict = {}
         self.pending: deque = deque()
 
@@ -647,32 +675,40 @@ class DlqHandler(App):
             return
         if m.md.get("Format") != "MQDEAD" or not m.headers or m.headers[0][0] != "MQDLH":
             if key not in self.history:
-                self.history[key] = 0
+                self.history[key] = Progress(started=self.sim.now)
                 self.qm.log(m, self.actor, "dlq_handler_no_dlh", queue=q.name)
+                self._decided(m, self.history[key].left(next_step(None, 0)))
             self.next_try[key] = float("inf")
             return
-        attempts = self.history.get(key, 0)
+        progress = self.history.get(key)
+        if progress is None:
+            progress = Progress(started=self.sim.now)
         fields = self.fields(m)
-        rule = self.table.select(fields, attempts)
+        step = next_step(matching_rules(self.rules, fields), progress.attempts)
         began = self.sim.now
         yield self.per_message
         if m.removed or m.locked is not None:
             return
-        if rule is None or rule.action == "IGNORE":
-            self.history[key] = attempts + 1
+        seconds = (began - progress.started) // 100
+        if not step.acts:  # ACTION(IGNORE), explicit or implicit: the message stays
+            self.history[key] = progress.stayed()
             self.next_try[key] = began + ticks(self.retryint)
-            if attempts == 0:
+            if progress.attempts == 0 and progress.stays == 0:
                 self.qm.log(m, self.actor, "dlq_handler_ignored", queue=q.name,
-                            rule=None if rule is None else rule.index)
+                            rule=None if step.rule is None else step.rule.index)
+            if progress.stays == 0:
+                self._decided(m, progress.left(step, seconds))
             return
         if not self.qm.get_under_cursor(q, m, actor=self.actor):
             return
-        if rule.action == "DISCARD":
+        rule = step.rule
+        if step.action == "DISCARD":
             self.qm.commit(q, m, self.actor)
             self.qm.log(m, self.actor, "dlq_handler_discard", rule=rule.index, line=rule.line)
             self._forget(key)
+            self._decided(m, progress.removed(step, seconds=seconds))
             return
-        dest, dest_qm = rule.target(fields)
+        dest, dest_qm = target(rule, fields)
         dlh = m.headers[0][1]
         out = m.copy()
         if rule.action == "RETRY" or rule.header == "NO":
@@ -686,12 +722,17 @@ class DlqHandler(App):
         if rc == OK:
             self.qm.commit(q, m, self.actor)
             self._forget(key)
+            self._decided(m, progress.removed(step, (dest, dest_qm or self.qm.name), seconds))
             return
         self.qm.log(m, self.actor, "dlq_handler_put_failed", rule=rule.index, queue=dest,
                     reason=rc)
         self.qm.backout(q, m, self.actor)
-        self.history[key] = attempts + 1
+        self.history[key] = progress.failed(step, rc)
         self.next_try[key] = began + ticks(self.retryint)
+
+    def _decided(self, m: SimMessage, fate) -> None:
+        if self.on_fate is not None:
+            self.on_fate(m, fate)
 
     def _forget(self, key) -> None:
         self.history.pop(key, None)

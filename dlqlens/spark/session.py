@@ -10,6 +10,11 @@ import sys
 from dlqlens.errors import DlqlensError
 
 
+#: ``spark.sql.codegen.hugeMethodLimit`` of the sessions :func:`get_spark` makes:
+#: the bytecode size (bytes) above which HotSpot does not JIT-compile a method.
+HUGE_METHOD_LIMIT = 8000
+
+
 class JavaMissingError(DlqlensError):
     """Spark needs Java 17 or newer and none was found."""
 
@@ -41,7 +46,21 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", **conf):
     Sets ``PYSPARK_PYTHON`` to this interpreter (executors must import
     dlqlens and pyarrow), turns the UI off, keeps shuffles small and binds to
     the loopback address. Extra ``conf`` items are passed to the builder
-    (underscores in keys stand for dots: ``spark_sql_shuffle_partitions=4``).
+    (underscores in keys stand for dots: ``spark_sql_shuffle_partitions=4``)
+    and override these settings.
+
+    ``spark.sql.codegen.hugeMethodLimit`` is set to 8000 (Spark's default is
+    65535): whole-stage code generation puts the matching of every rule of a
+    rules-table replay into one Java method, and past 8000 bytes of bytecode
+    (about 100 rules) HotSpot does not JIT-compile a method
+    (``-XX:+DontCompileHugeMethods``, its default) and interprets it, which
+    was measured 3 to 7 times slower on tables of 100 and 300 rules. With the
+    limit, Spark falls back to per-expression code generation for such an
+    operator, whose methods are small enough to be compiled; Spark's own
+    description of the setting recommends 8000 on HotSpot. Only this function
+    sets it (on the session it returns): :func:`dlqlens.rules.replay.replay`
+    and the other functions that are handed a caller's DataFrame leave that
+    session's configuration as it is.
 
     Raises
     ------
@@ -62,6 +81,8 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", **conf):
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.python.worker.reuse": "true",
+        # HotSpot's JIT limit; see the docstring (rules-table replays of 100+ rules)
+        "spark.sql.codegen.hugeMethodLimit": str(HUGE_METHOD_LIMIT),
     }
     settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
     builder = SparkSession.builder.master(master).appName(app_name)

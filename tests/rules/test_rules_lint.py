@@ -48,7 +48,7 @@ def test_positive(code, text, rule_index, line, column):
 
 def test_every_code_has_a_positive_case():
     # Capture codes (unreached-rule) are tested in tests/rules/test_rules_replay_spark.py
-    # and test_rules_simulate.py.
+    # and test_rules_process.py.
     from dlqlens.rules.lint import CAPTURE_CODES
 
     assert {p[0] for p in POSITIVE} == set(LINT_CODES) - CAPTURE_CODES

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from dlqlens.rules import KEYWORDS, parse
+from dlqlens.rules.handler import select_rule, target
 from dlqlens.rules.model import PATTERN_KEYWORDS
 
 # spec §9.4: the worked example message (MQMD + MQDLH fields as MQ names them).
@@ -70,35 +71,35 @@ def test_keyword_field_map_uses_mq_field_names():
 
 def test_worked_example_first_attempt_and_later_attempts():
     table = parse(IBM_TABLE)
-    first = table.select(MESSAGE)
+    first = select_rule(table, MESSAGE)
     assert first is table.rules[0]
-    assert first.target(MESSAGE) == ("APP.IN", "QM1")
+    assert target(first, MESSAGE) == ("APP.IN", "QM1")
     assert table.first_match(MESSAGE) is table.rules[0]
     # attempts 0-4 use rule 1; at 5 nothing else matches: stays on the DLQ.
-    assert all(table.select(MESSAGE, k) is table.rules[0] for k in range(5))
-    assert table.select(MESSAGE, 5) is None
+    assert all(select_rule(table, MESSAGE, k) is table.rules[0] for k in range(5))
+    assert select_rule(table, MESSAGE, 5) is None
     # The fourth rule matches only if DESTQM were BBBB.1 (folded).
     other = msg(dlh_DestQMgrName="BBBB.1")
-    assert table.select(other, 5) is table.rules[3]
-    assert table.rules[3].target(other) == ("APP.IN", "BBBB.2")
-    assert table.select(msg(dlh_DestQMgrName="bbbb.1"), 5) is None
+    assert select_rule(table, other, 5) is table.rules[3]
+    assert target(table.rules[3], other) == ("APP.IN", "BBBB.2")
+    assert select_rule(table, msg(dlh_DestQMgrName="bbbb.1"), 5) is None
 
 
 def test_selection_algorithm_of_the_sample():
     table = parse("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(5)\nACTION(FWD) FWDQ(X)\n")
-    picks = [table.select(MESSAGE, k) for k in range(8)]
+    picks = [select_rule(table, MESSAGE, k) for k in range(8)]
     assert [p.index if p else None for p in picks] == [1, 1, 1, 1, 1, 2, None, None]
 
 
 def test_ignore_is_taken_at_once_without_counting():
     table = parse("ACTION(IGNORE)\nACTION(FWD) FWDQ(X)\n")
-    assert all(table.select(MESSAGE, k).index == 1 for k in range(4))
+    assert all(select_rule(table, MESSAGE, k).index == 1 for k in range(4))
 
 
 def test_rules_without_action_are_not_selected():
     table = parse("REASON(2053)\nACTION(DISCARD)\n")
     assert not table.ok
-    assert table.select(MESSAGE).index == 2
+    assert select_rule(table, MESSAGE).index == 2
     assert table.first_match(MESSAGE).index == 2
 
 
@@ -110,10 +111,10 @@ def test_fwd_target_substitutions():
     )
     replying = msg(md_ReplyToQ="REPLY.Q" + " " * 41, md_ReplyToQMgr=b"QM2" + b" " * 45)
     assert table.rules[0].matches(replying)
-    assert table.rules[0].target(replying) == ("REPLY.Q", "QM2")
+    assert target(table.rules[0], replying) == ("REPLY.Q", "QM2")
     assert not table.rules[0].matches(MESSAGE)  # blank ReplyToQ
-    assert table.rules[1].target(MESSAGE) == ("DEADQ", "")
-    assert table.rules[2].target(MESSAGE) is None
+    assert target(table.rules[1], MESSAGE) == ("DEADQ", "")
+    assert target(table.rules[2], MESSAGE) is None
 
 
 @pytest.mark.parametrize(

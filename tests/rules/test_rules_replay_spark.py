@@ -4,7 +4,7 @@ IBM's documented example table (spec/runmqdlq-rules.md §9.1, verified portion)
 is replayed over a capture generated here with one message for every rule's
 intended case plus the cases no rule takes; the expected fate of each message is
 written out below. The processing semantics themselves are tested without Spark
-in test_rules_simulate.py.
+in test_rules_process.py and test_rules_handler.py.
 """
 
 from __future__ import annotations
@@ -231,6 +231,32 @@ def test_diff_counts_transitions(capture):
     assert rows[1]["new"]["tried"][0] == {"rule_index": 1, "attempts": 5, "outcome": "failed",
                                           "reason": 2053}
     assert rows[1]["new"]["seconds_to_disposition"] == 300
+
+
+def test_replay_diff_and_counts_leave_the_callers_session_configuration_alone(spark, capture):
+    """A library is handed the session: replay, diff, rule_stats, summarize and match_counts
+    (lint's unreached rules) read it, build on it and run on it, but set nothing in it. The
+    session here asks for Spark's default code-size limit, which a replay once lowered."""
+    from dlqlens.rules.replay import match_counts
+    from dlqlens.spark.session import HUGE_METHOD_LIMIT
+
+    key = "spark.sql.codegen.hugeMethodLimit"
+    saved = spark.conf.get(key)
+    assert saved == str(HUGE_METHOD_LIMIT)  # what get_spark gives its own sessions
+    spark.conf.set(key, "65535")
+    try:
+        before = dict(spark.conf.getAll)
+        table = parse(NEW_TABLE)
+        replayed = replay(table, capture, "pessimistic")
+        replayed.collect()
+        rule_stats(replayed, table).collect()
+        summarize(replayed, table)
+        summarize_diff(diff(parse(IBM_TABLE), table, capture, "pessimistic"))
+        assert match_counts(table, capture)[1] == (2, 2)
+        assert spark.conf.get(key) == "65535"
+        assert dict(spark.conf.getAll) == before
+    finally:
+        spark.conf.set(key, saved)
 
 
 def test_cli_replay_diff_and_check_capture(spark, capture_path, tmp_path, capsys):

@@ -1,5 +1,5 @@
-"""Processing of one message by the DLQ handler (dlqlens/rules/replay.py
-``simulate``, ``process_batch``), without Spark: the semantics of spec §7."""
+"""Processing of one message by the DLQ handler in the replay (dlqlens/rules/replay.py
+``process_message``, ``process_batch``), without Spark: the semantics of spec §7."""
 
 from __future__ import annotations
 
@@ -10,17 +10,9 @@ from hypothesis import strategies as st
 
 from dlqlens.errors import RulesError
 from dlqlens.rules import parse
+from dlqlens.rules.handler import Attempt, Fate, Message, resolve_target, select_rule
 from dlqlens.rules.lint import CODES, unreached_from_counts
-from dlqlens.rules.replay import (
-    Attempt,
-    Fate,
-    Message,
-    ReplayPlan,
-    ReplaySummary,
-    process_batch,
-    resolve_target,
-    simulate,
-)
+from dlqlens.rules.replay import ReplayPlan, ReplaySummary, process_batch, process_message
 from dlqlens.rules.world import PutOutcome, QueueRule, World
 
 Q_FULL = Message(reason=2053, dest_q="APP.IN", dest_qmgr="QM1", reply_q="", reply_qmgr="QM2")
@@ -34,7 +26,7 @@ def plan_of(text: str) -> ReplayPlan:
 
 
 def run(text, matched, msg=Q_FULL, world="optimistic"):
-    return simulate(matched, msg, plan_of(text), World.load(world))
+    return process_message(matched, msg, plan_of(text), World.load(world))
 
 
 def test_first_matching_rule_disposes_in_the_optimistic_world():
@@ -78,7 +70,7 @@ def test_ignore_rule_leaves_at_once_and_is_not_retried():
 
 
 def test_discard_always_succeeds():
-    f = simulate([1, 2], Q_FULL, plan_of("ACTION(RETRY) RETRY(2)\nACTION(DISCARD)\n"), FAIL_ALL)
+    f = process_message([1, 2], Q_FULL, plan_of("ACTION(RETRY) RETRY(2)\nACTION(DISCARD)\n"), FAIL_ALL)
     assert f.tried == (Attempt(1, 2, "failed", 2053), Attempt(2, 1, "succeeded"))
     assert (f.disposition, f.rule_index, f.action, f.target_queue, f.header_kept) == (
         "discarded", 2, "DISCARD", None, None)
@@ -111,13 +103,13 @@ def test_substitution_of_destq_replyq_and_blank_fwdqm():
     assert resolve_target(plan.rule(3), REQUEST, w) == ("SVC.IN", "")  # local qmgr
     assert resolve_target(plan.rule(3), REQUEST, World(local_qmgr="QMX")) == ("SVC.IN", "QMX")
     assert resolve_target(plan.rule(4), REQUEST, w) == ("SVC.IN", "QM1")
-    f = simulate([1], REQUEST, plan, w)
+    f = process_message([1], REQUEST, plan, w)
     assert (f.target_queue, f.target_qmgr, f.header_kept) == ("REPLY.Q", "AAAA.QM", False)
 
 
 def test_blank_reply_to_queue_fails_and_falls_through():
     plan = plan_of("ACTION(FWD) FWDQ(&REPLYQ) FWDQM(&REPLYQM) RETRY(2)\nACTION(FWD) FWDQ(X)\n")
-    f = simulate([1, 2], Q_FULL, plan, World.optimistic())
+    f = process_message([1, 2], Q_FULL, plan, World.optimistic())
     assert f.tried == (Attempt(1, 2, "failed", 2085), Attempt(2, 1, "succeeded"))
     assert f.target_queue == "X"
 
@@ -125,19 +117,19 @@ def test_blank_reply_to_queue_fails_and_falls_through():
 def test_fail_first_counts_tries_per_destination_across_rules():
     world = World(queues=(QueueRule("APP.IN", "QM1", PutOutcome("fail", 2053, fail_first=3)),))
     plan = plan_of("ACTION(RETRY) RETRY(2)\nACTION(FWD) FWDQ(&DESTQ) FWDQM(&DESTQM) RETRY(2)\n")
-    f = simulate([1, 2], Q_FULL, plan, world)
+    f = process_message([1, 2], Q_FULL, plan, world)
     assert f.tried == (Attempt(1, 2, "failed", 2053), Attempt(2, 2, "succeeded"))
     assert f.seconds_to_disposition == 3 * 60  # the 4th put overall
 
 
 def test_huge_retry_counts_cost_nothing():
     plan = plan_of("RETRYINT(999999999)\nACTION(RETRY) RETRY(999999999)\nACTION(DISCARD)\n")
-    f = simulate([1, 2], Q_FULL, plan, World.pessimistic())
+    f = process_message([1, 2], Q_FULL, plan, World.pessimistic())
     assert f.tried[0] == Attempt(1, 999_999_999, "failed", 2053)
     assert f.seconds_to_disposition == 999_999_999 * 999_999_999
 
 
-# -- agreement with the sample handler's rule selection (RulesTable.select) ---
+# -- agreement with the sample handler's rule selection (handler.select_rule) ---
 
 ACTIONS = st.sampled_from([
     "ACTION(RETRY) RETRY({n})", "ACTION(FWD) FWDQ(DEADQ) RETRY({n})",
@@ -158,18 +150,18 @@ def test_when_every_put_fails_the_rules_tried_are_those_select_gives_attempt_by_
     fields = {"dlh.Reason": 2053, "dlh.DestQName": "APP.IN", "dlh.DestQMgrName": "QM1",
               "md.Persistence": 1}
     matched = [r.index for r in table.rules if r.matches(fields)]
-    fate = simulate(matched, Q_FULL, ReplayPlan.from_table(table), FAIL_ALL)
+    fate = process_message(matched, Q_FULL, ReplayPlan.from_table(table), FAIL_ALL)
     per_attempt = [a.rule_index for a in fate.tried for _ in range(a.attempts)]
     for k, index in enumerate(per_attempt):
-        assert table.select(fields, k).index == index, (text, k)
+        assert select_rule(table, fields, k).index == index, (text, k)
     if fate.left_reason in ("rules_exhausted", "no_match"):
-        assert table.select(fields, len(per_attempt)) is None
+        assert select_rule(table, fields, len(per_attempt)) is None
     assert fate.seconds_to_disposition == max(len(per_attempt) - 1, 0) * retryint
 
 
 # -- the batch function of the UDF ---------------------------------------------
 
-def test_process_batch_simulates_each_distinct_input_once():
+def test_process_batch_processes_each_distinct_input_once():
     plan = plan_of("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)\n"
                    "REPLYQ(?*) ACTION(FWD) FWDQ(&REPLYQ) FWDQM(&REPLYQM)\n"
                    "ACTION(FWD) FWDQ(DEADQ)\n")
@@ -191,7 +183,7 @@ def test_process_batch_simulates_each_distinct_input_once():
         matched = None if row[0] is None else [int(x) for x in row[0].split(",") if x]
         msg = Message(has_dlh=False) if row[0] is None else Message(
             True, row[1], row[2], row[3], row[4] or "", row[5] or "")
-        assert fate == simulate(matched, msg, plan, World.pessimistic()).to_dict()
+        assert fate == process_message(matched, msg, plan, World.pessimistic()).to_dict()
     assert [f["disposition"] for f in got] == [
         "forwarded", "forwarded", "forwarded", "left", "left", "forwarded"]
     assert got[1]["target_queue"] == "REPLY.Q"
