@@ -1,4 +1,4 @@
-"""``dlqlens rules`` command: check, replay and diff runmqdlq rules tables.
+"""``dlqlens rules``: check, replay and diff runmqdlq rules tables.
 
 Usage::
 
@@ -6,90 +6,9 @@ Usage::
     dlqlens rules replay TABLE CAPTURE... [--world optimistic|pessimistic|FILE] [--jsonl]
     dlqlens rules diff OLD NEW CAPTURE... [--world ...] [--jsonl]
 
-``replay``, ``diff`` and ``check --capture`` run on Spark (Java 17+); all
-take ``--format`` (capture format, default ``auto``) and ``--master`` (Spark
-master, default ``local[*]``).
-
-Parses TABLE the way runmqdlq reads its rules from stdin, reports what the
-handler's start-up validation would reject (diagnostics) and what an auditor
-should look at (lint). ``--dlq NAME`` names the dead-letter queue the table is
-run against (as runmqdlq's ``QName`` parameter; it overrides INPUTQ) so that
-forwarding loops can be found.
-
-Exit status: 1 when the table has errors (the handler would not start), 0
-otherwise (warnings and lint findings do not change it). An unreadable file
-raises :class:`dlqlens.errors.RulesError`, which ``dlqlens`` prints as one
-line (exit status 2).
-
-Human output (standard output), diagnostics first, then lint findings, each
-on one line::
-
-    TABLE:LINE:COL: severity code: message
-
-followed by a one-line summary on standard error.
-
-JSON output (``--json``): exactly one JSON object on standard output. This is
-a stable contract read by other tools; fields are only ever added:
-
-``control`` (object)
-    The control-data entry with defaults filled in: ``INPUTQ`` (str, ``" "``
-    = the queue manager's DLQ), ``INPUTQM`` (str, ``" "`` = the default
-    queue manager), ``RETRYINT`` (int seconds, default 60), ``WAIT``
-    (``"YES"`` default, ``"NO"``, or int seconds), ``line`` (int, or null
-    when the table has no control data).
-``rules`` (array, table order)
-    One object per rule entry, also rules with errors: ``index`` (int, from
-    1), ``line``, ``column`` (int); the pattern keywords ``APPLIDAT``
-    ``DESTQ`` ``DESTQM`` ``FORMAT`` ``APPLNAME`` ``REPLYQ`` ``REPLYQM``
-    ``USERID`` (str patterns, ``"*"`` when omitted) and ``APPLTYPE``
-    ``FEEDBACK`` ``MSGTYPE`` ``REASON`` ``PERSIST`` (int after symbolic-name
-    resolution, or ``"*"``); the action keywords ``ACTION`` (str, null when
-    missing or invalid), ``FWDQ`` (str or null), ``FWDQM`` (str, default
-    ``" "``), ``HEADER`` (``"YES"``/``"NO"``), ``PUTAUT``
-    (``"DEF"``/``"CTX"``), ``RETRY`` (int, default 1); ``specified``
-    (array of the keywords written, in order).
-``diagnostics`` (array, file order)
-    ``line``, ``column`` (int), ``severity`` (``"error"``/``"warning"``),
-    ``code`` (str, see :data:`dlqlens.rules.validate.CODES`), ``message``
-    (str), ``found``, ``expected`` (str or null), ``rule_index`` (int or
-    null).
-``lint`` (array, file order)
-    ``code`` (str, see :data:`dlqlens.rules.lint.CODES`), ``rule_index``
-    (int or null), ``message`` (str), ``severity`` (``"warning"``/``"info"``),
-    ``line``, ``column`` (int or null), ``related`` (array of rule indexes),
-    ``reasoning`` (str or null). With ``--capture``, ``unreached-rule``
-    findings for rules no message of the capture matches first.
-
-``rules replay``
-----------------
-Replays TABLE over the captures (:func:`dlqlens.rules.replay.replay`) in the
-world given by ``--world``: ``optimistic`` (default, every put succeeds),
-``pessimistic`` (puts to a message's original destination fail with its
-original reason) or a world JSON file (:mod:`dlqlens.rules.world`). A table
-with errors is not replayed (the handler would not start): its diagnostics go
-to standard error and the exit status is 1.
-
-Human output: the per-rule table (``rule``, ``line``, ``action``, then
-message counts ``matched``, ``first`` (first matching rule), ``tried``,
-``disposed``, ``ignored``), then the messages by disposition and
-``left_reason``. ``--jsonl``: one JSON object per message, ordered by
-``source`` then ``message_number``, with exactly the keys ``source``,
-``message_number``, ``tried`` (list of ``{rule_index, attempts, outcome,
-reason}``), ``rule_index``, ``action``, ``target_queue``, ``target_qmgr``,
-``header_kept``, ``disposition``, ``left_reason``,
-``seconds_to_disposition`` (see :mod:`dlqlens.rules.replay`). Stable
-contract; fields are only ever added.
-
-``rules diff``
---------------
-Replays OLD and NEW over the same captures and world
-(:mod:`dlqlens.rules.diff`). Human output: how many messages change fate,
-the counts per fate transition (``forwarded -> left/no_match``), then per
-transition with the old and new rule index. ``--jsonl``: one object per
-message whose fate or disposing rule changed, ordered by ``source`` then
-``message_number``: ``source``, ``message_number``, ``old`` and ``new``
-(each with the replay keys after ``message_number``), ``fate_changed``,
-``rule_changed``.
+``replay``, ``diff`` and ``check --capture`` run on Spark (Java 17+). The
+output forms, exit statuses and the JSON contracts are in ``docs/rules.md``
+("The command and its JSON contracts", written in ``docs/parts/rules-command.md``).
 """
 
 from __future__ import annotations
