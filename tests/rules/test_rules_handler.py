@@ -398,3 +398,26 @@ def test_simulated_handler_and_replay_give_every_message_the_same_fate(text, spe
     replay_side = [_no_seconds(f) for f in replayed(text, specs, world)]
     for spec, s, r in zip(specs, sim_side, replay_side):
         assert s == r, (text, spec, world)
+
+
+def test_the_handler_decision_is_pure():
+    """No Spark, Arrow, pandas or numpy, no simulator: the replay and the simulator both import it.
+
+    (That no module of dlqlens imports another in a circle is checked for the whole package by
+    tests/test_architecture.py.)
+    """
+    import ast
+    from pathlib import Path
+
+    import dlqlens.rules.handler as handler
+
+    imported = set()
+    for node in ast.walk(ast.parse(Path(handler.__file__).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+    heavy = {m for m in imported if m.split(".")[0] in ("pyspark", "pyarrow", "pandas", "numpy")}
+    assert not heavy
+    assert {m for m in imported if m.startswith("dlqlens.")} <= {
+        "dlqlens.rules.model", "dlqlens.rules.world", "dlqlens.rules.match", "dlqlens.errors"}
