@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from dlqlens.capture import amqsbcg, dmpmqmsg
 from dlqlens.capture.amqsbcg import fast as amqsbcg_fast
 from dlqlens.capture.dmpmqmsg import fast as dmpmqmsg_fast
+from dlqlens.capture.dmpmqmsg import lines as dmpmqmsg_lines
 from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.text import concat_frames
 from dlqlens.decode.records import decode_frames
@@ -61,7 +62,7 @@ def assert_same_frames(a, b):
 READERS = {dmpmqmsg: dmpmqmsg.read_dmpmqmsg, amqsbcg: amqsbcg.read_amqsbcg}
 #: Each format's fast reader (its block sizes, its block type) and line reader.
 FAST_READER = {dmpmqmsg: dmpmqmsg_fast, amqsbcg: amqsbcg_fast}
-LINE_READER = {dmpmqmsg: dmpmqmsg_fast, amqsbcg: amqsbcg_fast}
+LINE_READER = {dmpmqmsg: dmpmqmsg_lines, amqsbcg: amqsbcg_fast}
 
 
 @pytest.fixture(autouse=True)
