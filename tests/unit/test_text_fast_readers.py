@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 
 from dlqlens.capture import amqsbcg, dmpmqmsg
 from dlqlens.capture.amqsbcg import fast as amqsbcg_fast
+from dlqlens.capture.amqsbcg import layout as amqsbcg_layout
+from dlqlens.capture.amqsbcg import lines as amqsbcg_lines
 from dlqlens.capture.dmpmqmsg import fast as dmpmqmsg_fast
 from dlqlens.capture.dmpmqmsg import lines as dmpmqmsg_lines
 from dlqlens.capture.message import CaptureMessage
@@ -62,7 +64,7 @@ def assert_same_frames(a, b):
 READERS = {dmpmqmsg: dmpmqmsg.read_dmpmqmsg, amqsbcg: amqsbcg.read_amqsbcg}
 #: Each format's fast reader (its block sizes, its block type) and line reader.
 FAST_READER = {dmpmqmsg: dmpmqmsg_fast, amqsbcg: amqsbcg_fast}
-LINE_READER = {dmpmqmsg: dmpmqmsg_lines, amqsbcg: amqsbcg_fast}
+LINE_READER = {dmpmqmsg: dmpmqmsg_lines, amqsbcg: amqsbcg_lines}
 
 
 @pytest.fixture(autouse=True)
@@ -579,9 +581,9 @@ def test_alike_amqsbcg_messages_read_the_same_fast_and_line_by_line(tmp_path, mo
     @given(alike_bcg_files(), st.sampled_from([None, 1500, 6000]), st.sampled_from([1, 64]),
            st.sampled_from([1, 3, 64]), st.sampled_from([1, 8]))
     def check(blob, chunk, group_min, sample, refs):
-        monkeypatch.setattr(amqsbcg_fast, "_GROUP_MIN", group_min)
-        monkeypatch.setattr(amqsbcg_fast, "_GROUP_SAMPLE", sample)
-        monkeypatch.setattr(amqsbcg_fast, "_MAX_REFS", refs)
+        monkeypatch.setattr(amqsbcg_layout, "_GROUP_MIN", group_min)
+        monkeypatch.setattr(amqsbcg_layout, "_GROUP_SAMPLE", sample)
+        monkeypatch.setattr(amqsbcg_layout, "_MAX_REFS", refs)
         p = tmp_path / "alike.txt"
         p.write_bytes(blob)
         assert_same_reading(p, monkeypatch, chunk, decode=False, module=amqsbcg)
