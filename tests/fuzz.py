@@ -48,6 +48,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.capture.amqsbcg import fast as amqsbcg_fast
+from dlqlens.capture.dmpmqmsg import fast as dmpmqmsg_fast
 from dlqlens.capture.message import CaptureMessage, dead_letter
 from dlqlens.capture.reader import MODES, ReadOptions, plan_pieces, read_capture, read_piece
 from dlqlens.decode.issues import STATUSES, WELL_FORMED
@@ -357,9 +359,9 @@ def rules_texts(draw) -> str:
 # running
 # ---------------------------------------------------------------------------
 
-#: The text readers' modules: each frames well-formed messages a block at a
-#: time (the fast reader) and hands the rest to its line reader.
-FAST_READERS = {"dmpmqmsg": dmpmqmsg, "amqsbcg": amqsbcg}
+#: The text readers' fast reader modules: each frames well-formed messages a
+#: block at a time and hands the rest to its format's line reader.
+FAST_READERS = {"dmpmqmsg": dmpmqmsg_fast, "amqsbcg": amqsbcg_fast}
 #: Block sizes the fast readers are run with: their own, and one that cuts
 #: a fuzz input into several blocks.
 FAST_CHUNKS = (None, 512)

@@ -1,4 +1,14 @@
-"""Helpers shared by the text capture readers (amqsbcg, dmpmqmsg)."""
+"""What the two text capture formats share (:mod:`dlqlens.capture.dmpmqmsg`,
+:mod:`dlqlens.capture.amqsbcg`).
+
+Reading lines of a file, packing an MQMD from text values, the vectorised
+helpers of the fast readers (windows of bytes, decimal and hex columns),
+cutting and joining :class:`~dlqlens.decode.frames.Frames`, and the frame of
+both readers: :class:`TextBlock` (a block of whole lines, which a format
+subclasses), :func:`read_text` (a format's reader: the fast reader a block at
+a time, or the line reader), :func:`read_blocks` and :func:`plan_text`
+(slices cut at message boundaries).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +28,14 @@ from dlqlens.mq.structs import MQMD
 TEXT_CODEC = "utf-8"
 
 
+def _open(path: str):
+    """``path`` opened for reading bytes (:class:`CaptureError` when it cannot be)."""
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+
+
 def read_lines(path: str) -> Iterator[tuple[int, int, str]]:
     """Yield ``(line_number, byte_offset, text)`` for each line of ``path``.
 
@@ -29,11 +47,7 @@ def read_lines(path: str) -> Iterator[tuple[int, int, str]]:
     CaptureError
         When the file cannot be opened.
     """
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
-    with fh:
+    with _open(path) as fh:
         offset = 0
         for number, raw in enumerate(fh, 1):
             size = len(raw)
@@ -406,13 +420,6 @@ def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None):
             return
 
 
-def _open(path: str):
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
-
-
 def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
                 min_units: int = 0, piece: Slice | None = None) -> Iterator[Frames]:
     """Frame a text capture a block of about ``chunk_bytes`` at a time.
@@ -446,6 +453,56 @@ def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
             f"number {first}, framed {count - first + 1}; the message numbers of this file "
             f"would be wrong. Read it without splitting (option splitText false) and "
             f"report the file")
+
+
+def read_text(path: str, block_type: type, *, source: str | None, piece: Slice | None,
+              batch_size: int, fast: bool, chunk_bytes: int,
+              min_units: int) -> Iterator[Frames]:
+    """Frame the messages of a text capture: what ``read_dmpmqmsg`` and
+    ``read_amqsbcg`` do, with their format's :class:`TextBlock` subclass.
+
+    Parameters
+    ----------
+    path : str
+    block_type : type
+        The format's :class:`TextBlock` subclass: its fast reader, and its
+        line-by-line reader as :attr:`TextBlock.frame_lines`.
+    source : str or None
+        Name recorded in the ``source`` column (None: ``path``).
+    piece : Slice or None
+        Only this byte range (from :func:`plan_text`; read with the fast
+        reader); None: the whole file.
+    batch_size : int
+        Messages per yielded :class:`~dlqlens.decode.frames.Frames` (the last
+        one may hold fewer).
+    fast : bool
+        Frame the messages the fast reader can prove well-formed with it, a
+        block of about ``chunk_bytes`` bytes at a time, and hand every other
+        message to the line reader (:func:`read_blocks`; blocks of fewer
+        than ``min_units`` units go to the line reader whole). ``False``
+        reads every line with the line reader. Both give the same frames.
+    chunk_bytes, min_units : int
+        The fast reader's block size in bytes, and the fewest units for which
+        it frames a block.
+
+    Yields
+    ------
+    Frames
+        ``message_number`` runs on from 1 (from ``piece.first_number``) across
+        the batches.
+
+    Raises
+    ------
+    CaptureError
+        When the file cannot be opened, or a piece frames another number of
+        messages than planned (see :func:`read_blocks`).
+    """
+    source = source or path
+    if fast or piece is not None:
+        pieces = read_blocks(path, block_type, source, chunk_bytes, min_units, piece)
+    else:
+        pieces = iter([block_type.frame_lines(read_lines(path), source, 0)[0]])
+    yield from rebatch(pieces, batch_size)
 
 
 def plan_text(path: str, block_type: type, chunk_bytes: int,

@@ -20,6 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dlqlens.capture import amqsbcg, dmpmqmsg
+from dlqlens.capture.amqsbcg import fast as amqsbcg_fast
+from dlqlens.capture.amqsbcg import layout as amqsbcg_layout
+from dlqlens.capture.amqsbcg import lines as amqsbcg_lines
+from dlqlens.capture.dmpmqmsg import fast as dmpmqmsg_fast
+from dlqlens.capture.dmpmqmsg import lines as dmpmqmsg_lines
 from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.text import concat_frames
 from dlqlens.decode.records import decode_frames
@@ -57,18 +62,21 @@ def assert_same_frames(a, b):
 
 
 READERS = {dmpmqmsg: dmpmqmsg.read_dmpmqmsg, amqsbcg: amqsbcg.read_amqsbcg}
+#: Each format's fast reader (its block sizes, its block type) and line reader.
+FAST_READER = {dmpmqmsg: dmpmqmsg_fast, amqsbcg: amqsbcg_fast}
+LINE_READER = {dmpmqmsg: dmpmqmsg_lines, amqsbcg: amqsbcg_lines}
 
 
 @pytest.fixture(autouse=True)
 def fast_even_for_small_files(monkeypatch):
     """The readers leave small files to the line reader: not here."""
-    monkeypatch.setattr(dmpmqmsg, "MIN_FAST_UNITS", 0)
-    monkeypatch.setattr(amqsbcg, "MIN_FAST_UNITS", 0)
+    monkeypatch.setattr(dmpmqmsg_fast, "MIN_FAST_UNITS", 0)
+    monkeypatch.setattr(amqsbcg_fast, "MIN_FAST_UNITS", 0)
 
 
 def read_both(path, monkeypatch=None, chunk=None, batch_size=65536, module=dmpmqmsg):
     if chunk is not None:
-        monkeypatch.setattr(module, "CHUNK_BYTES", chunk)
+        monkeypatch.setattr(FAST_READER[module], "CHUNK_BYTES", chunk)
     read = READERS[module]
     fast = list(read(str(path), batch_size=batch_size))
     slow = list(read(str(path), batch_size=batch_size, fast=False))
@@ -89,7 +97,7 @@ def line_read(path, monkeypatch, chunk=None, module=dmpmqmsg) -> list[list[str]]
     """The lines the fast reader hands to the line reader, per call (blank
     lines and, for dmpmqmsg, comments left out)."""
     calls = []
-    real = module._frame_lines
+    real = LINE_READER[module]._frame_lines
 
     def spy(lines, source, count):
         lines = list(lines)
@@ -97,9 +105,9 @@ def line_read(path, monkeypatch, chunk=None, module=dmpmqmsg) -> list[list[str]]
         return real(iter(lines), source, count)
 
     with monkeypatch.context() as m:
-        m.setattr(module._Block, "frame_lines", staticmethod(spy))
+        m.setattr(FAST_READER[module]._Block, "frame_lines", staticmethod(spy))
         if chunk is not None:
-            m.setattr(module, "CHUNK_BYTES", chunk)
+            m.setattr(FAST_READER[module], "CHUNK_BYTES", chunk)
         list(READERS[module](str(path)))
     skip = "*" if module is dmpmqmsg else ""
     return [[t for t in call if t.strip() and not (skip and t[0] == skip)] for call in calls]
@@ -326,7 +334,7 @@ def test_batches_of_fast_and_line_read_messages(tmp_path, monkeypatch, batch_siz
         parts.append(t)
     p = tmp_path / "mixed.qld"
     p.write_text("".join(parts))
-    monkeypatch.setattr(dmpmqmsg, "CHUNK_BYTES", 1500)
+    monkeypatch.setattr(dmpmqmsg_fast, "CHUNK_BYTES", 1500)
     fast, slow = read_both(p, batch_size=batch_size)
     sizes = [len(f) for f in fast]
     total = len(_frames(slow))
@@ -573,9 +581,9 @@ def test_alike_amqsbcg_messages_read_the_same_fast_and_line_by_line(tmp_path, mo
     @given(alike_bcg_files(), st.sampled_from([None, 1500, 6000]), st.sampled_from([1, 64]),
            st.sampled_from([1, 3, 64]), st.sampled_from([1, 8]))
     def check(blob, chunk, group_min, sample, refs):
-        monkeypatch.setattr(amqsbcg, "_GROUP_MIN", group_min)
-        monkeypatch.setattr(amqsbcg, "_GROUP_SAMPLE", sample)
-        monkeypatch.setattr(amqsbcg, "_MAX_REFS", refs)
+        monkeypatch.setattr(amqsbcg_layout, "_GROUP_MIN", group_min)
+        monkeypatch.setattr(amqsbcg_layout, "_GROUP_SAMPLE", sample)
+        monkeypatch.setattr(amqsbcg_layout, "_MAX_REFS", refs)
         p = tmp_path / "alike.txt"
         p.write_bytes(blob)
         assert_same_reading(p, monkeypatch, chunk, decode=False, module=amqsbcg)
@@ -675,7 +683,7 @@ def test_every_amqsbcg_line_damage_reads_the_same(tmp_path, monkeypatch, dlh_blo
 @pytest.mark.parametrize("module", [dmpmqmsg, amqsbcg], ids=["dmpmqmsg", "amqsbcg"])
 def test_small_files_are_read_line_by_line(tmp_path, monkeypatch, module):
     # the fast reader's fixed cost is that of a few dozen messages
-    monkeypatch.setattr(module, "MIN_FAST_UNITS", 8)
+    monkeypatch.setattr(FAST_READER[module], "MIN_FAST_UNITS", 8)
     for n, fast in ((5, False), (9, True)):
         p = tmp_path / f"{n}.txt"
         write_capture(p, module.__name__.rsplit(".", 1)[1],

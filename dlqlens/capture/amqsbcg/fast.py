@@ -1,0 +1,305 @@
+"""amqsbcg output: :func:`read_amqsbcg` and the fast reader.
+
+The fast reader frames, a block of the file at a time with numpy, every
+message printed exactly as amqsbcg prints it (its descriptor lines matched
+by :mod:`dlqlens.capture.amqsbcg.layout`, its dump lines read by
+:mod:`dlqlens.capture.amqsbcg.dump`; a 9.3.4 DLH block rebuilt here) and
+hands every other message to the line reader
+(:mod:`dlqlens.capture.amqsbcg.lines`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+import numpy as np
+
+from dlqlens.capture.amqsbcg.dump import _dump_bytes, _dump_lines, _hex_columns_ok
+from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF, _LENGTH_ONLY,
+                                            _MD_AT, _MD_LINES, _MD_V2_LINES, _Matcher)
+from dlqlens.capture.amqsbcg.lines import _END, _MD_BANNER, _MD_BANNER_B, _MQGET, _frame_lines
+from dlqlens.capture.slices import Slice
+from dlqlens.capture.text import TEXT_CODEC, TextBlock, decode_line, read_text, windows
+from dlqlens.decode.frames import Frames, FramesBuilder, labels
+from dlqlens.mq.ccsid import UTF16, charset
+from dlqlens.mq.structs import MQDLH, MQLONG
+
+#: Bytes read from the file at a time by the fast reader (whole messages: a
+#: block is cut before an ``MQGET of message number`` line). A few MB: the
+#: block's arrays stay in the processor's caches (and below the size that
+#: malloc maps afresh for each block).
+CHUNK_BYTES = 4 << 20
+#: Blocks with fewer messages than this are read line by line (the fast
+#: reader's fixed cost is that of a few dozen messages), unless they hold at
+#: least FAST_BLOCK_BYTES (a few large messages: the line reader's cost
+#: follows the dump lines).
+MIN_FAST_UNITS = 32
+FAST_BLOCK_BYTES = 1 << 20
+
+
+def read_amqsbcg(path: str, *, source: str | None = None, piece: Slice | None = None,
+                 batch_size: int = 65536, fast: bool = True) -> Iterator[Frames]:
+    """Frame the messages of an amqsbcg output file.
+
+    Parameters and errors (a :class:`~dlqlens.errors.CaptureError` when the file
+    cannot be opened): those of :func:`dlqlens.capture.text.read_text`.
+    Messages printed exactly as amqsbcg prints them are framed by this
+    module's fast reader, a block of the file at a time, and the others by
+    the line-by-line reader (:mod:`dlqlens.capture.amqsbcg.lines`), which
+    reads every line when ``fast`` is False: the same frames either way.
+
+    Yields
+    ------
+    Frames
+        ``source_line`` is the line of ``MQGET of message number`` (or of the
+        descriptor banner when that line is missing); ``source_offset`` its
+        byte offset.
+    """
+    yield from read_text(path, _Block, source=source, piece=piece, batch_size=batch_size,
+                         fast=fast, chunk_bytes=CHUNK_BYTES, min_units=MIN_FAST_UNITS)
+
+
+# A unit starts at an 'MQGET of message number N' line: there the line reader
+# finishes whatever message it had, whatever came before. Blank lines mean
+# nothing inside a message, so a unit's other lines ("content lines") are
+# matched against amqsbcg's layout by position, for all units at once: the
+# descriptor banner, the MQMD lines (the five version-2 lines optional), the
+# 9.3.4 DLH block (optional), the data banner, the length line, then exactly
+# the dump lines the length calls for (fixed columns: offset, eight 4-digit
+# groups, blanks, the quoted character column), and nothing after them but
+# the end of the output ('No more messages' and what follows it). Anything
+# else sends the unit to the line reader.
+
+_MQGET_OF = np.frombuffer(b"MQGET of message number", dtype=np.uint8)
+_DLH_AT = {f.name: (MQDLH.offsets[f.name], f.length, f.type) for f in MQDLH.fields}
+_DLH_SIZE = MQDLH.length()
+
+
+class _Block(TextBlock):
+    """A block of amqsbcg output, cut before 'MQGET of message number' lines."""
+
+    frame_lines = staticmethod(_frame_lines)
+
+    def frame(self, cut, source, base_off, base_line, count, min_units=0):
+        """:meth:`TextBlock.frame`; a block of a few large messages (at least
+        FAST_BLOCK_BYTES) goes to the fast reader however few they are."""
+        if self.line_offset(cut) >= FAST_BLOCK_BYTES:
+            min_units = min(min_units, 1)
+        return super().frame(cut, source, base_off, base_line, count, min_units)
+
+    def find_unit_starts(self) -> np.ndarray:
+        # lines holding 'MQGET' (all special to the line reader); those with
+        # 'MQGET of message number' + blanks + a digit start units
+        pos = _find_all(self.buf, b"MQGET", self.n)
+        line = np.searchsorted(self.starts, pos, side="right") - 1
+        inside = (line >= 0) & (pos + 5 <= self.cend[np.maximum(line, 0)])
+        pos, line = pos[inside], line[inside]
+        self.special = np.zeros(self.nlines, dtype=bool)
+        self.special[line] = True
+        w = windows(self.p, pos, 48)
+        is_get = (w[:, :23] == _MQGET_OF).all(axis=1)
+        blanks = (w[:, 23:] == 32) | (w[:, 23:] == 9)
+        first = np.argmax(~blanks, axis=1)
+        r = np.arange(len(pos))
+        digit = (w[r, 23 + first] - np.uint8(48)) < 10
+        start = is_get & (first > 0) & digit & (pos + 24 + first <= self.cend[line])
+        self.mqget = np.zeros(self.nlines, dtype=bool)
+        self.mqget[line[start]] = True
+        return np.unique(np.concatenate([[0], line[start]])).astype(np.int64)
+
+    def unit_counts(self, cut: int) -> np.ndarray:
+        """Messages per unit of lines ``[0, cut)``: the line reader starts a
+        message at each descriptor banner line and nowhere else, so a unit
+        holds as many messages as banner lines."""
+        us = self.unit_starts[self.unit_starts < cut]
+        pos = _find_all(self.buf, _MD_BANNER_B, self.line_offset(cut))
+        line = np.unique(np.searchsorted(self.starts, pos, side="right") - 1)
+        # a line that is the banner and nothing else; others as the line reader reads them
+        exact = (self.cend[line] - self.starts[line] == len(_MD_BANNER_B)) & \
+            (self.p[self.starts[line]] == _MD_BANNER_B[0]) & ~self.weird[line]
+        for i in np.flatnonzero(~exact).tolist():
+            lo, hi = int(self.starts[line[i]]), int(self.cend[line[i]])
+            exact[i] = decode_line(bytes(self.buf[lo:hi])).strip() == _MD_BANNER
+        unit = np.searchsorted(us, line[exact], side="right") - 1
+        return np.bincount(unit, minlength=len(us)).astype(np.int64)
+
+    def _trimmed_ends(self, cut: int) -> np.ndarray:
+        """End of each line's text without trailing blanks."""
+        p, starts = self.p, self.starts[:cut]
+        rend = self.cend[:cut].copy()
+        idx = np.flatnonzero((rend > starts) & (p[rend - 1] == 32))
+        while len(idx):
+            rend[idx] -= 1
+            idx = idx[(rend[idx] > starts[idx]) & (p[rend[idx] - 1] == 32)]
+        return rend
+
+    def fast_units(self, us, ue, cut, source, base_off, base_line):
+        starts = self.starts
+        rend = self._trimmed_ends(cut)
+        blank = (rend == starts[:cut]) & ~self.weird[:cut]
+        content = np.flatnonzero(~blank)
+        # the lines holding 'MQGET' (where the line reader may start a message).
+        # The other lines that end a message ('No more messages', a summary
+        # banner) never match a descriptor template or a dump line, so the
+        # checks below reject them wherever they stand
+        special = self.special[:cut]
+        clean = self.ascii_lines(cut) & ~self.weird[:cut]
+        cfirst = np.searchsorted(content, us)
+        ncont = np.searchsorted(content, ue) - cfirst
+        ok = (ncont >= 2) & self.mqget[us]
+        ok[ok] &= content[cfirst[ok]] == us[ok]  # the MQGET line itself
+        m = _Matcher(self, rend, content, cfirst, ncont, clean, ok)
+        m.ci[:] = 1
+        m.lines(_MD_LINES)
+        v2 = m.probe(_MD_V2_LINES[0][0][1])
+        m.lines(_MD_V2_LINES, v2)
+        dlh = m.probe(_DLH_LINES[0][0][1])
+        m.lines(_DLH_LINES, dlh)
+        for tokens in _DATA_LINES:
+            m.line(tokens)
+        of = m.probe(_LENGTH_OF[0][1]) & m.probe(np.frombuffer(b" of ", np.uint8), after=True)
+        m.line(_LENGTH_OF, of)
+        m.line(_LENGTH_ONLY, ~of)
+        ok = m.ok
+        # a DLH block is rebuilt in the MQMD's code page: one the fast reader packs
+        enc = m.md[:, _MD_AT["Encoding"][0]:][:, :4].copy().view("<i4")[:, 0].astype(np.int64)
+        ccsid = m.md[:, _MD_AT["CodedCharSetId"][0]:][:, :4].copy().view("<i4")[:, 0]
+        for c in np.unique(ccsid[ok & dlh]).tolist():
+            if _ascii_table(int(c)) is None:
+                ok &= ~(dlh & (ccsid == c))
+        if not ok.any():
+            return ok, FramesBuilder(source, "amqsbcg", "text").build()
+        shown = m.values["shown"]
+        total = np.where(of, m.values["total"], shown) if "total" in m.values else shown
+        # nothing special (an end, another message) inside the descriptor
+        csp = np.concatenate([[0], np.cumsum(special[content])])
+        nc = len(content)
+        ok &= csp[np.minimum(cfirst + m.ci, nc)] - csp[np.minimum(cfirst + 2, nc)] == 0
+        # the dump lines
+        nd = np.where(ok, (shown + 15) // 16, 0)
+        ok &= m.ci + nd <= ncont
+        nd = np.where(ok, nd, 0)
+        rows = np.flatnonzero(ok)
+        first = cfirst + m.ci
+        k = _ranks(nd[rows])
+        dl = content[np.repeat(first[rows], nd[rows]) + k]
+        nbytes = np.minimum(np.repeat(shown[rows], nd[rows]) - 16 * k, 16)
+        good, hexarea = _dump_lines(self.p, starts[dl], self.length[dl], nbytes, k)
+        good &= ~special[dl]
+        row_of = np.repeat(rows, nd[rows])
+        ok[row_of[~good]] = False
+        # what follows the dump: nothing, or the end of the output
+        for r in np.flatnonzero(ok & (m.ci + nd < ncont)).tolist():
+            tail = content[first[r] + nd[r]:cfirst[r] + ncont[r]].tolist()
+            ok[r] = self._tail_ok(tail)
+        # the data: every dump line's hex area in one bytes.fromhex call
+        keep = ok[row_of]
+        dump = _dump_bytes(hexarea, nbytes) if keep.all() else \
+            _dump_bytes(hexarea[keep], nbytes[keep])
+        if dump is None:
+            ok[row_of[keep & ~_hex_columns_ok(hexarea, nbytes)]] = False
+            keep = ok[row_of]
+            dump = _dump_bytes(hexarea[keep], nbytes[keep])
+        rows = np.flatnonzero(ok)
+        n = len(rows)
+        has_dlh = dlh[rows]
+        headers = _dlh_block(m.values, rows[has_dlh], enc[rows[has_dlh]],
+                             ccsid[rows[has_dlh]])
+        data, msg_len = _with_headers(dump, shown[rows], headers, has_dlh)
+        total_r = total[rows] + np.where(has_dlh, _DLH_SIZE, 0)
+        d_end = np.cumsum(msg_len)
+        fr = Frames(
+            source=source, capture_format="amqsbcg", md_origin="text",
+            md=m.md[rows], md_big_endian=np.zeros(n, bool),
+            md_codec=labels(n, TEXT_CODEC),
+            md_blank=np.full(n, 0x20, np.uint8), md_version=m.version[rows],
+            md_valid=np.ones(n, bool), data=data, starts=d_end - msg_len, ends=d_end,
+            data_length=np.maximum(total_r, msg_len), message_number=np.zeros(n, np.int32),
+            source_offset=base_off + starts[us[rows]],
+            source_line=(base_line + us[rows] + 1).astype(np.int32),
+            dlh_reconstructed=has_dlh.copy())
+        return ok, fr
+
+    def _tail_ok(self, lines: list[int]) -> bool:
+        """Lines after the dump: the line reader must end the message at the
+        first and ignore the rest."""
+        texts = [decode_line(self.buf[self.starts[i]:self.cend[i]]) for i in lines]
+        if not _END.search(texts[0]) or _MQGET.search(texts[0]):
+            return False
+        return all(not _MQGET.search(t) and t.strip() != _MD_BANNER for t in texts[1:])
+
+
+def _find_all(buf: bytes, needle: bytes, end: int) -> np.ndarray:
+    """Offsets of ``needle`` in ``buf[:end]``, in order (overlapping ones too).
+
+    Searched from the end: ``rfind`` skips ahead by the needle's length where
+    ``find`` checks every byte: about twice as fast."""
+    out = []
+    rfind = buf.rfind
+    i = rfind(needle, 0, end)
+    while i >= 0:
+        out.append(i)
+        i = rfind(needle, 0, i + len(needle) - 1)
+    out.reverse()
+    return np.array(out, dtype=np.int64)
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """``0..counts[i]-1`` for every ``i``, concatenated."""
+    total = int(counts.sum())
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total) - starts
+
+
+@lru_cache(maxsize=None)
+def _ascii_table(ccsid: int) -> np.ndarray | None:
+    """How the MQDLH of a message with MQMD CCSID ``ccsid`` is packed: ASCII
+    byte -> byte in that code page, or None when not one byte each."""
+    cs = charset(ccsid)
+    codec = cs.codec if cs.family != UTF16 else "latin-1"
+    chars = "".join(chr(c) for c in range(128))
+    try:
+        whole = chars.encode(codec)
+        each = [c.encode(codec) for c in chars]
+    except (UnicodeEncodeError, LookupError):
+        return None
+    if len(whole) != 128 or any(len(b) != 1 for b in each) or b"".join(each) != whole:
+        return None
+    return np.frombuffer(whole, dtype=np.uint8)
+
+
+def _dlh_block(values, rows, enc, ccsid):
+    """The 172 MQDLH bytes of the units ``rows`` rebuilt from their printed
+    fields, as the line reader packs them: integers in the byte order of the
+    MQMD Encoding, characters in the code page of its CCSID (blank-padded)."""
+    n = len(rows)
+    out = np.zeros((n, _DLH_SIZE), dtype=np.uint8)
+    if not n:
+        return out
+    big = (enc & 0x0F) == 1
+    tables = np.zeros((n, 128), dtype=np.uint8)
+    for c in np.unique(ccsid).tolist():
+        tables[ccsid == c] = _ascii_table(int(c))
+    for name, (at, size, kind) in _DLH_AT.items():
+        val = values["d." + name][rows]
+        if kind == MQLONG:
+            le = val.astype("<i4").view(np.uint8).reshape(-1, 4)
+            out[:, at:at + 4] = np.where(big[:, None], le[:, ::-1], le)
+        else:
+            out[:, at:at + size] = np.take_along_axis(tables, val.astype(np.intp) & 127, axis=1)
+    return out
+
+
+def _with_headers(dump, dlen, headers, has_dlh):
+    """Message data: each message's rebuilt MQDLH (if any), then its dump bytes."""
+    hlen = np.where(has_dlh, _DLH_SIZE, 0)
+    msg_len = dlen + hlen
+    if not has_dlh.any():
+        return dump, msg_len
+    data = np.empty(int(msg_len.sum()), dtype=np.uint8)
+    is_head = np.repeat(np.tile(np.array([True, False]), len(dlen)),
+                        np.stack([hlen, dlen], axis=1).ravel())
+    data[is_head] = headers.ravel()
+    data[~is_head] = dump
+    return data, msg_len

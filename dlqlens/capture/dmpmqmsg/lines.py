@@ -1,0 +1,185 @@
+"""dmpmqmsg files: the line-by-line reader, the reference.
+
+It reads every line and every oddity (``spec/capture-formats.md`` §1):
+``read_dmpmqmsg(fast=False)`` reads a whole file with it, and the fast reader
+(:mod:`dlqlens.capture.dmpmqmsg.fast`) hands it every message it cannot
+prove well-formed. :data:`CODES` maps the 30 attribute codes to the MQMD
+fields they set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from dlqlens.capture.text import pack_text_md
+from dlqlens.decode.frames import Frames, FramesBuilder
+from dlqlens.decode.issues import make_issue
+from dlqlens.mq.structs import MQMD
+
+#: Three-letter code -> (MQMD field, kind) where kind is int, char or hex.
+CODES: dict[str, tuple[str, str]] = {
+    "VER": ("Version", "int"), "RPT": ("Report", "int"), "MST": ("MsgType", "int"),
+    "EXP": ("Expiry", "int"), "FDB": ("Feedback", "int"), "ENC": ("Encoding", "int"),
+    "CCS": ("CodedCharSetId", "int"), "FMT": ("Format", "char"), "PRI": ("Priority", "int"),
+    "PER": ("Persistence", "int"), "MSI": ("MsgId", "hex"), "COI": ("CorrelId", "hex"),
+    "BOC": ("BackoutCount", "int"), "RTQ": ("ReplyToQ", "char"), "RTM": ("ReplyToQMgr", "char"),
+    "USR": ("UserIdentifier", "char"), "ACC": ("AccountingToken", "hex"),
+    "AIX": ("ApplIdentityData", "hexchar"), "AID": ("ApplIdentityData", "char"),
+    "PAT": ("PutApplType", "int"), "PAN": ("PutApplName", "char"), "PTD": ("PutDate", "char"),
+    "PTT": ("PutTime", "char"), "AOX": ("ApplOriginData", "hexchar"),
+    "AOD": ("ApplOriginData", "char"), "GRP": ("GroupId", "hex"), "MSQ": ("MsgSeqNumber", "int"),
+    "OFF": ("Offset", "int"), "MSF": ("MsgFlags", "int"), "ORL": ("OriginalLength", "int"),
+}
+_HEX_PREFIX = re.compile(r"[0-9A-Fa-f]*")
+_INT = re.compile(r"^\s*[-+]?\d+\s*$")
+
+
+def _unescape_s(value: str) -> str:
+    """The text of an ``S`` line: quotes removed, ``~x`` -> ``x`` (§1.5)."""
+    v = value.rstrip()
+    if len(v) >= 2 and v[0] == '"' and v[-1] == '"':
+        tildes = len(v[:-1]) - len(v[:-1].rstrip("~"))
+        if tildes % 2 == 0:  # the closing quote is not escaped
+            v = v[1:-1]
+    return re.sub(r"~(.)", r"\1", v)
+
+
+class _Msg:
+    def __init__(self, line: int, offset: int):
+        self.line, self.offset = line, offset
+        self.attrs: list[tuple[str, str, int]] = []
+        self.data: list[bytes] = []
+        self.issues: list[tuple] = []
+        self.lossy = False
+        self.in_data = False
+        self.n_line = False
+        self.raw: list[str] = []
+
+
+def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
+                 count: int) -> tuple[Frames, int]:
+    """Frame the messages of ``lines`` (``(number, offset, text)``), numbered
+    from ``count + 1``; returns the frames and the last message number.
+
+    ``lines`` must start a message (or be the start of the file) and end one.
+    """
+    builder = FramesBuilder(source, "dmpmqmsg", "text")
+    cur: _Msg | None = None
+    stray: list[tuple[int, int, str]] = []
+
+    def flush_stray():
+        nonlocal count
+        if not stray:
+            return
+        count += 1
+        first_line, first_off, _ = stray[0]
+        text = "\n".join(t for _, _, t in stray)
+        builder.add(md=None, number=count, offset=first_off, line=first_line,
+                    raw=text.encode("utf-8"),
+                    issues=[make_issue("unframed", source=source, message_number=count,
+                                       field="line", expected="'A', 'N', 'X', 'S', 'T' or '*' line",
+                                       found=repr(text[:40]), line=first_line,
+                                       note=f"{len(stray)} line(s) outside any message")])
+        stray.clear()
+
+    for number, offset, text in lines:
+        tag = text[:1]
+        if tag in ("A", "N") and (len(text) == 1 or text[1] == " "):
+            # a new message starts after data lines, and also at an N line or a
+            # repeated attribute code (a message whose data lines are missing)
+            if cur is None or cur.in_data or tag == "N" or cur.n_line or \
+                    any(code == text[2:5] for code, _, _ in cur.attrs):
+                if cur is not None:
+                    count += 1
+                    _emit(builder, cur, source, count)
+                flush_stray()
+                cur = _Msg(number, offset)
+            cur.raw.append(text)
+            if tag == "A":
+                cur.attrs.append((text[2:5], text[6:], number))
+            else:
+                cur.n_line = True
+            continue
+        if tag in ("X", "S", "T") and (len(text) == 1 or text[1] == " ") and cur is not None:
+            cur.in_data = True
+            cur.raw.append(text)
+            body = text[2:]
+            if tag == "X":
+                stripped = body.lstrip(" ")
+                digits = _HEX_PREFIX.match(stripped).group(0)
+                rest = stripped[len(digits):]
+                if rest.strip() and not (rest[:1] == " " and rest.lstrip().startswith("<")):
+                    # not the -da character column: a damaged line. Keep the byte
+                    # positions: every pair of the hex token is one byte, bad pairs 0.
+                    token = stripped.split(" ", 1)[0]
+                    cur.issues.append(("bad_hex", "X line", "hex digits (and a '<...>' column)",
+                                       repr(token[len(digits):len(digits) + 16]), number))
+                    digits = re.sub(r"[^0-9A-Fa-f]", "0", token)
+                if len(digits) % 2:
+                    cur.issues.append(("bad_hex", "X line", "an even number of hex digits",
+                                       f"{len(digits)} digits", number))
+                    digits = digits[:-1]
+                cur.data.append(bytes.fromhex(digits))
+            elif tag == "S":
+                cur.data.append(_unescape_s(body).encode("latin-1", errors="replace"))
+            else:
+                cur.data.append(body.encode("latin-1", errors="replace") + b"\n")
+                cur.lossy = True
+            continue
+        if not text.strip() or text.startswith("*"):
+            continue
+        stray.append((number, offset, text))
+    if cur is not None:
+        count += 1
+        _emit(builder, cur, source, count)
+    flush_stray()
+    return builder.build(), count
+
+
+def _emit(builder: FramesBuilder, m: _Msg, source: str, number: int) -> None:
+    issues = []
+
+    def issue(code, field, expected, found, line, note=""):
+        issues.append(make_issue(code, source=source, message_number=number, field=field,
+                                 expected=expected, found=found, line=line, note=note))
+
+    for code, field, expected, found, line in m.issues:
+        issue(code, field, expected, found, line)
+    fields: dict = {}
+    for code, value, line in m.attrs:
+        if code not in CODES:
+            issue("bad_md_field", f"A {code}", "one of the 30 dmpmqmsg attribute codes",
+                  repr(code), line)
+            continue
+        name, kind = CODES[code]
+        if kind == "int":
+            if not _INT.match(value) or not -2**31 <= int(value) < 2**31:
+                issue("bad_md_field", f"md.{name} (A {code})", "a decimal number (MQLONG)",
+                      repr(value), line)
+                continue
+            fields[name] = int(value)
+        elif kind == "char":
+            fields[name] = value
+        else:
+            digits = _HEX_PREFIX.match(value).group(0)
+            if len(digits) % 2 or len(digits) != len(value.rstrip()):
+                issue("bad_md_field", f"md.{name} (A {code})", "hex digits", repr(value[:70]), line)
+                digits = digits[: len(digits) // 2 * 2]
+            raw = bytes.fromhex(digits)
+            size = MQMD.field(name).length
+            if len(raw) > size:
+                issue("bad_md_field", f"md.{name} (A {code})", f"at most {2 * size} hex digits",
+                      f"{len(digits)} digits", line)
+                raw = raw[:size]
+            fields[name] = raw.decode("latin-1") if kind == "hexchar" else raw
+    if not m.data:
+        issue("data_truncated", "data lines", "X, S or T lines", "none", m.line)
+    if m.lossy:
+        issue("lossy_capture", "T line", "X or S lines (byte-exact)",
+              "T lines (line ends normalised)", m.line,
+              note="written with dmpmqmsg -dt; a line feed was added after each T line")
+    md_bytes, version = pack_text_md(fields)
+    builder.add(md=md_bytes, big_endian=False, codec="utf-8", blank=0x20, version=version,
+                data=b"".join(m.data), number=number, offset=m.offset, line=m.line,
+                issues=issues)

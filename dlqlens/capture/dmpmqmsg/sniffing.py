@@ -1,0 +1,49 @@
+"""dmpmqmsg files: format detection, the banner, and planning.
+
+:func:`sniff` tells a dmpmqmsg file from its first bytes, :func:`banner`
+gives the queue manager and queue it was dumped from, and :func:`plan` cuts
+a large file into slices at message boundaries (with the fast reader's
+blocks: :mod:`dlqlens.capture.dmpmqmsg.fast`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dlqlens.capture.dmpmqmsg import fast as _fast
+from dlqlens.capture.slices import Slice
+from dlqlens.capture.text import plan_text
+from dlqlens.mq.constants import OBJECT_NAME
+
+
+def sniff(head: bytes) -> bool:
+    """True when ``head`` looks like a dmpmqmsg/QLOAD file."""
+    text = head.decode("latin-1")
+    if text.startswith(("* QLOAD", "* DMPMQMSG")):
+        return True
+    return bool(re.search(r"^A (VER|RPT|MST|FMT) ", text, re.M)) and \
+        bool(re.search(r"^[XST] ", text, re.M))
+
+
+_BANNER = re.compile(rb"^\* (Qmgr|Queue) *= *([^\r\n]*?) *\r?$", re.M)
+
+
+def banner(head: bytes) -> tuple[str | None, str | None]:
+    """``(queue manager, queue)`` the file was dumped from: the ``* Qmgr  =``
+    and ``* Queue =`` comment lines dmpmqmsg writes when it reads a queue
+    (``spec/capture-formats.md`` §1). None for a name that is absent or is not
+    an MQ object name (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is
+    the start of the file, and the first line of each kind counts."""
+    found: dict[bytes, str] = {}
+    for m in _BANNER.finditer(head):
+        name = m.group(2).decode("latin-1")
+        if m.group(1) not in found and OBJECT_NAME.fullmatch(name):
+            found[m.group(1)] = name
+    return found.get(b"Qmgr"), found.get(b"Queue")
+
+
+def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
+    """Split a dmpmqmsg file into :class:`~dlqlens.capture.slices.Slice`
+    objects of about ``target_bytes`` (see :func:`dlqlens.capture.text.plan_text`:
+    the file is read once to count the messages before each cut)."""
+    return plan_text(path, _fast._Block, _fast.CHUNK_BYTES, target_bytes)
