@@ -70,6 +70,8 @@ import operator
 import re
 from dataclasses import dataclass
 
+from dlqlens.mq import structs as _structs
+
 #: A queue or queue manager name: 1 to 48 of the characters IBM MQ allows in
 #: object names (A-Z, a-z, 0-9, '.', '/', '_', '%'; IBM MQ documentation,
 #: "Rules for naming IBM MQ objects"; MQ_Q_NAME_LENGTH and
@@ -104,23 +106,25 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# Structure identifiers, versions and lengths (cmqc.h 9.4.5; mqmd.md, mqdlh.md,
-# mqtm.md). Identifiers are the 4 characters as text; encode them with the
-# CCSID that governs the structure before comparing with raw bytes.
+# Structure identifiers, versions and lengths. Identifiers and lengths are
+# those of the field tables of dlqlens.mq.structs (each structure is declared
+# there once); the names are cmqc.h's. Identifiers are the 4 characters as
+# text: encode them with the CCSID that governs the structure before
+# comparing with raw bytes.
 # ---------------------------------------------------------------------------
 
-MQMD_STRUC_ID = "MD  "
-MQDLH_STRUC_ID = "DLH "
-MQTM_STRUC_ID = "TM  "
-MQTMC_STRUC_ID = "TMC "
-MQXQH_STRUC_ID = "XQH "
-MQMDE_STRUC_ID = "MDE "
-MQRFH_STRUC_ID = "RFH "  # both MQRFH (version 1) and MQRFH2 (version 2)
-MQCIH_STRUC_ID = "CIH "
-MQIIH_STRUC_ID = "IIH "
-MQDH_STRUC_ID = "DH  "
-MQWIH_STRUC_ID = "WIH "
-MQRMH_STRUC_ID = "RMH "
+MQMD_STRUC_ID = _structs.MQMD.struc_id
+MQDLH_STRUC_ID = _structs.MQDLH.struc_id
+MQTM_STRUC_ID = _structs.MQTM.struc_id
+MQTMC_STRUC_ID = _structs.MQTMC2.struc_id
+MQXQH_STRUC_ID = _structs.MQXQH.struc_id
+MQMDE_STRUC_ID = _structs.MQMDE.struc_id
+MQRFH_STRUC_ID = _structs.MQRFH.struc_id  # both MQRFH (version 1) and MQRFH2 (version 2)
+MQCIH_STRUC_ID = _structs.MQCIH.struc_id
+MQIIH_STRUC_ID = _structs.MQIIH.struc_id
+MQDH_STRUC_ID = _structs.MQDH.struc_id
+MQWIH_STRUC_ID = _structs.MQWIH.struc_id
+MQRMH_STRUC_ID = _structs.MQRMH.struc_id
 
 MQMD_VERSION_1 = 1
 MQMD_VERSION_2 = 2
@@ -133,23 +137,23 @@ MQMDE_VERSION_2 = 2
 MQRFH_VERSION_1 = 1
 MQRFH_VERSION_2 = 2
 
-MQMD_LENGTH_1 = 324
-MQMD_LENGTH_2 = 364
-MQDLH_LENGTH_1 = 172
-MQTM_LENGTH_1 = 684
-MQTMC2_LENGTH_1 = 684
-MQTMC2_LENGTH_2 = 732
-MQXQH_LENGTH_1 = 428  # 104-byte prefix + a version-1 MQMD (324)
-MQMDE_LENGTH_2 = 72
-MQRFH_STRUC_LENGTH_FIXED = 32  # MQRFH version 1, fixed part
-MQRFH_STRUC_LENGTH_FIXED_2 = 36  # MQRFH2 fixed part (incl. NameValueCCSID)
-MQRFH2_LENGTH_2 = 36  # cmqc.h's other name for the MQRFH2 fixed length
-MQCIH_LENGTH_1 = 164
-MQCIH_LENGTH_2 = 180
-MQIIH_LENGTH_1 = 84
-MQDH_LENGTH_1 = 48  # fixed part; StrucLength covers the MQOR/MQPMR records
-MQWIH_LENGTH_1 = 120
-MQRMH_LENGTH_1 = 108  # fixed part
+MQMD_LENGTH_1 = _structs.MQMD.length(1)
+MQMD_LENGTH_2 = _structs.MQMD.length(2)
+MQDLH_LENGTH_1 = _structs.MQDLH.length()
+MQTM_LENGTH_1 = _structs.MQTM.length()
+MQTMC2_LENGTH_1 = _structs.MQTMC2.length(1)
+MQTMC2_LENGTH_2 = _structs.MQTMC2.length(2)
+MQXQH_LENGTH_1 = _structs.MQXQH.length()  # its prefix + a version-1 MQMD
+MQMDE_LENGTH_2 = _structs.MQMDE.length()
+MQRFH_STRUC_LENGTH_FIXED = _structs.MQRFH.length()  # MQRFH version 1, fixed part
+MQRFH_STRUC_LENGTH_FIXED_2 = _structs.MQRFH2.length()  # MQRFH2 fixed part (NameValueCCSID)
+MQRFH2_LENGTH_2 = MQRFH_STRUC_LENGTH_FIXED_2  # cmqc.h's other name for it
+MQCIH_LENGTH_1 = _structs.MQCIH.length(1)
+MQCIH_LENGTH_2 = _structs.MQCIH.length(2)
+MQIIH_LENGTH_1 = _structs.MQIIH.length()
+MQDH_LENGTH_1 = _structs.MQDH.length()  # fixed part; StrucLength covers the MQOR/MQPMR records
+MQWIH_LENGTH_1 = _structs.MQWIH.length()
+MQRMH_LENGTH_1 = _structs.MQRMH.length()  # fixed part
 
 MQOL_UNDEFINED = -1  # MQMD.OriginalLength "not defined"
 
@@ -1012,31 +1016,33 @@ MQPRI: dict[str, int] = {
     "MQPRI_PRIORITY_AS_PUBLISHED": -3,
 }
 
-# Format names (mqdlh.md 6): exact 8-character, blank-padded values
+# Format names (IBM, "Format (MQCHAR8)" of MQMD; cmqc.h MQFMT_*): exact
+# 8-character, blank-padded values. The formats that announce a header are
+# those of the headers' field tables (dlqlens.mq.structs).
 MQFMT: dict[str, str] = {
     "MQFMT_NONE": "        ",
     "MQFMT_ADMIN": "MQADMIN ",
     "MQFMT_AMQP": "MQAMQP  ",
     "MQFMT_CHANNEL_COMPLETED": "MQCHCOM ",
-    "MQFMT_CICS": "MQCICS  ",
+    "MQFMT_CICS": _structs.MQCIH.format_name,
     "MQFMT_COMMAND_1": "MQCMD1  ",
     "MQFMT_COMMAND_2": "MQCMD2  ",
-    "MQFMT_DEAD_LETTER_HEADER": "MQDEAD  ",
-    "MQFMT_DIST_HEADER": "MQHDIST ",
+    "MQFMT_DEAD_LETTER_HEADER": _structs.MQDLH.format_name,
+    "MQFMT_DIST_HEADER": _structs.MQDH.format_name,
     "MQFMT_EMBEDDED_PCF": "MQHEPCF ",
     "MQFMT_EVENT": "MQEVENT ",
-    "MQFMT_IMS": "MQIMS   ",
+    "MQFMT_IMS": _structs.MQIIH.format_name,
     "MQFMT_IMS_VAR_STRING": "MQIMSVS ",
-    "MQFMT_MD_EXTENSION": "MQHMDE  ",
+    "MQFMT_MD_EXTENSION": _structs.MQMDE.format_name,
     "MQFMT_PCF": "MQPCF   ",
-    "MQFMT_REF_MSG_HEADER": "MQHREF  ",
-    "MQFMT_RF_HEADER": "MQHRF   ",
-    "MQFMT_RF_HEADER_1": "MQHRF   ",
-    "MQFMT_RF_HEADER_2": "MQHRF2  ",
+    "MQFMT_REF_MSG_HEADER": _structs.MQRMH.format_name,
+    "MQFMT_RF_HEADER": _structs.MQRFH.format_name,
+    "MQFMT_RF_HEADER_1": _structs.MQRFH.format_name,
+    "MQFMT_RF_HEADER_2": _structs.MQRFH2.format_name,
     "MQFMT_STRING": "MQSTR   ",
-    "MQFMT_TRIGGER": "MQTRIG  ",
-    "MQFMT_WORK_INFO_HEADER": "MQHWIH  ",
-    "MQFMT_XMIT_Q_HEADER": "MQXMIT  ",
+    "MQFMT_TRIGGER": _structs.MQTM.format_name,
+    "MQFMT_WORK_INFO_HEADER": _structs.MQWIH.format_name,
+    "MQFMT_XMIT_Q_HEADER": _structs.MQXQH.format_name,
 }
 
 
