@@ -72,7 +72,7 @@ import pickle
 from dataclasses import dataclass
 
 from dlqlens.mq import triggering
-from dlqlens.mq.constants import MQAT, MQFB, MQRC, MQRO
+from dlqlens.mq.constants import MQAT, MQFB, MQFMT, MQRC, MQRO
 from dlqlens.sim.engine import Simulation, SimulationError
 from dlqlens.sim.wire import HEADER_LENGTH, data_length, header_codec, pack_data
 
@@ -88,8 +88,13 @@ MQAT_CHANNEL_INITIATOR = MQAT["MQAT_CHANNEL_INITIATOR"]
 MAX_EVENTS = 400
 KEEP_FIRST = 60
 
-_EXPIRATION_MASK = 0x00E00000  # MQRO_EXPIRATION family (spec/mqmd.md §5.1)
+#: The Report bits of the expiration-report family (IBM, MQMD "Report (MQLONG)":
+#: MQRO_EXPIRATION, _WITH_DATA and _WITH_FULL_DATA; a message asks for at most one).
+EXPIRATION_REPORT_BITS = (MQRO["MQRO_EXPIRATION"] | MQRO["MQRO_EXPIRATION_WITH_DATA"]
+                          | MQRO["MQRO_EXPIRATION_WITH_FULL_DATA"])
 NO_ID = b"\0" * 24
+_FMT_DEAD = MQFMT["MQFMT_DEAD_LETTER_HEADER"].rstrip()
+_FMT_TRIGGER = MQFMT["MQFMT_TRIGGER"].rstrip()
 
 #: Platforms a queue manager can run on: native encoding, default CCSID, the
 #: identity of its receiving channel agent in an MQDLH, and the MsgId prefix.
@@ -895,8 +900,8 @@ class QueueManager:
         self.sim.stats["expired_discarded"] += 1
         self.sim.stats[f"expired_discarded:{self.name}:{q.name}"] += 1
         self.log(m, actor, "expired_discarded", queue=q.name)
-        if int(m.md.get("Report", 0)) & _EXPIRATION_MASK:
-            self.report(m, MQFB["MQFB_EXPIRATION"], int(m.md["Report"]) & _EXPIRATION_MASK)
+        if int(m.md.get("Report", 0)) & EXPIRATION_REPORT_BITS:
+            self.report(m, MQFB["MQFB_EXPIRATION"], int(m.md["Report"]) & EXPIRATION_REPORT_BITS)
 
     # -- reports -----------------------------------------------------------------------------
     def report(self, m: SimMessage, feedback: int, option: int) -> int:
@@ -919,7 +924,7 @@ class QueueManager:
             self.sim.stats["reports_without_reply_queue"] += 1
             return OK
         report = int(md0.get("Report", 0))
-        with_data = option & ~MQRO["MQRO_EXPIRATION"] & _EXPIRATION_MASK
+        with_data = option & ~MQRO["MQRO_EXPIRATION"] & EXPIRATION_REPORT_BITS
         data = pack_data(md0, m.headers, m.body)
         if option == MQRO["MQRO_EXPIRATION_WITH_DATA"] and feedback == MQFB["MQFB_EXPIRATION"]:
             data = data[:100]
@@ -972,7 +977,7 @@ class QueueManager:
                "Format": md0["Format"], "PutApplType": actor.appltype,
                "PutApplName": actor.applname[:28], "PutDate": date, "PutTime": time}
         md = dict(md0)
-        md.update(Format="MQDEAD", Encoding=enc, CodedCharSetId=ccs)
+        md.update(Format=_FMT_DEAD, Encoding=enc, CodedCharSetId=ccs)
         dm = SimMessage(md, (("MQDLH", dlh),) + m.headers, m.body, m.deadline, m.events,
                         m.pattern, m.poison)
         if dm.pattern is None and destqm == self.name and destq in self.deleted_tempdyn:
@@ -1056,7 +1061,7 @@ class QueueManager:
               "TriggerData": q.trigdata, "ApplType": proc.appltype, "ApplId": proc.applicid,
               "EnvData": proc.envrdata, "UserData": proc.userdata}
         md = {"Version": 2, "Report": 0, "MsgType": 8, "Expiry": -1, "Feedback": 0,
-              "Encoding": self.encoding, "CodedCharSetId": self.ccsid, "Format": "MQTRIG",
+              "Encoding": self.encoding, "CodedCharSetId": self.ccsid, "Format": _FMT_TRIGGER,
               "Priority": initq.defprty, "Persistence": 0, "MsgId": NO_ID, "CorrelId": NO_ID,
               "ReplyToQ": "", "ReplyToQMgr": "", "AccountingToken": b"\0" * 32}
         tmsg = SimMessage(md, (("MQTM", tm),), b"", None, [], "trigger_storm" if storm else None)
