@@ -71,7 +71,7 @@ import os
 import pickle
 from dataclasses import dataclass
 
-from dlqlens.mq import triggering
+from dlqlens.mq import triggering, vocabulary
 from dlqlens.mq.constants import MQAT, MQFB, MQFMT, MQRC, MQRO
 from dlqlens.sim.engine import Simulation, SimulationError
 from dlqlens.sim.wire import HEADER_LENGTH, data_length, header_codec, pack_data
@@ -380,35 +380,27 @@ class SpoolStore:
 # objects
 # ---------------------------------------------------------------------------
 
-#: Local queue attributes (MQSC names, lower case) and their defaults.
-QLOCAL_DEFAULTS: dict = {
-    "maxdepth": 5000, "maxmsgl": 4194304, "put": "ENABLED", "get": "ENABLED",
-    "defpsist": "NO", "defprty": 0, "msgdlvsq": "PRIORITY", "bothresh": 0, "boqname": "",
-    "trigger": False, "trigtype": "FIRST", "trigdpth": 1, "trigmpri": 0, "initq": "",
-    "process": "", "trigdata": "", "usage": "NORMAL", "deftype": "PREDEFINED",
-    "authorized": None, "spool": False, "descr": "",
-}
+#: Attributes of simulated local queues that MQ has no MQSC keyword for:
+#: ``authorized`` (None: everyone; else the set of user ids that may put,
+#: our stand-in for authority records) and ``spool`` (stream the queue to
+#: disk: nothing reads it during the run).
+SIM_QLOCAL_ATTRIBUTES: dict = {"authorized": None, "spool": False}
 
-_CHOICES = {
-    "put": ("ENABLED", "DISABLED"), "get": ("ENABLED", "DISABLED"), "defpsist": ("NO", "YES"),
-    "msgdlvsq": ("PRIORITY", "FIFO"), "trigtype": ("FIRST", "EVERY", "DEPTH", "NONE"),
-    "usage": ("NORMAL", "XMITQ"), "deftype": ("PREDEFINED", "PERMDYN", "TEMPDYN"),
-}
+#: Local queue attributes and their defaults: the MQSC vocabulary's QLOCAL
+#: (:func:`dlqlens.mq.vocabulary.defaults`) and :data:`SIM_QLOCAL_ATTRIBUTES`.
+QLOCAL_DEFAULTS: dict = {**vocabulary.defaults("QLOCAL"), **SIM_QLOCAL_ATTRIBUTES}
 
 
-def _check_attrs(kind: str, name: str, attrs: dict, defaults: dict) -> None:
-    for k, v in attrs.items():
-        if k not in defaults:
-            raise SimulationError(f"{kind}({name}): unknown attribute {k!r}")
-        if k in _CHOICES and v not in _CHOICES[k]:
-            raise SimulationError(f"{kind}({name}): {k.upper()}({v}) is not one of "
-                                  f"{', '.join(_CHOICES[k])}")
-    if "defprty" in attrs and not 0 <= attrs["defprty"] <= 9:
-        raise SimulationError(f"{kind}({name}): DEFPRTY must be 0-9")
-    if "trigmpri" in attrs and not 0 <= attrs["trigmpri"] <= 9:
-        raise SimulationError(f"{kind}({name}): TRIGMPRI must be 0-9")
-    if "trigdpth" in attrs and attrs["trigdpth"] < 1:
-        raise SimulationError(f"{kind}({name}): TRIGDPTH must be 1 or more")
+def _check_attrs(kind: str, name: str, attrs: dict, platform: str,
+                 extra: dict = SIM_QLOCAL_ATTRIBUTES) -> None:
+    """Check attribute values with the MQSC vocabulary (names in ``extra`` are the simulator's)."""
+    try:
+        vocabulary.check(kind, {k: v for k, v in attrs.items() if k not in extra}, platform)
+    except vocabulary.AttributeValueError as exc:
+        own = f" or the simulator's {', '.join(k.upper() for k in extra)}" \
+            if exc.unknown and extra else ""
+        raise SimulationError(f"{kind}({name}): {exc.found}: expected {exc.expected}{own}") \
+            from None
 
 
 class LocalQueue:
@@ -421,7 +413,7 @@ class LocalQueue:
     """
 
     def __init__(self, qmgr: "QueueManager", name: str, **attrs):
-        _check_attrs("QLOCAL", name, attrs, QLOCAL_DEFAULTS)
+        _check_attrs("QLOCAL", name, attrs, qmgr.platform)
         self.qmgr = qmgr
         self.name = name
         for k, v in QLOCAL_DEFAULTS.items():
@@ -509,24 +501,32 @@ class LocalQueue:
 
 
 class RemoteQueue:
-    """A remote queue definition (QREMOTE): RNAME at RQMNAME through XMITQ."""
+    """A remote queue definition (QREMOTE): RNAME at RQMNAME through XMITQ.
 
-    def __init__(self, qmgr: "QueueManager", name: str, rname: str, rqmname: str,
-                 xmitq: str = "", defpsist: str = "NO", defprty: int = 0,
-                 authorized=None):
+    Its attributes are the MQSC vocabulary's QREMOTE ones
+    (:func:`dlqlens.mq.vocabulary.defaults`) and ``authorized`` (as a local
+    queue's, :data:`SIM_QLOCAL_ATTRIBUTES`).
+    """
+
+    def __init__(self, qmgr: "QueueManager", name: str, **attrs):
+        _check_attrs("QREMOTE", name, attrs, qmgr.platform, _SIM_QREMOTE_ATTRIBUTES)
         self.qmgr = qmgr
         self.name = name
-        self.rname = rname
-        self.rqmname = rqmname
-        self.xmitq = xmitq
-        self.defpsist = defpsist
-        self.defprty = defprty
-        self.authorized = None if authorized is None else set(authorized)
+        for k, v in {**vocabulary.defaults("QREMOTE"), **_SIM_QREMOTE_ATTRIBUTES}.items():
+            setattr(self, k, attrs.get(k, v))
+        if self.authorized is not None:
+            self.authorized = set(self.authorized)
+
+
+_SIM_QREMOTE_ATTRIBUTES = {"authorized": None}
 
 
 @dataclass
 class ProcessDefinition:
     """A process definition (DEFINE PROCESS): what a trigger monitor starts.
+
+    :meth:`QueueManager.define_process` fills in the MQSC vocabulary's
+    defaults (:func:`dlqlens.mq.vocabulary.defaults`).
 
     Attributes
     ----------
@@ -538,18 +538,24 @@ class ProcessDefinition:
     envrdata, userdata : str
         ENVRDATA, USERDATA. On UNIX, ENVRDATA ending in ``&`` makes runmqtrm
         start the program in the background.
+    descr : str
+        DESCR.
     """
 
     name: str
-    appltype: int = MQAT_UNIX
-    applicid: str = ""
-    envrdata: str = ""
-    userdata: str = ""
+    appltype: int
+    applicid: str
+    envrdata: str
+    userdata: str
+    descr: str
 
 
 # ---------------------------------------------------------------------------
 # the queue manager
 # ---------------------------------------------------------------------------
+
+_QMGR = vocabulary.defaults("QMGR")
+
 
 class QueueManager:
     """A simulated queue manager.
@@ -564,21 +570,25 @@ class QueueManager:
     encoding, ccsid : int, optional
         Override the platform's MQENC_NATIVE and the queue manager CCSID.
     deadq : str
-        DEADQ: the dead-letter queue's name ('' for none).
+        DEADQ: the dead-letter queue's name ('' for none; MQ's default is none,
+        the simulator's ``SYSTEM.DEAD.LETTER.QUEUE``).
     trigint : int
-        TRIGINT, milliseconds (MQ's default 999999999).
+        TRIGINT, milliseconds (default: the MQSC vocabulary's, MQ's 999999999).
     maxmsgl : int
-        Queue manager MAXMSGL, bytes.
+        Queue manager MAXMSGL, bytes (default: the vocabulary's, 4 MB; 32 KB to
+        100 MB).
     user : str
         The user id the queue manager's own puts carry.
     """
 
     def __init__(self, sim: Simulation, name: str, *, platform: str = "linux",
                  encoding: int | None = None, ccsid: int | None = None,
-                 deadq: str = "SYSTEM.DEAD.LETTER.QUEUE", trigint: int = 999999999,
-                 maxmsgl: int = 4194304, user: str = "mqm"):
+                 deadq: str = "SYSTEM.DEAD.LETTER.QUEUE", trigint: int = _QMGR["trigint"],
+                 maxmsgl: int = _QMGR["maxmsgl"], user: str = "mqm"):
         if platform not in PLATFORMS:
             raise SimulationError(f"queue manager {name}: unknown platform {platform!r}")
+        _check_attrs("QMGR", name, {"deadq": deadq, "trigint": trigint, "maxmsgl": maxmsgl},
+                     platform, {})
         if name in sim.qmgrs:
             raise SimulationError(f"queue manager {name} defined twice")
         plat = PLATFORMS[platform]
@@ -620,13 +630,14 @@ class QueueManager:
         """DEFINE QREMOTE(name) RNAME RQMNAME XMITQ (blank XMITQ: the route to RQMNAME)."""
         if name in self.objects:
             raise SimulationError(f"{self.name}: queue {name} already defined")
-        q = RemoteQueue(self, name, rname, rqmname, xmitq, **kw)
+        q = RemoteQueue(self, name, rname=rname, rqmname=rqmname, xmitq=xmitq, **kw)
         self.objects[name] = q
         return q
 
     def define_process(self, name: str, **attrs) -> ProcessDefinition:
-        """DEFINE PROCESS(name) APPLTYPE APPLICID ENVRDATA USERDATA."""
-        p = ProcessDefinition(name, **attrs)
+        """DEFINE PROCESS(name) APPLTYPE APPLICID ENVRDATA USERDATA DESCR (MQSC vocabulary)."""
+        _check_attrs("PROCESS", name, attrs, self.platform, {})
+        p = ProcessDefinition(name, **{**vocabulary.defaults("PROCESS"), **attrs})
         self.processes[name] = p
         return p
 
@@ -683,7 +694,7 @@ class QueueManager:
           message for each application queue it serves (conditions 4-10).
         """
         q = self.queue(name)
-        _check_attrs("QLOCAL", name, attrs, QLOCAL_DEFAULTS)
+        _check_attrs("QLOCAL", name, attrs, self.platform)
         old = {k: getattr(q, k) for k in attrs}
         for k, v in attrs.items():
             setattr(q, k, set(v) if k == "authorized" and v is not None else v)
@@ -768,6 +779,8 @@ class QueueManager:
         if obj.authorized is not None and who not in obj.authorized:
             return self._failed(m, actor, qname, RC["MQRC_NOT_AUTHORIZED"])
         if isinstance(obj, RemoteQueue):
+            if obj.put == "DISABLED":
+                return self._failed(m, actor, qname, RC["MQRC_PUT_INHIBITED"])
             xq = obj.xmitq or self.routes.get(obj.rqmname) or obj.rqmname
             return self._put_remote(obj.rname, obj.rqmname, xq, m, actor, context, user, obj, event)
         return self._store(obj, m, actor, context, user, 0, event)
