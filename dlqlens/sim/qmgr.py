@@ -1,68 +1,15 @@
 """Queue managers, queues and messages: the MQ semantics the simulator honours.
 
-Everything here follows the documents in ``shared/seeds`` and ``shared/spec``;
-each rule names its source. Objects use MQSC attribute names in lower case
-(``maxdepth``, ``bothresh``, ``trigtype``) and MQ's own units: ``Expiry`` in
-tenths of a second, ``TRIGINT`` in milliseconds; every other duration is in
-seconds of simulated time (UTC).
+Objects carry the attributes of the MQSC vocabulary (:mod:`dlqlens.mq.vocabulary`)
+under their lower-case MQSC names (``maxdepth``, ``bothresh``, ``trigtype``)
+and MQ's own units: ``Expiry`` in tenths of a second, ``TRIGINT`` in
+milliseconds; every other duration is in seconds of simulated time (UTC).
 
-Putting (:meth:`QueueManager.put`)
-    A put to a local queue fails, in this order, with 2085
-    (``MQRC_UNKNOWN_OBJECT_NAME``: no such queue), 2035 (``NOT_AUTHORIZED``:
-    the user is not in the queue's ``authorized`` set), 2051
-    (``PUT_INHIBITED``), 2031 (``MSG_TOO_BIG_FOR_Q_MGR``), 2030
-    (``MSG_TOO_BIG_FOR_Q``), 2048 (``PERSISTENT_NOT_ALLOWED``: a persistent
-    message to a temporary dynamic queue), 2053 (``Q_FULL``: depth at
-    MAXDEPTH) or 2013 (``EXPIRY_ERROR``: Expiry 0, or the remaining expiry of a
-    forwarded message has run out). A failed put is returned to the putter and
-    is never dead-lettered by the queue manager (``spec/mqdlh.md`` §5:
-    synchronous failures are not dead-lettered); channel agents, trigger
-    monitors and applications dead-letter with :meth:`QueueManager.dead_letter`.
-    A put to a remote queue goes to its transmission queue with the
-    destination recorded (the MQXQH of ``spec/mqtm.md`` §3).
-
-Dead-lettering (:meth:`QueueManager.dead_letter`, ``spec/mqdlh.md`` §3-§5, ``spec/mqmd.md`` §6)
-    The MQMD is kept except Format (``MQDEAD``), Encoding and CodedCharSetId
-    (those of the MQDLH, the putter's); the MQDLH's Encoding, CodedCharSetId
-    and Format are the original MQMD's; PutApplType/PutApplName/PutDate/PutTime
-    of the MQDLH are the dead-letterer's and the time of the DLQ put. The
-    remaining expiry is kept and keeps counting down (seed 003, note 7).
-    BackoutCount starts again at 0 on the new queue: it is an output field of
-    MQGET that MQPUT ignores.
-
-Getting (:meth:`QueueManager.get`)
-    Delivery order is priority then arrival (``MSGDLVSQ(PRIORITY)``) or
-    arrival (``FIFO``). An expired message is discarded only when a get or a
-    browse would have returned it (seed 003: "discarded when a browse or
-    nonbrowse MQGET call occurs that would have returned the message"); until
-    then it counts toward the depth "for all purposes, including depth
-    triggering" (seed 003, note 2). The expiration report, when the message's
-    Report asks for one, is made at discard (note 3). A get under syncpoint
-    locks the message; commit removes it, backout puts it back where it was with
-    BackoutCount + 1.
-
-Triggering (seed 001, "Conditions for a trigger event"; :mod:`dlqlens.mq.triggering` decides)
-    Conditions 1-10 are checked on every put to a triggered queue: priority at
-    least TRIGMPRI (the queue's DEFPRTY standing in for the message's priority
-    on an ``MSGDLVSQ(FIFO)`` queue, item 14); the number of qualifying messages
-    before the put 0 (FIRST), any (EVERY) or TRIGDPTH-1 (DEPTH); no opener for
-    input (FIRST, DEPTH); GET enabled on z/OS (5); a process definition (6); an
-    initiation queue that exists with GET and PUT enabled and USAGE(NORMAL)
-    (7), open for input by a trigger monitor (8); TRIGGER on (9) and a trigger
-    type (10). Item 11 re-triggers FIRST on a put to a non-empty queue when
-    TRIGINT milliseconds have passed since the last trigger message; item 12
-    triggers when the last opener closes the queue with qualifying messages
-    left (the non-draining server loop); item 13 triggers on an MQSET/ALTER
-    (TRIGGER turned on, or trigger type/priority/depth changed), on the
-    initiation queue's PUT or the application queue's GET being enabled, and
-    when a trigger monitor opens the initiation queue. After a DEPTH trigger
-    TRIGGER is turned off (IBM, ``TriggerType``: "TriggerControl is set to
-    MQTC_OFF"). Trigger messages are non-persistent, have the initiation
-    queue's default priority, Expiry MQEI_UNLIMITED (seed 003, note 8), Format
-    ``MQTRIG`` and an MQTM built from the queue and process definitions. A
-    trigger message that cannot be put on the initiation queue (full, too long)
-    is put on the dead-letter queue by the queue manager, and discarded when
-    that fails too (IBM, "When triggering does not work").
+The rules for putting, dead-lettering, getting and triggering, each with the
+IBM documentation it follows, are in ``docs/simulator.md`` ("The queue
+manager's rules"); :meth:`QueueManager.put`, :meth:`QueueManager.dead_letter`,
+:meth:`QueueManager.get` and the trigger methods apply them, and
+:mod:`dlqlens.mq.triggering` decides every trigger condition.
 """
 
 from __future__ import annotations
@@ -99,7 +46,7 @@ _FMT_TRIGGER = MQFMT["MQFMT_TRIGGER"].rstrip()
 #: Platforms a queue manager can run on: native encoding, default CCSID, the
 #: identity of its receiving channel agent in an MQDLH, and the MsgId prefix.
 #: The z/OS agent identity (MQAT_CHANNEL_INITIATOR, ``<qmgr>CHIN``) is our
-#: choice: the documents only describe the CICS case (``spec/mqdlh.md`` §4.4).
+#: choice: IBM describes only the CICS case (MQDLH "PutApplType (MQLONG)").
 PLATFORMS: dict[str, dict] = {
     "linux": {"encoding": 546, "ccsid": 1208, "mca": (MQAT_UNIX, "amqrmppa"), "prefix": "AMQ "},
     "aix": {"encoding": 273, "ccsid": 819, "mca": (MQAT_UNIX, "amqrmppa"), "prefix": "AMQ "},
@@ -107,7 +54,7 @@ PLATFORMS: dict[str, dict] = {
             "prefix": "CSQ "},
 }
 
-#: MQENC_NATIVE -> platform (spec/mqmd.md §3.3).
+#: MQENC_NATIVE -> platform (IBM MQ, "MQENC_* (Encoding)").
 ENCODING_PLATFORM = {546: "linux", 273: "aix", 785: "zos"}
 
 
@@ -442,7 +389,7 @@ class LocalQueue:
         return min(9, max(0, int(m.md["Priority"])))
 
     def trigger_priority(self, m: SimMessage) -> int:
-        """The priority that counts toward triggering (seed 001, item 14).
+        """The priority that counts toward triggering ("Conditions for a trigger event", item 14).
 
         The message's priority, or the queue's DEFPRTY on an ``MSGDLVSQ(FIFO)`` queue.
         """
@@ -656,7 +603,7 @@ class QueueManager:
         """MQOPEN of a model queue with DEFTYPE(TEMPDYN): a queue ``AMQ.<16 hex>``.
 
         The name follows the observed ``AMQ.`` + 16 hexadecimal digits form
-        (``spec/mqdlh.md`` worked examples). The queue disappears when
+        (seen in captured dead letters). The queue disappears when
         :meth:`delete_queue` is called (its creator closes it or ends).
         """
         self._tempseq += 1
@@ -683,7 +630,8 @@ class QueueManager:
         return lost
 
     def alter(self, name: str, **attrs) -> None:
-        """ALTER QLOCAL / MQSET, with the trigger events of seed 001 item 13.
+        """ALTER QLOCAL / MQSET, with the trigger events of item 13 of "Conditions for a
+        trigger event".
 
         * TRIGGER turned on, or (TRIGGER on) TRIGTYPE, TRIGMPRI or TRIGDPTH
           changed: trigger when enough messages are there (conditions 4-10,
@@ -715,7 +663,8 @@ class QueueManager:
     def new_msgid(self) -> bytes:
         """A queue-manager-generated MsgId: ``AMQ `` + queue manager name (12) + 8 bytes.
 
-        The layout is the observed convention (``spec/mqmd.md`` §5.10); the
+        The layout is the convention seen in captures (IBM, MQMD "MsgId
+        (MQBYTE24)", leaves it to the queue manager); the
         last 8 bytes are the simulated second and a sequence number.
         """
         self._msgseq += 1
@@ -918,7 +867,7 @@ class QueueManager:
 
     # -- reports -----------------------------------------------------------------------------
     def report(self, m: SimMessage, feedback: int, option: int) -> int:
-        """Generate a report message for ``m`` (MQMD Report options, ``spec/mqmd.md`` §5.1).
+        """Generate a report message for ``m`` (IBM MQ, MQMD "Report (MQLONG)").
 
         ``option`` is the report family bits the message asked for (for
         expiration: ``MQRO_EXPIRATION``, ``_WITH_DATA`` (first 100 bytes) or
@@ -1015,8 +964,8 @@ class QueueManager:
 
         A trigger monitor opening an initiation queue nobody else has open
         triggers every application queue it serves that has enough messages
-        (seed 001, item 13: "A trigger-monitor application issues an MQOPEN
-        call for input from an initiation queue").
+        ("Conditions for a trigger event", item 13: a trigger monitor opens the
+        initiation queue for input).
         """
         self._readable(q)
         q.ipprocs += 1
@@ -1025,7 +974,7 @@ class QueueManager:
                 self._trigger_on_event(aq, "initq_open")
 
     def close_input(self, q: LocalQueue, actor: Actor, *, drained: bool = True) -> None:
-        """MQCLOSE of an input handle; the last close may trigger (seed 001, item 12).
+        """MQCLOSE of an input handle; the last close may trigger ("Conditions ...", item 12).
 
         ``drained`` says whether the closer last found the queue empty; a
         trigger message made because a server left messages behind is labelled
@@ -1051,7 +1000,8 @@ class QueueManager:
         return q if isinstance(q, LocalQueue) else None
 
     def _trigger_on_put(self, q: LocalQueue, m: SimMessage) -> None:
-        """Items 1-11 and 14 of seed 001 on a put (:func:`dlqlens.mq.triggering.on_put`)."""
+        """Items 1-11 and 14 of "Conditions for a trigger event" on a put
+        (:func:`dlqlens.mq.triggering.on_put`)."""
         last = q.last_trigger
         d = triggering.on_put(q, self, counted=m.counted, prev_count=q.trig_count - 1,
                               now_ms=self.sim.now * 10,  # ticks are 10 ms
@@ -1061,7 +1011,8 @@ class QueueManager:
             self._make_trigger(q, cause=d.cause, storm=d.cause == "trigint")
 
     def _trigger_on_event(self, q: LocalQueue, cause: str, storm: bool = False) -> None:
-        """Items 12 and 13 of seed 001 (:func:`dlqlens.mq.triggering.on_event`)."""
+        """Items 12 and 13 of "Conditions for a trigger event"
+        (:func:`dlqlens.mq.triggering.on_event`)."""
         if q.deleted:
             return
         if triggering.on_event(q, self, cause).trigger:
