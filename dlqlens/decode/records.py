@@ -673,8 +673,9 @@ def _rfh2_folders(data: np.ndarray, start: int, end: int, big: bool, ccsid: int)
 
 
 def _utf16_codec(codec: str, big_endian: bool | None) -> str:
-    """UTF-16 data is in the byte order of its integer encoding (IBM: the
-    encoding of UTF-16 character data is that of the integers; spec/mqmd.md §4.2)."""
+    """UTF-16 data is in the byte order of its integer encoding (IBM MQ, MQRFH2
+    "NameValueCCSID (MQLONG)": UTF-16 data has the byte order of the integers
+    around it; we read message data the same way)."""
     if codec != "utf-16" or big_endian is None:
         return codec
     return "utf-16-be" if big_endian else "utf-16-le"
@@ -768,7 +769,8 @@ def _all_digits(d: np.ndarray, high: np.uint64) -> np.ndarray:
 def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
     """UTC timestamps from MQ ``PutDate`` (``YYYYMMDD``) and ``PutTime`` (``HHMMSSTH``).
 
-    Follows ``spec/mqmd.md`` §5.8: both are UTC; ``HHMMSS`` without the
+    Follows IBM MQ, MQMD "PutDate (MQCHAR8)" and "PutTime (MQCHAR8)": both are
+    UTC (GMT); ``HHMMSS`` without the
     hundredths is accepted; anything else (blanks, non-digits, impossible
     dates such as 20230229) gives null. Leap seconds (60, 61) are clamped to
     59.99. Vectorised over the characters' bytes.

@@ -1,12 +1,13 @@
 """Message channels: a sending agent on one queue manager, a receiving agent on another.
 
 The receiving message channel agent (``amqrmppa`` on UNIX) puts each arriving
-message to its destination with set-all-context and, when it cannot, follows
-``spec/mqdlh.md`` §5 and ``spec/reason-codes.md`` §5:
+message to its destination with set-all-context and, when it cannot, does what
+IBM MQ's "What happens when a message cannot be delivered?" describes:
 
 * message retry (channel MRRTY times, MRTMR milliseconds apart) only for
   2053 ``MQRC_Q_FULL``, 2051 ``MQRC_PUT_INHIBITED`` and 2192
-  ``MQRC_PAGESET_FULL``; any other reason goes straight to failure processing;
+  ``MQRC_PAGESET_FULL`` (MQCD "MsgRetryCount (MQLONG)"); any other reason goes
+  straight to failure processing;
 * a message whose Report has ``MQRO_DISCARD_MSG`` is discarded instead of
   dead-lettered;
 * otherwise it is dead-lettered on the receiving queue manager's DLQ with the
@@ -20,13 +21,13 @@ message to its destination with set-all-context and, when it cannot, follows
 A message longer than the channel's MAXMSGL is dead-lettered by the *sending*
 agent on the sending queue manager's DLQ with 2218
 ``MQRC_MSG_TOO_BIG_FOR_CHANNEL``, still carrying its MQXQH (MQDLH Format
-``MQXMIT``, ``spec/mqtm.md``).
+``MQXMIT``, "MQXQH - Transmission-queue header").
 
 The agent keeps the handles it opened for the current batch (until the
 transmission queue is empty or BATCHSZ messages were sent): a put through a
 handle whose temporary dynamic queue was deleted since fails with 2052
-``MQRC_Q_DELETED`` instead of 2085 (our reading of the 2052 description in
-``spec/reason-codes.md``).
+``MQRC_Q_DELETED`` instead of 2085 (our reading of IBM's "2052 (0804)
+(RC2052): MQRC_Q_DELETED": the queue was deleted since the handle was opened).
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ def header_codec(ccsid: int) -> str:
         :func:`dlqlens.mq.ccsid.charset`): an MQDLH must be in a character
         set with single-byte characters for every character valid in queue
         names (IBM MQ, "MQDLH - Dead-letter header", character set and
-        encoding).
+        encoding), and "message header data cannot be encoded in UTF-16"
+        ("Unicode conversion support").
     """
     cs = charset(int(ccsid))
     if cs.family == UTF16 or not cs.known:
