@@ -22,10 +22,13 @@ from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
 from dlqlens.mq import chaining
 from dlqlens.mq.ccsid import ASCII, EBCDIC, HEADER_CODEC, charset, codec_family
+from dlqlens.mq.constants import MQFMT
 from dlqlens.mq.structs import MQDLH, MQHEADER_PREFIX, MQMD, MQRFH2, MQTM, MQXQH, Struct
 
 #: How many headers a chain may have before the walk gives up.
 MAX_CHAIN = 16
+
+_MQSTR = MQFMT["MQFMT_STRING"].rstrip()
 
 #: Headers decoded whole (they have columns); any other chained header is read
 #: as far as its common prefix, which is all the walk needs.
@@ -688,7 +691,7 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, ebcdic, enc) 
     bytes are valid UTF-8 (or ASCII under an ASCII-compatible single-byte
     code page) is converted in Arrow without a per-row Python step.
     """
-    is_str = pay_fmt == "MQSTR"
+    is_str = pay_fmt == _MQSTR
     if not is_str.any():
         return pa.nulls(n, pa.string())
     rows = np.flatnonzero(is_str)

@@ -141,8 +141,8 @@ class Definitions(dict):
 
     @property
     def trigint(self) -> int:
-        """The queue manager's TRIGINT in milliseconds (999999999 unless altered)."""
-        return int(self.qmgr.get("trigint", 999999999))
+        """The queue manager's TRIGINT in milliseconds (the default, 999999999, unless altered)."""
+        return int(self.qmgr.get("trigint", vocabulary.attributes("QMGR")["trigint"].default))
 
 
 # ---------------------------------------------------------------------------
