@@ -3,9 +3,9 @@
 The writers of every capture format (:mod:`dlqlens.capture.raw`,
 :mod:`dlqlens.capture.dmpmqmsg`, :mod:`dlqlens.capture.amqsbcg`) take
 :class:`CaptureMessage` objects; :func:`dead_letter` builds one the way a queue
-manager puts a message on its DLQ (``spec/mqdlh.md`` §3: MQMD Format
-``MQDEAD``, MQMD Encoding/CCSID describing the MQDLH, the MQDLH's own
-Encoding/CCSID/Format describing the original data).
+manager puts a message on its DLQ (IBM MQ, "MQDLH - Dead-letter header":
+MQMD Format ``MQDEAD``, MQMD Encoding/CCSID describing the MQDLH, the MQDLH's
+own Encoding/CCSID/Format describing the original data).
 """
 
 from __future__ import annotations
@@ -13,9 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dlqlens.mq.ccsid import charset
+from dlqlens.mq.constants import MQFMT
 from dlqlens.mq.structs import MQDLH, MQMD
 
-#: MQMD values of a fresh ``MQMD_DEFAULT`` as retrieved (spec/mqmd.md §2).
+#: MQMD field values a capture message does not give: those of a version-2
+#: ``MQMD_DEFAULT`` (IBM MQ, "Initial values and language declarations for
+#: MQMD") as a Linux x86-64 queue manager resolves them (MQENC_NATIVE 546,
+#: CCSID 1208) for a queue with DEFPRTY(0) and DEFPSIST(NO).
 MD_DEFAULTS: dict = {
     "Version": 2, "Report": 0, "MsgType": 8, "Expiry": -1, "Feedback": 0,
     "Encoding": 546, "CodedCharSetId": 1208, "Format": "", "Priority": 0,
@@ -40,7 +44,7 @@ class CaptureMessage:
     ----------
     md : dict
         MQMD field values by IBM name; missing fields take
-        :data:`MD_DEFAULTS`. ``md["Version"]`` selects a 324- or 364-byte MQMD.
+        :data:`MD_DEFAULTS`. ``md["Version"]`` selects a version-1 or version-2 MQMD.
     data : bytes
         The message data (MQDLH and further headers included).
     md_byteorder : str
@@ -99,7 +103,8 @@ def dead_letter(md: dict, dlh: dict, payload: bytes, *, encoding: int = 546,
     cs = charset(ccsid)
     header = MQDLH.pack(d, byteorder_of(encoding), cs.codec)
     new_md = dict(orig)
-    new_md.update({"Format": "MQDEAD", "Encoding": encoding, "CodedCharSetId": ccsid})
+    new_md.update({"Format": MQFMT["MQFMT_DEAD_LETTER_HEADER"].rstrip(), "Encoding": encoding,
+                   "CodedCharSetId": ccsid})
     if md_codec is None:
         md_codec = cs.codec if cs.single_byte else "latin-1"
     return CaptureMessage(md=new_md, data=header + payload,

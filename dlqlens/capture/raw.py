@@ -24,11 +24,13 @@ record cut short by the end of the file is decoded as far as it goes
 **Single message**: a file that starts with an MQMD (``MD  `` in ASCII or
 EBCDIC) holds one message: the MQMD then the data to the end of the file.
 
-The MQMD does not say which byte order or character set it is in
-(``spec/mqmd.md`` §3.1); each record's layout is detected from its invariants:
-``StrucId`` ``MD  `` in ASCII (``4D442020``) or EBCDIC (``D4C44040``) and a
-``Version`` of 1 or 2 read big- or little-endian (§3.4). A record where neither
-fits is kept as a ``bad_descriptor`` row with its raw bytes.
+The MQMD does not say which byte order or character set it is in (IBM MQ,
+MQMD "Encoding (MQLONG)": the field describes the message data, not the
+MQMD, which is in the queue manager's own encoding and character set); each
+record's layout is detected from its invariants: ``StrucId`` ``MD  `` in
+ASCII (``4D442020``) or EBCDIC (``D4C44040``) and a ``Version`` of 1 or 2 read
+big- or little-endian. A record where neither fits is kept as a
+``bad_descriptor`` row with its raw bytes.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ from dlqlens.decode.fixed import copy_rows, gather
 from dlqlens.decode.frames import MD_SIZE, Frames, labels
 from dlqlens.decode.issues import Issue, make_issue
 from dlqlens.errors import CaptureError
+from dlqlens.mq.constants import (MQMD_LENGTH_1, MQMD_LENGTH_2, MQMD_STRUC_ID, MQMD_VERSION_1,
+                                  MQMD_VERSION_2)
 
 MAGIC = b"DLQLENS-RAW\0"
 INDEX_MAGIC = b"DLQLENS-IDX\0"
@@ -53,11 +57,14 @@ HEADER_SIZE = len(MAGIC) + 4
 TRAILER_SIZE = 8 + len(INDEX_MAGIC)
 FORMAT_VERSION = 1
 
-MD_ASCII = b"MD  "
-MD_EBCDIC = b"\xd4\xc4\x40\x40"
-MD_V1, MD_V2 = 324, 364
+#: The MQMD's StrucId in ASCII and in EBCDIC.
+MD_ASCII = MQMD_STRUC_ID.encode("ascii")
+MD_EBCDIC = MQMD_STRUC_ID.encode("cp500")
+_MD_VERSIONS = (MQMD_VERSION_1, MQMD_VERSION_2)
+_MD_STRUC_ID_TEXT = (f"'{MQMD_STRUC_ID}' (X'{MD_ASCII.hex().upper()}' "
+                     f"or X'{MD_EBCDIC.hex().upper()}')")
 #: Largest record a reader accepts (MQ's own limit is 100 MB of data).
-MAX_RECORD = 100 * 1024 * 1024 + MD_V2
+MAX_RECORD = 100 * 1024 * 1024 + MQMD_LENGTH_2
 #: At most this many bytes of an unframed stretch are kept in ``raw``.
 MAX_RAW_KEPT = 1024 * 1024
 
@@ -78,9 +85,9 @@ def _md_layout(b: bytes):
         return None
     ver_be = int.from_bytes(b[4:8], "big")
     ver_le = int.from_bytes(b[4:8], "little")
-    if ver_be in (1, 2):
+    if ver_be in _MD_VERSIONS:
         return True, sid == MD_EBCDIC, ver_be
-    if ver_le in (1, 2):
+    if ver_le in _MD_VERSIONS:
         return False, sid == MD_EBCDIC, ver_le
     return None
 
@@ -371,25 +378,25 @@ def _scan(buf: np.ndarray, start: int, stop: int):
             break
         ln = int.from_bytes(data[p:p + 4], "big")
         body = p + 4
-        if MD_V1 <= ln <= min(MAX_RECORD, stop - body) and \
+        if MQMD_LENGTH_1 <= ln <= min(MAX_RECORD, stop - body) and \
                 bytes(data[body:body + 4]) in (MD_ASCII, MD_EBCDIC):
             starts.append(body)
             ends.append(body + ln)
             stated.append(body + ln)
             p = body + ln
             continue
-        if MD_V1 <= ln <= MAX_RECORD and ln > stop - body and \
+        if MQMD_LENGTH_1 <= ln <= MAX_RECORD and ln > stop - body and \
                 _md_layout(bytes(data[body:body + 8])) is not None and \
                 _resync(buf, p + 1, stop) == stop:
             starts.append(body)
             ends.append(stop)
             stated.append(body + ln)
             break
-        if ln > stop - body or ln < MD_V1:
+        if ln > stop - body or ln < MQMD_LENGTH_1:
             why = ("bad_length", "record length",
-                   f"{MD_V1} to {min(MAX_RECORD, stop - body)} bytes", f"{ln} bytes")
+                   f"{MQMD_LENGTH_1} to {min(MAX_RECORD, stop - body)} bytes", f"{ln} bytes")
         else:
-            why = ("bad_md", "md.StrucId", "'MD  ' (X'4D442020' or X'D4C44040')",
+            why = ("bad_md", "md.StrucId", _MD_STRUC_ID_TEXT,
                    f"X'{bytes(data[body:body + 4]).hex().upper()}'")
         q = _resync(buf, p + 1, stop)
         bad.append((p, q, why))
@@ -413,7 +420,7 @@ def _resync(buf: np.ndarray, p: int, stop: int, window: int = 1 << 20) -> int:
             q = raw.find(sid, 4)
             while q != -1:
                 ln = int.from_bytes(raw[q - 4:q], "big")
-                if MD_V1 <= ln <= stop - (lo - 4 + q) and _md_layout(raw[q:q + 8]) is not None:
+                if MQMD_LENGTH_1 <= ln <= stop - (lo - 4 + q) and _md_layout(raw[q:q + 8]) is not None:
                     best = q if best is None else min(best, q)
                     break
                 q = raw.find(sid, q + 1)
@@ -457,9 +464,9 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
     v = copy_rows(head[:, 4:8])
     v_be = v.view(">i4").ravel()
     v_le = v.view("<i4").ravel()
-    big = np.isin(v_be, (1, 2))
-    version = np.where(big, v_be, np.where(np.isin(v_le, (1, 2)), v_le, 0)).astype(np.int32)
-    md_len = np.where(version == 2, MD_V2, MD_V1)
+    big = np.isin(v_be, _MD_VERSIONS)
+    version = np.where(big, v_be, np.where(np.isin(v_le, _MD_VERSIONS), v_le, 0)).astype(np.int32)
+    md_len = np.where(version == MQMD_VERSION_2, MQMD_LENGTH_2, MQMD_LENGTH_1)
     valid = is_rec & (sid_a | sid_e) & (version > 0) & (body_end - body_start >= md_len)
     md, _ = gather(buf, body_start, MD_SIZE, np.where(valid, body_start + md_len, body_start))
     numbers = np.arange(first_number, first_number + n, dtype=np.int32)
@@ -469,7 +476,7 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
         off = base + int(body_start[i] - (prefix if is_rec[i] else 0))
         if is_rec[i]:
             if not (sid_a[i] or sid_e[i]):
-                args = ("bad_md", "md.StrucId", "'MD  ' (X'4D442020' or X'D4C44040')",
+                args = ("bad_md", "md.StrucId", _MD_STRUC_ID_TEXT,
                         f"X'{bytes(head[i, :4]).hex().upper()}'")
             elif version[i] == 0:
                 args = ("bad_md", "md.Version", "1 or 2 (big- or little-endian)",

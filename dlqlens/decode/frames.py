@@ -17,6 +17,7 @@ import numpy as np
 from dlqlens.decode.issues import Issue
 from dlqlens.mq.structs import MQMD
 
+#: Width of the MQMD bytes of a frame: a version-2 MQMD.
 MD_SIZE = MQMD.length(2)
 
 
@@ -33,8 +34,9 @@ class Frames:
     md_origin : str
         ``'binary'`` (MQMD bytes from the capture) or ``'text'`` (built from
         descriptor lines).
-    md : numpy.ndarray of uint8, shape (n, 364)
-        MQMD bytes; version-1 descriptors are zero-filled past byte 324.
+    md : numpy.ndarray of uint8, shape (n, MD_SIZE)
+        MQMD bytes, as wide as a version-2 MQMD (:data:`MD_SIZE`);
+        version-1 descriptors are zero-filled past their end.
     md_big_endian : numpy.ndarray of bool, shape (n,)
     md_codec : numpy.ndarray of object, shape (n,)
         Python codec of the MQMD's character fields.
@@ -57,8 +59,8 @@ class Frames:
     source_line : numpy.ndarray of int32, shape (n,)
         1-based line of the message's first line (-1 for binary captures).
     dlh_reconstructed : numpy.ndarray of bool, shape (n,)
-        True where the first 172 data bytes were rebuilt from a formatted
-        MQDLH block (amqsbcg 9.3.4 and later).
+        True where the MQDLH at the start of the data was rebuilt from a
+        formatted MQDLH block (amqsbcg 9.3.4 and later).
     issues : dict of int to list of Issue
         Framing issues per row.
     raw : dict of int to bytes

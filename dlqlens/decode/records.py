@@ -4,7 +4,7 @@ The MQMD of every row is decoded at once (:func:`dlqlens.decode.fixed.decode_fix
 then the header chain is walked level by level: at each level the rows whose
 current format announces the same header are decoded together, each with the
 integer encoding and CCSID that the structure in front of it names
-(``spec/mqdlh.md`` §3 and §7.3). A header that does not check out (StrucId,
+(:mod:`dlqlens.mq.chaining`). A header that does not check out (StrucId,
 Version, StrucLength) ends the walk for that row; the rest of its data is kept
 as opaque payload and an issue says why.
 """
@@ -20,21 +20,19 @@ from dlqlens.decode.fixed import (Decoded, concat_ranges, copy_rows, decode_fixe
 from dlqlens.decode.frames import Frames, labels
 from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
+from dlqlens.mq import chaining
 from dlqlens.mq.ccsid import ASCII, EBCDIC, HEADER_CODEC, charset, codec_family
-from dlqlens.mq.structs import (MQDLH, MQHEADER_PREFIX, MQMD, MQRFH2, MQTM, MQXQH,
-                                PREFIXED_HEADER_FORMATS, Struct)
+from dlqlens.mq.constants import MQFMT
+from dlqlens.mq.structs import MQDLH, MQHEADER_PREFIX, MQMD, MQRFH2, MQTM, MQXQH, Struct
 
 #: How many headers a chain may have before the walk gives up.
 MAX_CHAIN = 16
 
-MQCCSI_INHERIT = -2
+_MQSTR = MQFMT["MQFMT_STRING"].rstrip()
 
-#: Fixed headers without the common prefix: format -> (structure, next-field prefix).
-_FIXED_HEADERS: dict[str, tuple[Struct, str | None]] = {
-    "MQDEAD  ": (MQDLH, ""),
-    "MQXMIT  ": (MQXQH, "MsgDesc."),
-    "MQTRIG  ": (MQTM, None),  # terminal: nothing is chained after an MQTM
-}
+#: Headers decoded whole (they have columns); any other chained header is read
+#: as far as its common prefix, which is all the walk needs.
+_DECODED = frozenset(s.name for s in (MQDLH, MQXQH, MQTM, MQRFH2))
 _VALID_VERSIONS = {"MQDLH": (1,), "MQXQH": (1,), "MQTM": (1,), "MQRFH2": (1, 2),
                    "MQHEADER": tuple(range(1, 10))}
 
@@ -268,21 +266,17 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
             break
         cur = fmt[active]
         for f in set(cur.tolist()):
-            if f in _FIXED_HEADERS:
-                st, nxt = _FIXED_HEADERS[f]
-                size = st.length()
-            elif f in PREFIXED_HEADER_FORMATS:
-                st, nxt = (MQRFH2 if f == "MQHRF2  " else MQHEADER_PREFIX), "prefix"
-                size = st.length()
-            else:
+            h = chaining.HEADERS.get(f)
+            if h is None:
                 continue
+            st = h.struct if h.name in _DECODED else MQHEADER_PREFIX
             rows = np.flatnonzero(active & (fmt == f))
-            _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid,
+            _walk_one(fr, rows, f, h, st, st.length(), depth, pos, ends, starts, enc, ccsid,
                       fmt, ebcdic, active, chain, add_issue)
         # rows whose format is not a header stop here: the rest is payload
         is_header = np.zeros(n, dtype=bool)
         for f in set(fmt[active].tolist()):
-            if f in _FIXED_HEADERS or f in PREFIXED_HEADER_FORMATS:
+            if f in chaining.HEADERS:
                 is_header |= fmt == f
         active &= is_header
 
@@ -342,8 +336,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     for r in np.flatnonzero(fr.dlh_reconstructed):
         add_issue(int(r), "dlh_reconstructed", "dlh", "MQDLH bytes in the capture",
                   "a formatted Dead Letter Header block",
-                  note="the 172 bytes were rebuilt from the printed fields; NUL padding "
-                       "and original bytes cannot be recovered")
+                  note=f"the {MQDLH.length()} bytes were rebuilt from the printed fields; "
+                       "NUL padding and original bytes cannot be recovered")
     memo: dict = {}
 
     def issue_columns():
@@ -416,9 +410,11 @@ def _layout(fr: Frames, n: int, md_valid: np.ndarray) -> pa.StructArray:
     ], fields=list(LAYOUT))
 
 
-def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, fmt,
+def _walk_one(fr, rows, f, h, st, size, depth, pos, ends, starts, enc, ccsid, fmt,
               ebcdic, active, chain, add_issue):
-    """Decode the header announced by format ``f`` in ``rows`` (one level)."""
+    """Decode the header ``h`` (a :class:`dlqlens.mq.chaining.ChainedHeader`)
+    announced by format ``f`` in ``rows`` (one level), reading it as ``st``
+    (its own table, or the common prefix alone)."""
     block, avail = gather(fr.data, pos[rows], size, ends[rows])
     codecs, blanks, labelled_e, known = _codecs_for(ccsid[rows], ebcdic[rows])
     for i in np.flatnonzero(~known):
@@ -427,7 +423,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
                   str(int(ccsid[r])), int(pos[r] - starts[r]),
                   note=f"read as {codecs[i]}")
     # -- StrucId, in the labelled character set or the other family ----------
-    sid = st.struc_id if st is not MQHEADER_PREFIX else PREFIXED_HEADER_FORMATS[f]
+    sid = h.struc_id
     got = block[:, :4]
     word = copy_rows(got).view(">u4").ravel()  # the StrucId as one word
     is_a = (word == int.from_bytes(sid.encode("latin-1"), "big")) & (avail >= 4)
@@ -509,7 +505,7 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
     hdr_off = pos[rows] - starts[rows]
     length = np.full(len(rows), size, dtype=np.int64)
     status = np.full(len(rows), _OK, dtype=np.int8)
-    if nxt == "prefix":
+    if h.prefixed:
         sl = dec.ints["StrucLength"]
         remaining = ends[rows] - pos[rows]
         bad_len = (sl < size) | (sl > remaining)
@@ -548,19 +544,18 @@ def _walk_one(fr, rows, f, st, nxt, size, depth, pos, ends, starts, enc, ccsid, 
     # -- what comes next ------------------------------------------------------
     stop = short | (status == _BAD_LENGTH)
     pos[rows] = np.where(stop, pos[rows], pos[rows] + length)
-    if nxt is None:
+    pre = h.next_fields
+    if pre is None:  # nothing is chained after it (an MQTM)
         active[rows] = False
-        fmt[rows] = "        "  # nothing after an MQTM
+        fmt[rows] = chaining.MQFMT_NONE
         return
-    pre = "" if nxt == "prefix" else nxt
     n_enc = dec.ints[pre + "Encoding"]
     n_ccsid = dec.ints[pre + "CodedCharSetId"]
     n_fmt = _format8(dec.columns[pre + "Format"])
     go = ~stop
     r_go = rows[go]
-    enc[r_go] = np.where(n_enc[go] & 0x0F, n_enc[go], enc[r_go])
-    ccsid[r_go] = np.where((n_ccsid[go] == MQCCSI_INHERIT) | (n_ccsid[go] == 0),
-                           ccsid[r_go], n_ccsid[go])
+    enc[r_go] = chaining.following_encoding(n_enc[go], enc[r_go])
+    ccsid[r_go] = chaining.following_ccsid(n_ccsid[go], ccsid[r_go])
     fmt[r_go] = n_fmt[go]
     active[rows[stop]] = False
 
@@ -681,8 +676,9 @@ def _rfh2_folders(data: np.ndarray, start: int, end: int, big: bool, ccsid: int)
 
 
 def _utf16_codec(codec: str, big_endian: bool | None) -> str:
-    """UTF-16 data is in the byte order of its integer encoding (IBM: the
-    encoding of UTF-16 character data is that of the integers; spec/mqmd.md §4.2)."""
+    """UTF-16 data is in the byte order of its integer encoding (IBM MQ, MQRFH2
+    "NameValueCCSID (MQLONG)": UTF-16 data has the byte order of the integers
+    around it; we read message data the same way)."""
     if codec != "utf-16" or big_endian is None:
         return codec
     return "utf-16-be" if big_endian else "utf-16-le"
@@ -695,7 +691,7 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, ebcdic, enc) 
     bytes are valid UTF-8 (or ASCII under an ASCII-compatible single-byte
     code page) is converted in Arrow without a per-row Python step.
     """
-    is_str = pay_fmt == "MQSTR"
+    is_str = pay_fmt == _MQSTR
     if not is_str.any():
         return pa.nulls(n, pa.string())
     rows = np.flatnonzero(is_str)
@@ -776,7 +772,8 @@ def _all_digits(d: np.ndarray, high: np.uint64) -> np.ndarray:
 def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
     """UTC timestamps from MQ ``PutDate`` (``YYYYMMDD``) and ``PutTime`` (``HHMMSSTH``).
 
-    Follows ``spec/mqmd.md`` §5.8: both are UTC; ``HHMMSS`` without the
+    Follows IBM MQ, MQMD "PutDate (MQCHAR8)" and "PutTime (MQCHAR8)": both are
+    UTC (GMT); ``HHMMSS`` without the
     hundredths is accepted; anything else (blanks, non-digits, impossible
     dates such as 20230229) gives null. Leap seconds (60, 61) are clamped to
     59.99. Vectorised over the characters' bytes.

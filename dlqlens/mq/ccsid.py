@@ -1,8 +1,8 @@
 """CCSID -> Python codec, character-set family and byte translation tables.
 
-Follows ``spec/mqmd.md`` §4: EBCDIC code pages CPython lacks (1047, 277, 278,
-280, 284, 285, 297, 871, 1141-1149) come from the ``ebcdic`` package, which
-registers them as ``cpNNNN`` codecs when imported.
+EBCDIC code pages CPython lacks (1047, 277, 278, 280, 284, 285, 297, 871,
+1141-1149) come from the ``ebcdic`` package, which registers them as
+``cpNNNN`` codecs when imported.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ _KNOWN: dict[int, tuple[str, str]] = {
     17584: ("utf-16", UTF16),
 }
 
-#: Header names use only invariant characters, which map identically in all
-#: EBCDIC Latin code pages (spec/mqmd.md §4.2); these decode MQ headers whose
-#: CCSID is unknown or 0, by family.
+#: Header names use only the characters MQ allows in object names (IBM MQ,
+#: "Rules for naming IBM MQ objects"), which map identically in all EBCDIC
+#: Latin code pages; these decode MQ headers whose CCSID is unknown or 0, by
+#: family.
 HEADER_CODEC = {ASCII: "latin-1", EBCDIC: "cp500"}
 
 

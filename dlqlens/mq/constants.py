@@ -1,66 +1,16 @@
 """IBM MQ named constants needed to decode dead-letter-queue captures.
 
-This module holds IBM MQ's own constant names and values (``MQRC_*``,
-``MQFB_*``, ``MQMT_*``, ``MQPER_*``, ``MQAT_*``, ``MQRO_*``, ``MQENC_*``,
-``MQCCSI_*``, ``MQMF_*``, ``MQEI_*``, ``MQPRI_*``, ``MQFMT_*``, structure
-identifiers and lengths) plus the helpers that turn the numbers found in
-``MQDLH.Reason`` and ``MQMD.Feedback`` into names.
+IBM MQ's own constant names and values (``MQRC_*``, ``MQFB_*``, ``MQMT_*``,
+``MQPER_*``, ``MQAT_*``, ``MQRO_*``, ``MQENC_*``, ``MQCCSI_*``, ``MQMF_*``,
+``MQEI_*``, ``MQPRI_*``, ``MQFMT_*``, structure identifiers, versions and
+lengths), from IBM MQ 9.4.5's ``cmqc.h``, and the helpers that turn the
+numbers found in ``MQDLH.Reason`` and ``MQMD.Feedback`` into names. Structure
+identifiers and lengths, and the formats of the headers, come from the field
+tables of :mod:`dlqlens.mq.structs`.
 
-Sources
--------
-* IBM ``cmqc.h`` for MQ 9.4.5 (build p945-L260121, Linux x86-64 header), as
-  held in the public repository ``techytanveer/IBM-MQ-put-get-queue``
-  (``include/cmqc.h``). This is the reference for every value below.
-* pymqi 1.12.13 ``code/pymqi/CMQC.py`` (PyPI sdist), from which the ``MQRC``
-  and ``MQFB`` tables were generated mechanically, and the older
-  ``dsuch/pymqi`` copy of the same file. Entries that ``cmqc.h`` 9.4.5 has and
-  pymqi 1.12.13 lacks are marked in the tables.
-* dlqlens specifications ``reason-codes.md``, ``mqmd.md`` (sections 3, 4.1,
-  5), ``mqdlh.md`` (section 6) and ``mqtm.md``. The specification wins on a
-  conflict; none was found (see "Conflicts" below).
-
-Conflicts and differences found while building the tables
----------------------------------------------------------
-* No value conflicts between ``reason-codes.md`` and ``cmqc.h`` / pymqi for
-  any code the specification names.
-* pymqi 1.12.13 lacks four constants that ``cmqc.h`` 9.4.5 defines:
-  ``MQRC_TOKEN_TIMESTAMP_NOT_VALID`` (2064), ``MQRC_MSG_LENGTH_ERROR`` (2491),
-  ``MQRC_HTTPS_KEYSTORE_ERROR`` (2604) and ``MQFB_DATA_LENGTH_TOO_SHORT``
-  (299, also listed in ``reason-codes.md``). They are included.
-* The older ``dsuch/pymqi`` copy (read for cross-checking only) additionally
-  lacks MQRC 2147, 2601-2603, 6130 and 29440, ``MQFB_NOT_A_GROUPUR_MSG``,
-  the IMS NACK range markers, ``MQAT`` 35-37, ``MQCCSI_AS_PUBLISHED``,
-  ``MQFMT_AMQP`` and the whole-encoding ``MQENC`` names; no differing value
-  was found where the files overlap.
-* ``MQAT_DEFAULT`` is platform dependent: 6 in the Linux/Mac ``cmqc.h`` and in
-  ``mqmd.md`` (used here), 11 in pymqi 1.12.13's generated file.
-* ``MQENC_NATIVE`` is platform dependent (546 on x86, 273 on AIX/s390x, 785 on
-  z/OS) and meaningless for a capture from an unknown machine, so it is
-  deliberately **not** in ``MQENC``.
-* Masks whose top bit is set (``MQRO_ACCEPT_UNSUP_MASK`` 0xEFE000FF,
-  ``MQENC_RESERVED_MASK`` 0xFFFFF000, ``MQMF_ACCEPT_UNSUP_MASK`` 0xFFF00000)
-  are stored as signed 32-bit MQLONG values (as the older ``dsuch/pymqi``
-  file does; pymqi 1.12.13 keeps the unsigned literal) so that they combine
-  with fields decoded with ``struct`` format ``i``.
-
-Value-to-name maps
-------------------
-Each ``*_NAMES`` map gives one preferred name per value. Range markers
-(``*_FIRST`` / ``*_LAST``), masks and platform-dependent defaults are never
-chosen. Where ``cmqc.h`` gives one value several names, the choice is made
-explicitly in ``_PREFERRED`` (and checked at import time):
-
-* 2120 -> ``MQRC_CONVERTED_MSG_TOO_BIG`` (not ``MQRC_TRUNCATED``) and
-  2192 -> ``MQRC_STORAGE_MEDIUM_FULL`` (not ``MQRC_PAGESET_FULL``), as
-  ``reason-codes.md`` section 1 recommends.
-* ``MQAT``: the current platform name wins: 2 -> ``MQAT_ZOS`` (over MVS and
-  OS390), 6 -> ``MQAT_UNIX`` (AIX is one UNIX), 13 -> ``MQAT_NSK`` (over
-  GUARDIAN), 26 -> ``MQAT_QMGR_PUBLISH`` (over BROKER; publish/subscribe has
-  been part of the queue manager since MQ 7).
-* 2 -> ``MQPER_PERSISTENCE_AS_Q_DEF``; -1 -> ``MQPRI_PRIORITY_AS_Q_DEF``;
-  0 -> ``MQCCSI_UNDEFINED`` (in a chained header 0 means "undefined");
-  0 -> ``MQRO_NONE``; 0 -> ``MQMF_NONE``;
-  ``"MQHRF   "`` -> ``MQFMT_RF_HEADER_1`` (pairs with ``MQFMT_RF_HEADER_2``).
+``docs/mq-constants.md`` gives the sources, the values that need a word
+(platform-dependent ones, signed masks) and which name each value with
+several names gets.
 """
 
 from __future__ import annotations
@@ -69,6 +19,8 @@ import difflib
 import operator
 import re
 from dataclasses import dataclass
+
+from dlqlens.mq import structs as _structs
 
 #: A queue or queue manager name: 1 to 48 of the characters IBM MQ allows in
 #: object names (A-Z, a-z, 0-9, '.', '/', '_', '%'; IBM MQ documentation,
@@ -104,23 +56,25 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# Structure identifiers, versions and lengths (cmqc.h 9.4.5; mqmd.md, mqdlh.md,
-# mqtm.md). Identifiers are the 4 characters as text; encode them with the
-# CCSID that governs the structure before comparing with raw bytes.
+# Structure identifiers, versions and lengths. Identifiers and lengths are
+# those of the field tables of dlqlens.mq.structs (each structure is declared
+# there once); the names are cmqc.h's. Identifiers are the 4 characters as
+# text: encode them with the CCSID that governs the structure before
+# comparing with raw bytes.
 # ---------------------------------------------------------------------------
 
-MQMD_STRUC_ID = "MD  "
-MQDLH_STRUC_ID = "DLH "
-MQTM_STRUC_ID = "TM  "
-MQTMC_STRUC_ID = "TMC "
-MQXQH_STRUC_ID = "XQH "
-MQMDE_STRUC_ID = "MDE "
-MQRFH_STRUC_ID = "RFH "  # both MQRFH (version 1) and MQRFH2 (version 2)
-MQCIH_STRUC_ID = "CIH "
-MQIIH_STRUC_ID = "IIH "
-MQDH_STRUC_ID = "DH  "
-MQWIH_STRUC_ID = "WIH "
-MQRMH_STRUC_ID = "RMH "
+MQMD_STRUC_ID = _structs.MQMD.struc_id
+MQDLH_STRUC_ID = _structs.MQDLH.struc_id
+MQTM_STRUC_ID = _structs.MQTM.struc_id
+MQTMC_STRUC_ID = _structs.MQTMC2.struc_id
+MQXQH_STRUC_ID = _structs.MQXQH.struc_id
+MQMDE_STRUC_ID = _structs.MQMDE.struc_id
+MQRFH_STRUC_ID = _structs.MQRFH.struc_id  # both MQRFH (version 1) and MQRFH2 (version 2)
+MQCIH_STRUC_ID = _structs.MQCIH.struc_id
+MQIIH_STRUC_ID = _structs.MQIIH.struc_id
+MQDH_STRUC_ID = _structs.MQDH.struc_id
+MQWIH_STRUC_ID = _structs.MQWIH.struc_id
+MQRMH_STRUC_ID = _structs.MQRMH.struc_id
 
 MQMD_VERSION_1 = 1
 MQMD_VERSION_2 = 2
@@ -133,30 +87,29 @@ MQMDE_VERSION_2 = 2
 MQRFH_VERSION_1 = 1
 MQRFH_VERSION_2 = 2
 
-MQMD_LENGTH_1 = 324
-MQMD_LENGTH_2 = 364
-MQDLH_LENGTH_1 = 172
-MQTM_LENGTH_1 = 684
-MQTMC2_LENGTH_1 = 684
-MQTMC2_LENGTH_2 = 732
-MQXQH_LENGTH_1 = 428  # 104-byte prefix + a version-1 MQMD (324)
-MQMDE_LENGTH_2 = 72
-MQRFH_STRUC_LENGTH_FIXED = 32  # MQRFH version 1, fixed part
-MQRFH_STRUC_LENGTH_FIXED_2 = 36  # MQRFH2 fixed part (incl. NameValueCCSID)
-MQRFH2_LENGTH_2 = 36  # cmqc.h's other name for the MQRFH2 fixed length
-MQCIH_LENGTH_1 = 164
-MQCIH_LENGTH_2 = 180
-MQIIH_LENGTH_1 = 84
-MQDH_LENGTH_1 = 48  # fixed part; StrucLength covers the MQOR/MQPMR records
-MQWIH_LENGTH_1 = 120
-MQRMH_LENGTH_1 = 108  # fixed part
+MQMD_LENGTH_1 = _structs.MQMD.length(1)
+MQMD_LENGTH_2 = _structs.MQMD.length(2)
+MQDLH_LENGTH_1 = _structs.MQDLH.length()
+MQTM_LENGTH_1 = _structs.MQTM.length()
+MQTMC2_LENGTH_1 = _structs.MQTMC2.length(1)
+MQTMC2_LENGTH_2 = _structs.MQTMC2.length(2)
+MQXQH_LENGTH_1 = _structs.MQXQH.length()  # its prefix + a version-1 MQMD
+MQMDE_LENGTH_2 = _structs.MQMDE.length()
+MQRFH_STRUC_LENGTH_FIXED = _structs.MQRFH.length()  # MQRFH version 1, fixed part
+MQRFH_STRUC_LENGTH_FIXED_2 = _structs.MQRFH2.length()  # MQRFH2 fixed part (NameValueCCSID)
+MQRFH2_LENGTH_2 = MQRFH_STRUC_LENGTH_FIXED_2  # cmqc.h's other name for it
+MQCIH_LENGTH_1 = _structs.MQCIH.length(1)
+MQCIH_LENGTH_2 = _structs.MQCIH.length(2)
+MQIIH_LENGTH_1 = _structs.MQIIH.length()
+MQDH_LENGTH_1 = _structs.MQDH.length()  # fixed part; StrucLength covers the MQOR/MQPMR records
+MQWIH_LENGTH_1 = _structs.MQWIH.length()
+MQRMH_LENGTH_1 = _structs.MQRMH.length()  # fixed part
 
 MQOL_UNDEFINED = -1  # MQMD.OriginalLength "not defined"
 
 
 # ---------------------------------------------------------------------------
-# MQRC_* reason codes: every MQRC_* constant of cmqc.h 9.4.5 (generated from
-# pymqi 1.12.13 CMQC.py, completed and checked against cmqc.h). Aliases that
+# MQRC_* reason codes: every MQRC_* constant of cmqc.h 9.4.5. Aliases that
 # share a value (2120, 2192) are both present. MQRC_APPL_FIRST/LAST are range
 # markers (application reason codes 900-999), not codes.
 # ---------------------------------------------------------------------------
@@ -227,7 +180,7 @@ MQRC: dict[str, int] = {
     "MQRC_REPORT_OPTIONS_ERROR": 2061,
     "MQRC_SECOND_MARK_NOT_ALLOWED": 2062,
     "MQRC_SECURITY_ERROR": 2063,
-    "MQRC_TOKEN_TIMESTAMP_NOT_VALID": 2064,  # cmqc.h 9.4.5; not in pymqi 1.12.13
+    "MQRC_TOKEN_TIMESTAMP_NOT_VALID": 2064,  # cmqc.h 9.4.5
     "MQRC_SELECTOR_COUNT_ERROR": 2065,
     "MQRC_SELECTOR_LIMIT_EXCEEDED": 2066,
     "MQRC_SELECTOR_ERROR": 2067,
@@ -608,7 +561,7 @@ MQRC: dict[str, int] = {
     "MQRC_OPERATION_ERROR": 2488,
     "MQRC_BMHO_ERROR": 2489,
     "MQRC_UNSUPPORTED_PROPERTY": 2490,
-    "MQRC_MSG_LENGTH_ERROR": 2491,  # cmqc.h 9.4.5; not in pymqi 1.12.13
+    "MQRC_MSG_LENGTH_ERROR": 2491,  # cmqc.h 9.4.5
     "MQRC_PROP_NAME_NOT_CONVERTED": 2492,
     "MQRC_GET_ENABLED": 2494,
     "MQRC_MODULE_NOT_FOUND": 2495,
@@ -716,7 +669,7 @@ MQRC: dict[str, int] = {
     "MQRC_Q_MGR_RECONNECT_REQUESTED": 2601,
     "MQRC_BNO_ERROR": 2602,
     "MQRC_OUTBOUND_SNI_NOT_VALID": 2603,
-    "MQRC_HTTPS_KEYSTORE_ERROR": 2604,  # cmqc.h 9.4.5; not in pymqi 1.12.13
+    "MQRC_HTTPS_KEYSTORE_ERROR": 2604,  # cmqc.h 9.4.5
     # --- C++ / other-interface reason codes (6100-6130) ---
     "MQRC_REOPEN_EXCL_INPUT_ERROR": 6100,
     "MQRC_REOPEN_INQUIRE_ERROR": 6101,
@@ -756,7 +709,7 @@ MQRC: dict[str, int] = {
 
 # ---------------------------------------------------------------------------
 # MQFB_* feedback codes: every MQFB_* constant of cmqc.h 9.4.5. *_FIRST /
-# *_LAST entries are range markers (reason-codes.md section 4).
+# *_LAST entries are range markers (IBM, MQMD "Feedback (MQLONG)").
 # ---------------------------------------------------------------------------
 
 MQFB: dict[str, int] = {
@@ -797,7 +750,7 @@ MQFB: dict[str, int] = {
     "MQFB_LENGTH_OFF_BY_ONE": 295,
     "MQFB_IIH_ERROR": 296,
     "MQFB_NOT_AUTHORIZED_FOR_IMS": 298,
-    "MQFB_DATA_LENGTH_TOO_SHORT": 299,  # cmqc.h 9.4.5; not in pymqi 1.12.13
+    "MQFB_DATA_LENGTH_TOO_SHORT": 299,  # cmqc.h 9.4.5
     "MQFB_IMS_ERROR": 300,
     "MQFB_IMS_FIRST": 301,
     "MQFB_IMS_LAST": 399,
@@ -832,8 +785,8 @@ MQFB: dict[str, int] = {
 
 
 # ---------------------------------------------------------------------------
-# MQMD value sets (cmqc.h 9.4.5 "Values Related to MQMD Structure"; mqmd.md
-# sections 3, 4.1 and 5).
+# MQMD value sets (cmqc.h 9.4.5 "Values Related to MQMD Structure"; IBM, the
+# MQMD field pages named below).
 # ---------------------------------------------------------------------------
 
 def _mqlong(bits: int) -> int:
@@ -841,7 +794,7 @@ def _mqlong(bits: int) -> int:
     return bits - (1 << 32) if bits & 0x80000000 else bits
 
 
-# MQMD.MsgType (mqmd.md 5.2)
+# MQMD.MsgType (IBM, MQMD "MsgType (MQLONG)")
 MQMT: dict[str, int] = {
     "MQMT_SYSTEM_FIRST": 1,  # range marker
     "MQMT_REQUEST": 1,
@@ -855,7 +808,7 @@ MQMT: dict[str, int] = {
     "MQMT_APPL_LAST": 999999999,  # range marker
 }
 
-# MQMD.Persistence (mqmd.md 5.5)
+# MQMD.Persistence (IBM, MQMD "Persistence (MQLONG)")
 MQPER: dict[str, int] = {
     "MQPER_PERSISTENCE_AS_PARENT": -1,
     "MQPER_NOT_PERSISTENT": 0,
@@ -864,7 +817,7 @@ MQPER: dict[str, int] = {
     "MQPER_PERSISTENCE_AS_TOPIC_DEF": 2,
 }
 
-# MQMD.PutApplType / MQDLH.PutApplType / MQTM.ApplType (mqmd.md 5.7)
+# MQMD.PutApplType / MQDLH.PutApplType / MQTM.ApplType (IBM, "MQAT_* (Put application type)")
 MQAT: dict[str, int] = {
     "MQAT_UNKNOWN": -1,
     "MQAT_NO_CONTEXT": 0,
@@ -906,12 +859,12 @@ MQAT: dict[str, int] = {
     "MQAT_SYSTEM_EXTENSION": 35,
     "MQAT_MCAST_PUBLISH": 36,
     "MQAT_AMQP": 37,
-    "MQAT_DEFAULT": 6,  # platform dependent: Linux/Mac header (pymqi: 11)
+    "MQAT_DEFAULT": 6,  # platform dependent; 6 in the Linux cmqc.h
     "MQAT_USER_FIRST": 65536,  # range marker
     "MQAT_USER_LAST": 999999999,  # range marker
 }
 
-# MQMD.Report, a bit mask (mqmd.md 5.1). Decode the WITH_DATA variants from
+# MQMD.Report, a bit mask (IBM, MQMD "Report (MQLONG)"). Decode the WITH_DATA variants from
 # 3-bit groups; the 0-valued names are the defaults of their option pairs.
 MQRO: dict[str, int] = {
     "MQRO_NONE": 0x00000000,
@@ -943,7 +896,7 @@ MQRO: dict[str, int] = {
     "MQRO_ACCEPT_UNSUP_IF_XMIT_MASK": 0x0003FF00,
 }
 
-# MQMD.Encoding and the Encoding fields of chained headers (mqmd.md 3.2).
+# MQMD.Encoding and the Encoding fields of chained headers (IBM, "MQENC_* (Encoding)").
 # MQENC_NATIVE is deliberately absent (platform dependent, see module doc).
 MQENC: dict[str, int] = {
     # masks
@@ -973,7 +926,7 @@ MQENC: dict[str, int] = {
     "MQENC_AS_PUBLISHED": -1,  # publish/subscribe only
 }
 
-# MQMD.CodedCharSetId special values (mqmd.md 4.1)
+# MQMD.CodedCharSetId special values (IBM, "MQCCSI_* (Coded character set identifiers)")
 MQCCSI: dict[str, int] = {
     "MQCCSI_UNDEFINED": 0,
     "MQCCSI_DEFAULT": 0,
@@ -984,7 +937,7 @@ MQCCSI: dict[str, int] = {
     "MQCCSI_AS_PUBLISHED": -4,
 }
 
-# MQMD.MsgFlags, version 2 only (mqmd.md 5.9)
+# MQMD.MsgFlags, version 2 only (IBM, MQMD "MsgFlags (MQLONG)")
 MQMF: dict[str, int] = {
     "MQMF_NONE": 0x00000000,
     "MQMF_SEGMENTATION_INHIBITED": 0x00000000,
@@ -999,7 +952,7 @@ MQMF: dict[str, int] = {
     "MQMF_ACCEPT_UNSUP_MASK": _mqlong(0xFFF00000),
 }
 
-# MQMD.Expiry (mqmd.md 5.3); other values are tenths of a second
+# MQMD.Expiry (IBM, MQMD "Expiry (MQLONG)"); other values are tenths of a second
 MQEI: dict[str, int] = {
     "MQEI_UNLIMITED": -1,
 }
@@ -1012,31 +965,33 @@ MQPRI: dict[str, int] = {
     "MQPRI_PRIORITY_AS_PUBLISHED": -3,
 }
 
-# Format names (mqdlh.md 6): exact 8-character, blank-padded values
+# Format names (IBM, "Format (MQCHAR8)" of MQMD; cmqc.h MQFMT_*): exact
+# 8-character, blank-padded values. The formats that announce a header are
+# those of the headers' field tables (dlqlens.mq.structs).
 MQFMT: dict[str, str] = {
     "MQFMT_NONE": "        ",
     "MQFMT_ADMIN": "MQADMIN ",
     "MQFMT_AMQP": "MQAMQP  ",
     "MQFMT_CHANNEL_COMPLETED": "MQCHCOM ",
-    "MQFMT_CICS": "MQCICS  ",
+    "MQFMT_CICS": _structs.MQCIH.format_name,
     "MQFMT_COMMAND_1": "MQCMD1  ",
     "MQFMT_COMMAND_2": "MQCMD2  ",
-    "MQFMT_DEAD_LETTER_HEADER": "MQDEAD  ",
-    "MQFMT_DIST_HEADER": "MQHDIST ",
+    "MQFMT_DEAD_LETTER_HEADER": _structs.MQDLH.format_name,
+    "MQFMT_DIST_HEADER": _structs.MQDH.format_name,
     "MQFMT_EMBEDDED_PCF": "MQHEPCF ",
     "MQFMT_EVENT": "MQEVENT ",
-    "MQFMT_IMS": "MQIMS   ",
+    "MQFMT_IMS": _structs.MQIIH.format_name,
     "MQFMT_IMS_VAR_STRING": "MQIMSVS ",
-    "MQFMT_MD_EXTENSION": "MQHMDE  ",
+    "MQFMT_MD_EXTENSION": _structs.MQMDE.format_name,
     "MQFMT_PCF": "MQPCF   ",
-    "MQFMT_REF_MSG_HEADER": "MQHREF  ",
-    "MQFMT_RF_HEADER": "MQHRF   ",
-    "MQFMT_RF_HEADER_1": "MQHRF   ",
-    "MQFMT_RF_HEADER_2": "MQHRF2  ",
+    "MQFMT_REF_MSG_HEADER": _structs.MQRMH.format_name,
+    "MQFMT_RF_HEADER": _structs.MQRFH.format_name,
+    "MQFMT_RF_HEADER_1": _structs.MQRFH.format_name,
+    "MQFMT_RF_HEADER_2": _structs.MQRFH2.format_name,
     "MQFMT_STRING": "MQSTR   ",
-    "MQFMT_TRIGGER": "MQTRIG  ",
-    "MQFMT_WORK_INFO_HEADER": "MQHWIH  ",
-    "MQFMT_XMIT_Q_HEADER": "MQXMIT  ",
+    "MQFMT_TRIGGER": _structs.MQTM.format_name,
+    "MQFMT_WORK_INFO_HEADER": _structs.MQWIH.format_name,
+    "MQFMT_XMIT_Q_HEADER": _structs.MQXQH.format_name,
 }
 
 
@@ -1132,10 +1087,11 @@ MQFMT_NAMES: dict[str, str] = _invert(MQFMT)
 
 
 # ---------------------------------------------------------------------------
-# What reason-codes.md says about individual codes: a short paraphrase of its
-# "Meaning" column and, for MQRC codes, its "Kind" column
-# ("put-side" | "API-side" | "event"). "(inferred)" marks rows whose meaning
-# the specification inferred from the constant name.
+# What individual codes mean: dlqlens's one-line summary of IBM's reason code
+# pages and of the MQFB descriptions of MQMD "Feedback (MQLONG)", and, for MQRC
+# codes, the kind dlqlens gives them ("put-side" | "API-side" | "event", see
+# docs/mq-constants.md). "(inferred)" marks rows whose meaning is read from
+# the constant name.
 # ---------------------------------------------------------------------------
 
 _PUT, _API, _EVENT = "put-side", "API-side", "event"
@@ -1283,8 +1239,8 @@ _MQFB_MEANINGS: dict[int, str] = {
 
 
 # ---------------------------------------------------------------------------
-# Classification of MQDLH.Reason / MQMD.Feedback (reason-codes.md section 1,
-# mqmd.md section 5.4)
+# Classification of MQDLH.Reason / MQMD.Feedback (IBM, MQDLH "Reason (MQLONG)",
+# MQMD "Feedback (MQLONG)")
 # ---------------------------------------------------------------------------
 
 _KINDS = ("reason", "feedback")
@@ -1308,11 +1264,11 @@ class CodeInfo:
         ``"IMS_NACK"``, ``"APPL_REASON"``, ``"APPL_FEEDBACK"``,
         ``"EXIT_PRIVATE"``, ``"UNKNOWN"``.
     meaning : str
-        One short sentence paraphrasing ``reason-codes.md`` where it describes
-        the code or its range, else ``""``. Contains "(inferred)" where the
-        specification inferred the meaning from the constant name.
+        One short sentence summarising IBM's description of the code or its
+        range, else ``""``. Contains "(inferred)" where the meaning is read
+        from the constant name.
     dead_letter_kind : str
-        The "Kind" column of ``reason-codes.md`` section 3: ``"put-side"``
+        The kind dlqlens gives an MQRC code: ``"put-side"``
         (a failure to open, put, route or convert, i.e. a typical DLH reason),
         ``"API-side"`` (normally only returned to an application),
         ``"event"`` (2284), or ``""`` when the table does not list the code.
@@ -1358,8 +1314,8 @@ def _classify(value, kind):
 def code_name(value: int, kind: str = "reason") -> str:
     """Name an ``MQDLH.Reason`` or ``MQMD.Feedback`` value.
 
-    Both fields share one number space (``reason-codes.md`` section 1,
-    ``mqmd.md`` section 5.4). The value is classified by table look-up, first
+    Both fields share one number space (IBM, MQDLH "Reason (MQLONG)", MQMD
+    "Feedback (MQLONG)"). The value is classified by table look-up, first
     ``MQFB_*`` then ``MQRC_*``, with IBM's ranges for the rest; the first rule
     that matches wins:
 
@@ -1446,8 +1402,9 @@ def describe_code(value: int, kind: str = "reason") -> CodeInfo:
     -------
     CodeInfo
         ``name`` and ``family`` follow :func:`code_name`; ``meaning`` and
-        ``dead_letter_kind`` come from ``reason-codes.md`` (empty strings for
-        codes it does not describe, e.g. most of the 2001-2604 MQI codes).
+        ``dead_letter_kind`` come from the notes tables of this module (empty
+        strings for codes they do not describe, e.g. most of the 2001-2604 MQI
+        codes).
 
     Raises
     ------
@@ -1493,7 +1450,7 @@ def describe_code(value: int, kind: str = "reason") -> CodeInfo:
 
 # ---------------------------------------------------------------------------
 # Symbolic name look-up (runmqdlq rules use MQRC_*, MQFB_*, MQMT_*, MQPER_*,
-# MQAT_* names; reason-codes.md section 6)
+# MQAT_* names; IBM, "DLQ rules patterns and actions")
 # ---------------------------------------------------------------------------
 
 _INT_TABLES = (MQRC, MQFB, MQMT, MQPER, MQAT, MQRO, MQENC, MQCCSI, MQMF, MQEI, MQPRI)
@@ -1576,8 +1533,8 @@ def lookup_format(name: str) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Which reasons are retryable: only what the sources say (reason-codes.md
-# section 5). Everything in neither set needs a human decision.
+# Which reasons are retryable: only what IBM says. Everything in neither set
+# needs a human decision.
 #
 # Retryable:
 #   2053 MQRC_Q_FULL        - one of the three reasons a receiving MCA's

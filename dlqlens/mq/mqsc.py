@@ -1,49 +1,11 @@
 """MQSC object definitions: queues, processes and the queue manager, as administrators keep them.
 
-Reads the text ``dmpmqcfg`` writes and ``runmqsc`` reads::
-
-    * comment
-    ALTER QMGR TRIGINT(999999999) DEADQ('SYSTEM.DEAD.LETTER.QUEUE')
-    DEFINE QLOCAL('APP.WORK') +
-       DESCR('work queue') +
-       TRIGGER TRIGTYPE(FIRST) +
-       INITQ('APP.INITQ') PROCESS('WORK.PROC') +
-       REPLACE
-    DEF QL(APP.INITQ) MAXDEPTH(1000)
-    DEFINE PROCESS('WORK.PROC') APPLTYPE(UNIX) APPLICID('/opt/work/bin/worker')
-
-Rules followed (IBM MQ, "Rules for using MQSC commands"):
-
-* A line whose first non-blank character is ``*`` is a comment; blank lines
-  are ignored.
-* A line ending (after trailing blanks) in ``-`` continues from the first
-  column of the next line; one ending in ``+`` continues from the first
-  non-blank character of the next line. The continuation character is
-  removed; the rest of the line, blanks included, is kept.
-* Keywords are case-insensitive; unquoted names and values are folded to
-  upper case; quoted strings keep their case, and a quote inside a quoted
-  string is written twice (``'it''s'``). A blank quoted name ``' '`` is
-  blank.
-* Verbs and object types may be abbreviated as MQSC allows (``DEF``, ``ALT``,
-  ``DEL``; ``QL``/``QLOCAL``, ``QR``/``QREMOTE``, ``QA``/``QALIAS``,
-  ``QM``/``QMODEL``, ``PRO``/``PROCESS``).
-* ``DEFINE`` of an object that exists fails unless ``REPLACE`` is given
-  (``NOREPLACE`` is the default); ``LIKE(name)`` copies the attributes of an
-  object of the same type defined earlier in the text; ``ALTER`` changes an
-  existing object; ``DELETE`` removes it.
-
-Attributes are kept under their lower-case MQSC names, with the defaults of
-the simulator (:data:`dlqlens.sim.qmgr.QLOCAL_DEFAULTS`) filled in for every
-attribute not given, so that analyses and the simulator read one vocabulary:
-``maxdepth`` (int), ``put``/``get`` (``'ENABLED'``/``'DISABLED'``),
-``trigger`` (bool, from ``TRIGGER``/``NOTRIGGER``), ``trigtype``
-(``'FIRST'``, ``'EVERY'``, ``'DEPTH'``, ``'NONE'``), ``trigdpth``,
-``trigmpri``, ``initq``, ``process``, ``bothresh``, ``boqname``... Character
-attributes are stripped of trailing blanks (``BOQNAME(' ')`` is ``''``).
-Attributes the module does not know are kept (lower case, values as written)
-and reported in :attr:`Definitions.warnings`; they are never fatal. Commands
-for other object types (channels, listeners, authority records...) are checked
-for syntax and skipped.
+Reads the text ``dmpmqcfg`` writes and ``runmqsc`` reads (``DEFINE``,
+``ALTER`` and ``DELETE`` of QLOCAL, QMODEL, QREMOTE, QALIAS and PROCESS, and
+``ALTER QMGR``) into :class:`Definitions`. The syntax rules followed (IBM MQ,
+"Rules for using MQSC commands"), what becomes of each command and how
+attributes are kept are in ``docs/mqsc.md``; attribute names, defaults,
+allowed values and types are the vocabulary of :mod:`dlqlens.mq.vocabulary`.
 """
 
 from __future__ import annotations
@@ -52,7 +14,8 @@ import os
 from dataclasses import dataclass, field
 
 from dlqlens.errors import DlqlensError
-from dlqlens.mq.constants import MQAT
+from dlqlens.mq import vocabulary
+from dlqlens.mq.vocabulary import FLAG, OBJECT_TYPES, VERBS, AttributeValueError
 
 
 class MqscError(DlqlensError):
@@ -78,87 +41,6 @@ class MqscError(DlqlensError):
 
 
 # ---------------------------------------------------------------------------
-# vocabulary
-# ---------------------------------------------------------------------------
-
-VERBS = {"DEFINE": "DEFINE", "DEF": "DEFINE", "ALTER": "ALTER", "ALT": "ALTER",
-         "DELETE": "DELETE", "DEL": "DELETE"}
-
-#: Object type keywords (and abbreviations) -> canonical type.
-OBJECT_TYPES = {
-    "QLOCAL": "QLOCAL", "QL": "QLOCAL", "QREMOTE": "QREMOTE", "QR": "QREMOTE",
-    "QALIAS": "QALIAS", "QA": "QALIAS", "QMODEL": "QMODEL", "QM": "QMODEL",
-    "PROCESS": "PROCESS", "PRO": "PROCESS", "QMGR": "QMGR",
-}
-
-#: Keyword abbreviations and synonyms MQSC accepts for attributes we read.
-KEYWORD_SYNONYMS = {"TARGQ": "TARGET", "DESC": "DESCR"}
-
-_ENABLED = ("ENABLED", "DISABLED")
-_CHOICES = {
-    "put": _ENABLED, "get": _ENABLED, "defpsist": ("NO", "YES"),
-    "msgdlvsq": ("PRIORITY", "FIFO"), "trigtype": ("FIRST", "EVERY", "DEPTH", "NONE"),
-    "usage": ("NORMAL", "XMITQ"), "deftype": ("PREDEFINED", "PERMDYN", "TEMPDYN", "SHAREDYN"),
-    "targtype": ("QUEUE", "TOPIC"),
-}
-_INTS = {"maxdepth": (0, 999999999), "maxmsgl": (0, 104857600), "defprty": (0, 9),
-         "bothresh": (0, 999999999), "trigdpth": (1, 999999999), "trigmpri": (0, 9),
-         "trigint": (0, 999999999)}
-_FLAGS = {"TRIGGER": ("trigger", True), "NOTRIGGER": ("trigger", False)}
-
-#: MQSC APPLTYPE keywords -> MQAT value (IBM, "DEFINE PROCESS": APPLTYPE).
-APPLTYPES = {
-    "CICS": MQAT["MQAT_CICS"], "DEF": MQAT["MQAT_DEFAULT"], "DOS": MQAT["MQAT_DOS"],
-    "IMS": MQAT["MQAT_IMS"], "MVS": MQAT["MQAT_MVS"], "NOTESAGENT": MQAT["MQAT_NOTES_AGENT"],
-    "NSK": MQAT["MQAT_NSK"], "OS2": MQAT["MQAT_OS2"], "OS400": MQAT["MQAT_OS400"],
-    "UNIX": MQAT["MQAT_UNIX"], "WINDOWS": MQAT["MQAT_WINDOWS"],
-    "WINDOWSNT": MQAT["MQAT_WINDOWS_NT"], "WLM": MQAT["MQAT_WLM"], "VMS": MQAT["MQAT_VMS"],
-}
-
-
-def _sim_qlocal_defaults() -> dict:
-    from dlqlens.sim.qmgr import QLOCAL_DEFAULTS
-
-    return {k: v for k, v in QLOCAL_DEFAULTS.items() if k not in ("authorized", "spool")}
-
-
-#: Defaults of each object type (lower-case MQSC names). QLOCAL's are the simulator's.
-def type_defaults(objtype: str) -> dict:
-    """The attribute defaults of ``objtype`` (a copy), as ``SYSTEM.DEFAULT.*`` objects have them.
-
-    Raises
-    ------
-    KeyError
-        For an object type this module does not model.
-    """
-    qlocal = _sim_qlocal_defaults()
-    if objtype == "QLOCAL":
-        return qlocal
-    if objtype == "QMODEL":
-        d = dict(qlocal)
-        d["deftype"] = "TEMPDYN"  # SYSTEM.DEFAULT.MODEL.QUEUE
-        return d
-    if objtype == "QREMOTE":
-        return {"rname": "", "rqmname": "", "xmitq": "", "put": "ENABLED", "defpsist": "NO",
-                "defprty": 0, "descr": ""}
-    if objtype == "QALIAS":
-        return {"target": "", "targtype": "QUEUE", "put": "ENABLED", "get": "ENABLED",
-                "defpsist": "NO", "defprty": 0, "descr": ""}
-    if objtype == "PROCESS":
-        return {"appltype": MQAT["MQAT_DEFAULT"], "applicid": "", "envrdata": "", "userdata": "",
-                "descr": ""}
-    if objtype == "QMGR":
-        return {"trigint": 999999999, "deadq": "", "maxmsgl": 4194304, "descr": ""}
-    raise KeyError(objtype)
-
-
-#: Attributes each type knows (others are kept and warned about).
-def _known(objtype: str) -> set:
-    extra = {"QLOCAL": {"like"}, "QMODEL": {"like"}}.get(objtype, set())
-    return set(type_defaults(objtype)) | extra
-
-
-# ---------------------------------------------------------------------------
 # results
 # ---------------------------------------------------------------------------
 
@@ -173,8 +55,9 @@ class QueueDefinition:
     type : str
         ``'QLOCAL'``, ``'QMODEL'``, ``'QREMOTE'`` or ``'QALIAS'``.
     attributes : dict
-        Lower-case MQSC attribute name -> value, defaults filled in (see the
-        module docstring for types). ``attributes["trigger"]`` is a bool.
+        Lower-case MQSC attribute name -> value, defaults filled in, typed as
+        :mod:`dlqlens.mq.vocabulary` says (``attributes["trigger"]`` is a
+        bool); attributes the vocabulary does not have, as written.
     source : str
         Where it was defined.
     line : int
@@ -203,9 +86,11 @@ class QueueDefinition:
         """``attributes.get(name, default)``."""
         return self.attributes.get(name, default)
 
-    def sim_attributes(self) -> dict:
-        """The attributes :meth:`dlqlens.sim.qmgr.QueueManager.define_qlocal` accepts."""
-        known = _sim_qlocal_defaults()
+    def known_attributes(self) -> dict:
+        """The attributes the vocabulary has for the queue's type (:attr:`attributes`
+        without those kept only as written): what a simulated queue
+        (:meth:`dlqlens.sim.qmgr.QueueManager.define_qlocal`) takes."""
+        known = vocabulary.attributes(self.type)
         return {k: v for k, v in self.attributes.items() if k in known}
 
 
@@ -251,13 +136,13 @@ class Definitions(dict):
     def __init__(self):
         super().__init__()
         self.processes: dict[str, ProcessDefinition] = {}
-        self.qmgr: dict = type_defaults("QMGR")
+        self.qmgr: dict = vocabulary.defaults("QMGR")
         self.warnings: list[str] = []
 
     @property
     def trigint(self) -> int:
-        """The queue manager's TRIGINT in milliseconds (999999999 unless altered)."""
-        return int(self.qmgr.get("trigint", 999999999))
+        """The queue manager's TRIGINT in milliseconds (the default, 999999999, unless altered)."""
+        return int(self.qmgr.get("trigint", vocabulary.attributes("QMGR")["trigint"].default))
 
 
 # ---------------------------------------------------------------------------
@@ -453,33 +338,12 @@ def _name_of(p: _Parser, objtype: str) -> tuple[str, _Tok]:
     return name, nt
 
 
-def _convert(objtype: str, key: str, raw, tok: _Tok, p: _Parser):
+def _convert(attr: vocabulary.Attribute, raw, tok: _Tok, p: _Parser):
     """Type a known attribute's value; raises MqscError on a bad one."""
-    if key in _INTS:
-        lo, hi = _INTS[key]
-        try:
-            v = int(raw)
-        except (TypeError, ValueError):
-            p.fail(tok, f"an integer {lo}-{hi} for {key.upper()}")
-        if not lo <= v <= hi:
-            p.fail(tok, f"an integer {lo}-{hi} for {key.upper()}")
-        return v
-    if key in _CHOICES and objtype != "PROCESS":
-        v = str(raw).upper()
-        if v not in _CHOICES[key]:
-            p.fail(tok, f"{key.upper()}({'|'.join(_CHOICES[key])})")
-        return v
-    if key == "appltype" and objtype == "PROCESS":
-        v = str(raw).upper()
-        if v in APPLTYPES:
-            return APPLTYPES[v]
-        try:
-            return int(v)
-        except ValueError:
-            p.fail(tok, f"APPLTYPE({'|'.join(sorted(APPLTYPES))}) or an integer")
-    if isinstance(raw, list):
-        return raw
-    return str(raw).rstrip()
+    try:
+        return attr.convert(raw)
+    except AttributeValueError as exc:
+        p.fail(tok, exc.expected)
 
 
 def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
@@ -520,7 +384,6 @@ def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
     unknown: dict = {}
     replace = False
     like = None
-    known = _known(objtype)
     while True:
         t = p.next()
         if t is None:
@@ -528,7 +391,6 @@ def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
         if t.kind != "WORD":
             p.fail(t, "an attribute keyword")
         kw = t.value.upper()
-        kw = KEYWORD_SYNONYMS.get(kw, kw)
         has_value = p.peek() is not None and p.peek().kind == "LP"
         if has_value:
             p.next()
@@ -539,21 +401,25 @@ def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
         if kw in ("REPLACE", "NOREPLACE", "PURGE", "NOPURGE", "FORCE") and not has_value:
             replace = replace or kw == "REPLACE"
             continue
-        if kw in _FLAGS and not has_value and objtype in ("QLOCAL", "QMODEL"):
-            key, val = _FLAGS[kw]
-            given[key] = val
-            continue
-        key = kw.lower()
-        if key == "like" and has_value:
+        if kw == "LIKE":
+            if not has_value:
+                p.fail(p.peek(), "'(' and a value after LIKE")
             like = (str(raw).rstrip(), vtok)
             continue
-        if key in known and has_value:
-            given[key] = _convert(objtype, key, raw, vtok, p)
-        elif key in known:
-            p.fail(p.peek(), f"'(' and a value after {kw}")
-        else:
-            unknown[key] = raw if has_value else True
+        attr = vocabulary.keyword(objtype, kw)
+        if attr is None:
+            unknown[kw.lower()] = raw if has_value else True
             warn(t, f"{objtype}({name}): attribute {kw} kept but not used")
+        elif not attr.settable:
+            warn(t, f"{objtype}({name}): {kw} is not a parameter of {verb} {objtype}; ignored")
+        elif attr.kind == FLAG:
+            if has_value:
+                p.fail(vtok, f"{attr.keyword} or {attr.negative} without a value")
+            given[attr.key] = kw == attr.keyword
+        elif has_value:
+            given[attr.key] = _convert(attr, raw, vtok, p)
+        else:
+            p.fail(p.peek(), f"'(' and a value after {kw}")
 
     if objtype == "QMGR":
         defs.qmgr.update(given)
@@ -572,7 +438,7 @@ def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
         if existing is None:
             warn(ntok, f"ALTER {objtype}({name}): no such object defined earlier; "
                        "taken as a definition with defaults")
-            existing = _new(objtype, name, type_defaults(objtype), source, ntok.line)
+            existing = _new(objtype, name, vocabulary.defaults(objtype), source, ntok.line)
             table[name] = existing
         elif existing.type != objtype:
             p.fail(ntok, f"{existing.type} (the type {name} was defined with)",)
@@ -585,7 +451,7 @@ def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
         return
     if existing is not None and existing.type != objtype:
         p.fail(ntok, f"a {existing.type} definition (REPLACE cannot change the type of {name})")
-    base = type_defaults(objtype)
+    base = vocabulary.defaults(objtype)
     if like is not None:
         model = table.get(like[0])
         if model is None or model.type != objtype:
@@ -714,6 +580,5 @@ def read_queue_defs(path: str | os.PathLike) -> Definitions:
     return parse_definitions(text, os.fspath(path))
 
 
-__all__ = ["APPLTYPES", "Definitions", "MqscError", "ProcessDefinition", "QueueDefinition",
-           "parse_attributes", "parse_definitions", "parse_mqsc", "read_queue_defs",
-           "type_defaults"]
+__all__ = ["Definitions", "MqscError", "ProcessDefinition", "QueueDefinition",
+           "parse_attributes", "parse_definitions", "parse_mqsc", "read_queue_defs"]

@@ -1,16 +1,23 @@
 """MQ structures declared once, as field tables.
 
-Every structure dlqlens reads is a tuple of :class:`Field` rows (MQ field name,
-MQ type, length in bytes, the structure version that added it, a one-line
-meaning). Everything else is derived from these tables: offsets, the numpy
-structured dtypes used by the vectorised decoder, the ``struct`` formats used by
-the reference decoder and the writers, the Arrow/Spark schema and the docs.
+Every structure dlqlens reads or writes is a tuple of :class:`Field` rows (MQ
+field name, MQ type, length in bytes, the structure version that added it, a
+one-line meaning). Everything else is derived from these tables: offsets and
+lengths (``MQMD_LENGTH_1`` and the other ``*_LENGTH_*`` constants of
+:mod:`dlqlens.mq.constants`), the numpy structured dtypes used by the
+vectorised decoder, the ``struct`` formats used by the reference decoder and
+the writers, the Arrow/Spark schema, the header chain
+(:mod:`dlqlens.mq.chaining`) and the docs.
 
-Layouts follow IBM's ``cmqc.h`` as transcribed in ``spec/mqmd.md``,
-``spec/mqdlh.md`` and ``spec/mqtm.md`` (MQ 9.4.5): MQMD v1 324 bytes, v2 364;
-MQDLH 172; MQXQH 428 (with an embedded version-1 MQMD); MQTM 684; MQTMC2 684
-(v1) / 732 (v2); MQMDE 72; the MQRFH2 fixed part 36. MQ structures have no
-padding: they are made of 4-byte integers and byte/character arrays.
+Layouts are those of IBM MQ's ``cmqc.h`` (MQ 9.4.5) and of the structure pages
+of IBM's documentation ("MQMD - Message descriptor", "MQDLH - Dead-letter
+header", "MQXQH - Transmission-queue header", "MQTM - Trigger message",
+"MQTMC2 - Trigger message 2 (character format)", "MQMDE - Message descriptor
+extension", "MQRFH - Rules and formatting header", "MQRFH2 - Rules and
+formatting header 2", "MQCIH - CICS bridge header", "MQIIH - IMS information
+header", "MQDH - Distribution header", "MQWIH - Work information header",
+"MQRMH - Reference message header"). MQ structures have no padding: they are
+made of 4-byte integers and byte/character arrays.
 """
 
 from __future__ import annotations
@@ -177,7 +184,9 @@ class Struct:
         """Reference decoder for one structure (tests, small inputs).
 
         Character fields are decoded with ``codec`` and cut at the first NUL
-        with trailing blanks removed (``spec/mqmd.md`` §4.3); byte fields stay
+        with trailing blanks removed (IBM MQ, "Coding in C", handling character
+        strings: the queue manager pads with blanks, applications may end a
+        field with a null); byte fields stay
         ``bytes``.
         """
         out = {}
@@ -190,7 +199,7 @@ class Struct:
 
 
 # --------------------------------------------------------------------------
-# MQMD — spec/mqmd.md §2
+# MQMD — IBM "MQMD - Message descriptor"
 # --------------------------------------------------------------------------
 _MQMD_V1 = (
     _f("StrucId", MQCHAR, 4, "Structure identifier 'MD  '"),
@@ -228,7 +237,7 @@ _MQMD_V2 = (
 MQMD = Struct("MQMD", "MD  ", _MQMD_V1 + _MQMD_V2)
 
 # --------------------------------------------------------------------------
-# MQDLH — spec/mqdlh.md §2
+# MQDLH — IBM "MQDLH - Dead-letter header"
 # --------------------------------------------------------------------------
 MQDLH = Struct("MQDLH", "DLH ", (
     _f("StrucId", MQCHAR, 4, "Structure identifier 'DLH '"),
@@ -246,7 +255,7 @@ MQDLH = Struct("MQDLH", "DLH ", (
 ), format_name="MQDEAD  ")
 
 # --------------------------------------------------------------------------
-# MQXQH — spec/mqtm.md §3 (embedded MQMD version 1 as MsgDesc.*)
+# MQXQH — IBM "MQXQH - Transmission-queue header" (embedded MQMD version 1 as MsgDesc.*)
 # --------------------------------------------------------------------------
 MQXQH = Struct("MQXQH", "XQH ", (
     _f("StrucId", MQCHAR, 4, "Structure identifier 'XQH '"),
@@ -257,7 +266,7 @@ MQXQH = Struct("MQXQH", "XQH ", (
           for f in _MQMD_V1), format_name="MQXMIT  ")
 
 # --------------------------------------------------------------------------
-# MQTM and MQTMC2 — spec/mqtm.md §1, §2
+# MQTM and MQTMC2 — IBM "MQTM - Trigger message", "MQTMC2 - Trigger message 2"
 # --------------------------------------------------------------------------
 MQTM = Struct("MQTM", "TM  ", (
     _f("StrucId", MQCHAR, 4, "Structure identifier 'TM  '"),
@@ -285,7 +294,11 @@ MQTMC2 = Struct("MQTMC2", "TMC ", (
 ))
 
 # --------------------------------------------------------------------------
-# Headers with the common 32-byte prefix — spec/mqdlh.md §7.1, mqmd.md §7
+# Headers with the common 32-byte prefix (StrucId, Version, StrucLength,
+# Encoding, CodedCharSetId, Format, Flags): the Encoding, CodedCharSetId and
+# Format describe the data that follows, StrucLength says where it starts.
+# IBM: the structure pages named in the module docstring; MQCIH's and MQIIH's
+# Encoding and CodedCharSetId are "reserved" in cmqc.h.
 # --------------------------------------------------------------------------
 _PREFIX = (
     _f("StrucId", MQCHAR, 4, "Structure identifier"),
@@ -299,6 +312,9 @@ _PREFIX = (
 #: The common prefix alone, used to walk any chained header that has it.
 MQHEADER_PREFIX = Struct("MQHEADER", "", _PREFIX)
 
+#: MQRFH version 1: the prefix is its whole fixed part (name/value string after it).
+MQRFH = Struct("MQRFH", "RFH ", _PREFIX, format_name="MQHRF   ")
+
 MQRFH2 = Struct("MQRFH2", "RFH ", _PREFIX + (
     _f("NameValueCCSID", MQLONG, 4, "CCSID of the NameValueData folders"),
 ), format_name="MQHRF2  ")
@@ -311,20 +327,86 @@ MQMDE = Struct("MQMDE", "MDE ", _PREFIX + (
     _f("OriginalLength", MQLONG, 4, "Length of original message"),
 ), format_name="MQHMDE  ")
 
+MQCIH = Struct("MQCIH", "CIH ", _PREFIX + (
+    _f("ReturnCode", MQLONG, 4, "Return code from the bridge (MQCRC_*)"),
+    _f("CompCode", MQLONG, 4, "MQ completion code or CICS EIBRESP"),
+    _f("Reason", MQLONG, 4, "MQ reason or feedback code, or CICS EIBRESP2"),
+    _f("UOWControl", MQLONG, 4, "Unit-of-work control (MQCUOWC_*)"),
+    _f("GetWaitInterval", MQLONG, 4, "Wait interval of the bridge task's MQGET"),
+    _f("LinkType", MQLONG, 4, "Link type (MQCLT_*)"),
+    _f("OutputDataLength", MQLONG, 4, "Output COMMAREA data length"),
+    _f("FacilityKeepTime", MQLONG, 4, "Bridge facility release time"),
+    _f("ADSDescriptor", MQLONG, 4, "Send/receive ADS descriptor (MQCADSD_*)"),
+    _f("ConversationalTask", MQLONG, 4, "Whether the task can be conversational"),
+    _f("TaskEndStatus", MQLONG, 4, "Status at end of task (MQCTES_*)"),
+    _f("Facility", MQBYTE, 8, "Bridge facility token"),
+    _f("Function", MQCHAR, 4, "MQ call name or CICS EIBFN function"),
+    _f("AbendCode", MQCHAR, 4, "Abend code"),
+    _f("Authenticator", MQCHAR, 8, "Password or passticket"),
+    _f("Reserved1", MQCHAR, 8, "Reserved"),
+    _f("ReplyToFormat", MQCHAR, 8, "MQ format name of reply message"),
+    _f("RemoteSysId", MQCHAR, 4, "Remote CICS system identifier"),
+    _f("RemoteTransId", MQCHAR, 4, "CICS RTRANSID"),
+    _f("TransactionId", MQCHAR, 4, "Transaction to attach"),
+    _f("FacilityLike", MQCHAR, 4, "Terminal emulated attributes"),
+    _f("AttentionId", MQCHAR, 4, "AID key"),
+    _f("StartCode", MQCHAR, 4, "Transaction start code (MQCSC_*)"),
+    _f("CancelCode", MQCHAR, 4, "Abend transaction code"),
+    _f("NextTransactionId", MQCHAR, 4, "Next transaction to attach"),
+    _f("Reserved2", MQCHAR, 8, "Reserved"),
+    _f("Reserved3", MQCHAR, 8, "Reserved"),
+    _f("CursorPosition", MQLONG, 4, "Cursor position", 2),
+    _f("ErrorOffset", MQLONG, 4, "Offset of error in message", 2),
+    _f("InputItem", MQLONG, 4, "Reserved", 2),
+    _f("Reserved4", MQLONG, 4, "Reserved", 2),
+), format_name="MQCICS  ")
+
+MQIIH = Struct("MQIIH", "IIH ", _PREFIX + (
+    _f("LTermOverride", MQCHAR, 8, "Logical terminal override"),
+    _f("MFSMapName", MQCHAR, 8, "Message format services map name"),
+    _f("ReplyToFormat", MQCHAR, 8, "MQ format name of reply message"),
+    _f("Authenticator", MQCHAR, 8, "RACF password or passticket"),
+    _f("TranInstanceId", MQBYTE, 16, "Transaction instance identifier"),
+    _f("TranState", MQCHAR, 1, "Transaction state"),
+    _f("CommitMode", MQCHAR, 1, "Commit mode"),
+    _f("SecurityScope", MQCHAR, 1, "Security scope"),
+    _f("Reserved", MQCHAR, 1, "Reserved"),
+), format_name="MQIMS   ")
+
+#: MQDH: fixed part; StrucLength covers the MQOR and MQPMR records after it.
+MQDH = Struct("MQDH", "DH  ", _PREFIX + (
+    _f("PutMsgRecFields", MQLONG, 4, "Flags saying which MQPMR fields are present"),
+    _f("RecsPresent", MQLONG, 4, "Number of object records present"),
+    _f("ObjectRecOffset", MQLONG, 4, "Offset of first object record from start of MQDH"),
+    _f("PutMsgRecOffset", MQLONG, 4, "Offset of first put-message record from start of MQDH"),
+), format_name="MQHDIST ")
+
+MQWIH = Struct("MQWIH", "WIH ", _PREFIX + (
+    _f("ServiceName", MQCHAR, 32, "Service name"),
+    _f("ServiceStep", MQCHAR, 8, "Service step name"),
+    _f("MsgToken", MQBYTE, 16, "Message token"),
+    _f("Reserved", MQCHAR, 32, "Reserved"),
+), format_name="MQHWIH  ")
+
+#: MQRMH: fixed part; StrucLength adds the strings after it (not the bulk data).
+MQRMH = Struct("MQRMH", "RMH ", _PREFIX + (
+    _f("ObjectType", MQCHAR, 8, "Object type"),
+    _f("ObjectInstanceId", MQBYTE, 24, "Object instance identifier"),
+    _f("SrcEnvLength", MQLONG, 4, "Length of source environment data"),
+    _f("SrcEnvOffset", MQLONG, 4, "Offset of source environment data"),
+    _f("SrcNameLength", MQLONG, 4, "Length of source object name"),
+    _f("SrcNameOffset", MQLONG, 4, "Offset of source object name"),
+    _f("DestEnvLength", MQLONG, 4, "Length of destination environment data"),
+    _f("DestEnvOffset", MQLONG, 4, "Offset of destination environment data"),
+    _f("DestNameLength", MQLONG, 4, "Length of destination object name"),
+    _f("DestNameOffset", MQLONG, 4, "Offset of destination object name"),
+    _f("DataLogicalLength", MQLONG, 4, "Length of bulk data"),
+    _f("DataLogicalOffset", MQLONG, 4, "Low offset of bulk data"),
+    _f("DataLogicalOffset2", MQLONG, 4, "High offset of bulk data"),
+), format_name="MQHREF  ")
+
 #: Every structure, by IBM name (docs tables and size tests iterate over it).
 STRUCTS: dict[str, Struct] = {
-    s.name: s for s in (MQMD, MQDLH, MQXQH, MQTM, MQTMC2, MQMDE, MQRFH2, MQHEADER_PREFIX)
-}
-
-#: Formats of chained headers that start with the common prefix and whose
-#: ``StrucLength`` says where the next one starts (spec/mqdlh.md §7.3).
-PREFIXED_HEADER_FORMATS: dict[str, str] = {
-    "MQHMDE  ": "MDE ",
-    "MQHRF   ": "RFH ",
-    "MQHRF2  ": "RFH ",
-    "MQCICS  ": "CIH ",
-    "MQIMS   ": "IIH ",
-    "MQHDIST ": "DH  ",
-    "MQHWIH  ": "WIH ",
-    "MQHREF  ": "RMH ",
+    s.name: s for s in (MQMD, MQDLH, MQXQH, MQTM, MQTMC2, MQMDE, MQRFH, MQRFH2, MQCIH, MQIIH,
+                        MQDH, MQWIH, MQRMH, MQHEADER_PREFIX)
 }

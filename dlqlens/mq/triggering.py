@@ -1,7 +1,7 @@
 """The conditions for a trigger event, as one pure piece of code.
 
-Source: IBM MQ, "Conditions for a trigger event" (``shared/seeds/001``); the
-numbers used everywhere in dlqlens are the items of that list (1-14). The
+Source: IBM MQ, "Conditions for a trigger event"; the numbers used everywhere
+in dlqlens are the items of that list (1-14). The
 simulator (:mod:`dlqlens.sim.qmgr`) and the trigger-condition evaluator
 (:mod:`dlqlens.triggers.evaluator`) both decide with :func:`on_put` and
 :func:`on_event`; neither holds a condition of its own.

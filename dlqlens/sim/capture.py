@@ -2,8 +2,9 @@
 
 A capture is what ``amqsbcg``, ``dmpmqmsg -i`` or a raw dump would show at the
 end of the run: a browse of the queue in delivery order. The browse discards
-the expired messages it meets (seed 003: discarded "when a browse or
-nonbrowse MQGET call occurs that would have returned the message"), so expired
+the expired messages it meets (IBM MQ, MQMD "Expiry (MQLONG)": an expired
+message is discarded when a browse or nonbrowse MQGET would have returned
+it), so expired
 messages never appear in a capture; they are counted in the manifest
 (``expired_discarded``), and their expiration reports go where reports go.
 Messages got under syncpoint and not committed at that moment are not seen.
@@ -28,13 +29,17 @@ from dlqlens.capture.amqsbcg import write_amqsbcg
 from dlqlens.capture.dmpmqmsg import write_dmpmqmsg
 from dlqlens.capture.message import MD_DEFAULTS, CaptureMessage, byteorder_of
 from dlqlens.capture.raw import write_raw
+from dlqlens.mq import chaining
 from dlqlens.mq.ccsid import charset
+from dlqlens.mq.constants import MQFMT
 from dlqlens.sim.engine import Simulation, SimulationError
 from dlqlens.sim.qmgr import MQAT_UNIX, Actor, QueueManager, SimMessage
 from dlqlens.sim.wire import pack_data
 
 #: Capture formats: file extension and writer.
 FORMATS = {"amqsbcg": ".bcg", "dmpmqmsg": ".dmp", "raw": ".raw"}
+
+MQFMT_STRING = MQFMT["MQFMT_STRING"]
 
 #: The ``pattern`` values of the ground truth.
 PATTERNS = ("backout_loop", "trigger_storm", "trigger_failure", "expiry_buildup",
@@ -47,8 +52,6 @@ _DLH_FIELDS = ("Reason", "DestQName", "DestQMgrName", "Encoding", "CodedCharSetI
                "PutApplType", "PutApplName", "PutDate", "PutTime")
 _TM_FIELDS = ("QName", "ProcessName", "TriggerData", "ApplType", "ApplId", "EnvData", "UserData")
 
-#: The Format name each simulated header kind is announced by (``headers`` column of a decode).
-HEADER_FORMATS = {"MQDLH": "MQDEAD", "MQTM": "MQTRIG", "MQXQH": "MQXMIT"}
 
 
 def capture_file_name(qmgr: str, queue: str, fmt: str) -> str:
@@ -120,23 +123,19 @@ def expected_record(rec: dict, m: SimMessage) -> dict:
     Notes
     -----
     Computed from what the simulator put in the message (its header chain
-    and body), independently of the decoders, following the chaining rule of
-    ``spec/mqdlh.md`` §3/§7: each header's Encoding/CodedCharSetId/Format
+    and body), not from its bytes, with the chaining rule of
+    :mod:`dlqlens.mq.chaining`: each header's Encoding/CodedCharSetId/Format
     describe what follows it, the MQMD's describe the first header, and an
     MQTM ends the chain.
     """
-    fmt, ccsid = _text(m.md.get("Format", "")), int(m.md.get("CodedCharSetId", 0))
+    enc, ccsid = int(m.md.get("Encoding", 0)), int(m.md.get("CodedCharSetId", 0))
+    fmt = str(m.md.get("Format", ""))
     for kind, fields in m.headers:
-        if kind == "MQDLH":
-            fmt, ccsid = _text(fields["Format"]), int(fields["CodedCharSetId"])
-        elif kind == "MQXQH":
-            fmt, ccsid = _text(fields["MsgDesc.Format"]), int(fields["MsgDesc.CodedCharSetId"])
-        elif kind == "MQTM":
-            fmt = ""
-    text = m.body.decode(charset(ccsid).codec) if fmt == "MQSTR" else None
+        enc, ccsid, fmt = chaining.next_layout(chaining.BY_NAME[kind], fields, enc, ccsid)
+    text = m.body.decode(charset(ccsid).codec) if _text(fmt) == _text(MQFMT_STRING) else None
     return {"source": rec["source"], "message_number": rec["message_number"],
             "pattern": rec["pattern"], "md": rec["md"], "dlh": rec["dlh"], "tm": rec["tm"],
-            "headers": [HEADER_FORMATS[k] for k, _ in m.headers],
+            "headers": [_text(chaining.BY_NAME[k].format) for k, _ in m.headers],
             "payload_hex": m.body.hex().upper(), "payload_text": text,
             "decode_status": "ok"}
 

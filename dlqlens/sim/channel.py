@@ -1,12 +1,13 @@
 """Message channels: a sending agent on one queue manager, a receiving agent on another.
 
 The receiving message channel agent (``amqrmppa`` on UNIX) puts each arriving
-message to its destination with set-all-context and, when it cannot, follows
-``spec/mqdlh.md`` §5 and ``spec/reason-codes.md`` §5:
+message to its destination with set-all-context and, when it cannot, does what
+IBM MQ's "What happens when a message cannot be delivered?" describes:
 
 * message retry (channel MRRTY times, MRTMR milliseconds apart) only for
   2053 ``MQRC_Q_FULL``, 2051 ``MQRC_PUT_INHIBITED`` and 2192
-  ``MQRC_PAGESET_FULL``; any other reason goes straight to failure processing;
+  ``MQRC_PAGESET_FULL`` (MQCD "MsgRetryCount (MQLONG)"); any other reason goes
+  straight to failure processing;
 * a message whose Report has ``MQRO_DISCARD_MSG`` is discarded instead of
   dead-lettered;
 * otherwise it is dead-lettered on the receiving queue manager's DLQ with the
@@ -20,20 +21,27 @@ message to its destination with set-all-context and, when it cannot, follows
 A message longer than the channel's MAXMSGL is dead-lettered by the *sending*
 agent on the sending queue manager's DLQ with 2218
 ``MQRC_MSG_TOO_BIG_FOR_CHANNEL``, still carrying its MQXQH (MQDLH Format
-``MQXMIT``, ``spec/mqtm.md``).
+``MQXMIT``, "MQXQH - Transmission-queue header").
 
 The agent keeps the handles it opened for the current batch (until the
 transmission queue is empty or BATCHSZ messages were sent): a put through a
 handle whose temporary dynamic queue was deleted since fails with 2052
-``MQRC_Q_DELETED`` instead of 2085 (our reading of the 2052 description in
-``spec/reason-codes.md``).
+``MQRC_Q_DELETED`` instead of 2085 (our reading of IBM's "2052 (0804)
+(RC2052): MQRC_Q_DELETED": the queue was deleted since the handle was opened).
 """
 
 from __future__ import annotations
 
-from dlqlens.mq.constants import MQRC, MQRO
+from dlqlens.mq.constants import (MQFB, MQFMT, MQMD_STRUC_ID, MQMD_VERSION_1, MQRC, MQRO,
+                                  MQXQH_VERSION_1)
+from dlqlens.mq.structs import MQMD
 from dlqlens.sim.engine import Simulation, SimulationError, Wait
-from dlqlens.sim.qmgr import OK, Actor, LocalQueue, QueueManager, SimMessage
+from dlqlens.sim.qmgr import (EXPIRATION_REPORT_BITS, OK, Actor, LocalQueue, QueueManager,
+                              SimMessage)
+
+#: The MQMD fields an MQXQH's embedded version-1 MQMD copies from the message's
+#: (StrucId and Version are the embedded descriptor's own).
+_MD_V1 = frozenset(f.name for f in MQMD.fields_for(MQMD_VERSION_1)) - {"StrucId", "Version"}
 
 _RETRIED = {MQRC["MQRC_Q_FULL"], MQRC["MQRC_PUT_INHIBITED"], MQRC["MQRC_PAGESET_FULL"]}
 
@@ -141,15 +149,16 @@ class Channel:
         """Sending agent: 2218 to the sending queue manager's DLQ, MQXQH kept."""
         sq = self.sender
         rname, rqmname = m.route
-        xqh = {"Version": 1, "RemoteQName": rname, "RemoteQMgrName": rqmname}
+        xqh = {"Version": MQXQH_VERSION_1, "RemoteQName": rname, "RemoteQMgrName": rqmname}
         for k, v in m.md.items():
             if k in _MD_V1:
                 xqh["MsgDesc." + k] = v
-        xqh["MsgDesc.StrucId"] = "MD  "
-        xqh["MsgDesc.Version"] = 1
+        xqh["MsgDesc.StrucId"] = MQMD_STRUC_ID
+        xqh["MsgDesc.Version"] = MQMD_VERSION_1
         xqh["MsgDesc.Expiry"] = sq.remaining_expiry(m)
         md = dict(m.md)
-        md.update(Format="MQXMIT", Encoding=sq.encoding, CodedCharSetId=sq.ccsid)
+        md.update(Format=MQFMT["MQFMT_XMIT_Q_HEADER"].rstrip(), Encoding=sq.encoding,
+                  CodedCharSetId=sq.ccsid)
         xm = SimMessage(md, (("MQXQH", xqh),) + m.headers, m.body, m.deadline, m.events,
                         m.pattern, m.poison)
         rc = sq.dead_letter(xm, MQRC["MQRC_MSG_TOO_BIG_FOR_CHANNEL"], rname, rqmname,
@@ -169,8 +178,9 @@ class Channel:
             if rq.expired(out):
                 rq.log(out, self.agent, "expired_discarded", queue=rname)
                 self.sim.stats["expired_discarded"] += 1
-                if int(out.md.get("Report", 0)) & 0x00E00000:
-                    rq.report(out, 258, int(out.md["Report"]) & 0x00E00000)
+                if int(out.md.get("Report", 0)) & EXPIRATION_REPORT_BITS:
+                    rq.report(out, MQFB["MQFB_EXPIRATION"],
+                              int(out.md["Report"]) & EXPIRATION_REPORT_BITS)
                 return True
             cached = handles.get(rname)
             if cached is not None and cached.deleted and rqmname == rq.name:
@@ -203,8 +213,3 @@ class Channel:
             return True
         return False
 
-
-_MD_V1 = {"Report", "MsgType", "Expiry", "Feedback", "Encoding", "CodedCharSetId", "Format",
-          "Priority", "Persistence", "MsgId", "CorrelId", "BackoutCount", "ReplyToQ",
-          "ReplyToQMgr", "UserIdentifier", "AccountingToken", "ApplIdentityData", "PutApplType",
-          "PutApplName", "PutDate", "PutTime", "ApplOriginData"}

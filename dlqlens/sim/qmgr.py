@@ -1,68 +1,15 @@
 """Queue managers, queues and messages: the MQ semantics the simulator honours.
 
-Everything here follows the documents in ``shared/seeds`` and ``shared/spec``;
-each rule names its source. Objects use MQSC attribute names in lower case
-(``maxdepth``, ``bothresh``, ``trigtype``) and MQ's own units: ``Expiry`` in
-tenths of a second, ``TRIGINT`` in milliseconds; every other duration is in
-seconds of simulated time (UTC).
+Objects carry the attributes of the MQSC vocabulary (:mod:`dlqlens.mq.vocabulary`)
+under their lower-case MQSC names (``maxdepth``, ``bothresh``, ``trigtype``)
+and MQ's own units: ``Expiry`` in tenths of a second, ``TRIGINT`` in
+milliseconds; every other duration is in seconds of simulated time (UTC).
 
-Putting (:meth:`QueueManager.put`)
-    A put to a local queue fails, in this order, with 2085
-    (``MQRC_UNKNOWN_OBJECT_NAME``: no such queue), 2035 (``NOT_AUTHORIZED``:
-    the user is not in the queue's ``authorized`` set), 2051
-    (``PUT_INHIBITED``), 2031 (``MSG_TOO_BIG_FOR_Q_MGR``), 2030
-    (``MSG_TOO_BIG_FOR_Q``), 2048 (``PERSISTENT_NOT_ALLOWED``: a persistent
-    message to a temporary dynamic queue), 2053 (``Q_FULL``: depth at
-    MAXDEPTH) or 2013 (``EXPIRY_ERROR``: Expiry 0, or the remaining expiry of a
-    forwarded message has run out). A failed put is returned to the putter and
-    is never dead-lettered by the queue manager (``spec/mqdlh.md`` §5:
-    synchronous failures are not dead-lettered); channel agents, trigger
-    monitors and applications dead-letter with :meth:`QueueManager.dead_letter`.
-    A put to a remote queue goes to its transmission queue with the
-    destination recorded (the MQXQH of ``spec/mqtm.md`` §3).
-
-Dead-lettering (:meth:`QueueManager.dead_letter`, ``spec/mqdlh.md`` §3-§5, ``spec/mqmd.md`` §6)
-    The MQMD is kept except Format (``MQDEAD``), Encoding and CodedCharSetId
-    (those of the MQDLH, the putter's); the MQDLH's Encoding, CodedCharSetId
-    and Format are the original MQMD's; PutApplType/PutApplName/PutDate/PutTime
-    of the MQDLH are the dead-letterer's and the time of the DLQ put. The
-    remaining expiry is kept and keeps counting down (seed 003, note 7).
-    BackoutCount starts again at 0 on the new queue: it is an output field of
-    MQGET that MQPUT ignores.
-
-Getting (:meth:`QueueManager.get`)
-    Delivery order is priority then arrival (``MSGDLVSQ(PRIORITY)``) or
-    arrival (``FIFO``). An expired message is discarded only when a get or a
-    browse would have returned it (seed 003: "discarded when a browse or
-    nonbrowse MQGET call occurs that would have returned the message"); until
-    then it counts toward the depth "for all purposes, including depth
-    triggering" (seed 003, note 2). The expiration report, when the message's
-    Report asks for one, is made at discard (note 3). A get under syncpoint
-    locks the message; commit removes it, backout puts it back where it was with
-    BackoutCount + 1.
-
-Triggering (seed 001, "Conditions for a trigger event"; :mod:`dlqlens.mq.triggering` decides)
-    Conditions 1-10 are checked on every put to a triggered queue: priority at
-    least TRIGMPRI (the queue's DEFPRTY standing in for the message's priority
-    on an ``MSGDLVSQ(FIFO)`` queue, item 14); the number of qualifying messages
-    before the put 0 (FIRST), any (EVERY) or TRIGDPTH-1 (DEPTH); no opener for
-    input (FIRST, DEPTH); GET enabled on z/OS (5); a process definition (6); an
-    initiation queue that exists with GET and PUT enabled and USAGE(NORMAL)
-    (7), open for input by a trigger monitor (8); TRIGGER on (9) and a trigger
-    type (10). Item 11 re-triggers FIRST on a put to a non-empty queue when
-    TRIGINT milliseconds have passed since the last trigger message; item 12
-    triggers when the last opener closes the queue with qualifying messages
-    left (the non-draining server loop); item 13 triggers on an MQSET/ALTER
-    (TRIGGER turned on, or trigger type/priority/depth changed), on the
-    initiation queue's PUT or the application queue's GET being enabled, and
-    when a trigger monitor opens the initiation queue. After a DEPTH trigger
-    TRIGGER is turned off (IBM, ``TriggerType``: "TriggerControl is set to
-    MQTC_OFF"). Trigger messages are non-persistent, have the initiation
-    queue's default priority, Expiry MQEI_UNLIMITED (seed 003, note 8), Format
-    ``MQTRIG`` and an MQTM built from the queue and process definitions. A
-    trigger message that cannot be put on the initiation queue (full, too long)
-    is put on the dead-letter queue by the queue manager, and discarded when
-    that fails too (IBM, "When triggering does not work").
+The rules for putting, dead-lettering, getting and triggering, each with the
+IBM documentation it follows, are in ``docs/simulator.md`` ("The queue
+manager's rules"); :meth:`QueueManager.put`, :meth:`QueueManager.dead_letter`,
+:meth:`QueueManager.get` and the trigger methods apply them, and
+:mod:`dlqlens.mq.triggering` decides every trigger condition.
 """
 
 from __future__ import annotations
@@ -71,8 +18,8 @@ import os
 import pickle
 from dataclasses import dataclass
 
-from dlqlens.mq import triggering
-from dlqlens.mq.constants import MQAT, MQFB, MQRC, MQRO
+from dlqlens.mq import triggering, vocabulary
+from dlqlens.mq.constants import MQAT, MQFB, MQFMT, MQRC, MQRO
 from dlqlens.sim.engine import Simulation, SimulationError
 from dlqlens.sim.wire import HEADER_LENGTH, data_length, header_codec, pack_data
 
@@ -88,13 +35,18 @@ MQAT_CHANNEL_INITIATOR = MQAT["MQAT_CHANNEL_INITIATOR"]
 MAX_EVENTS = 400
 KEEP_FIRST = 60
 
-_EXPIRATION_MASK = 0x00E00000  # MQRO_EXPIRATION family (spec/mqmd.md §5.1)
+#: The Report bits of the expiration-report family (IBM, MQMD "Report (MQLONG)":
+#: MQRO_EXPIRATION, _WITH_DATA and _WITH_FULL_DATA; a message asks for at most one).
+EXPIRATION_REPORT_BITS = (MQRO["MQRO_EXPIRATION"] | MQRO["MQRO_EXPIRATION_WITH_DATA"]
+                          | MQRO["MQRO_EXPIRATION_WITH_FULL_DATA"])
 NO_ID = b"\0" * 24
+_FMT_DEAD = MQFMT["MQFMT_DEAD_LETTER_HEADER"].rstrip()
+_FMT_TRIGGER = MQFMT["MQFMT_TRIGGER"].rstrip()
 
 #: Platforms a queue manager can run on: native encoding, default CCSID, the
 #: identity of its receiving channel agent in an MQDLH, and the MsgId prefix.
 #: The z/OS agent identity (MQAT_CHANNEL_INITIATOR, ``<qmgr>CHIN``) is our
-#: choice: the documents only describe the CICS case (``spec/mqdlh.md`` §4.4).
+#: choice: IBM describes only the CICS case (MQDLH "PutApplType (MQLONG)").
 PLATFORMS: dict[str, dict] = {
     "linux": {"encoding": 546, "ccsid": 1208, "mca": (MQAT_UNIX, "amqrmppa"), "prefix": "AMQ "},
     "aix": {"encoding": 273, "ccsid": 819, "mca": (MQAT_UNIX, "amqrmppa"), "prefix": "AMQ "},
@@ -102,7 +54,7 @@ PLATFORMS: dict[str, dict] = {
             "prefix": "CSQ "},
 }
 
-#: MQENC_NATIVE -> platform (spec/mqmd.md §3.3).
+#: MQENC_NATIVE -> platform (IBM MQ, "MQENC_* (Encoding)").
 ENCODING_PLATFORM = {546: "linux", 273: "aix", 785: "zos"}
 
 
@@ -375,35 +327,27 @@ class SpoolStore:
 # objects
 # ---------------------------------------------------------------------------
 
-#: Local queue attributes (MQSC names, lower case) and their defaults.
-QLOCAL_DEFAULTS: dict = {
-    "maxdepth": 5000, "maxmsgl": 4194304, "put": "ENABLED", "get": "ENABLED",
-    "defpsist": "NO", "defprty": 0, "msgdlvsq": "PRIORITY", "bothresh": 0, "boqname": "",
-    "trigger": False, "trigtype": "FIRST", "trigdpth": 1, "trigmpri": 0, "initq": "",
-    "process": "", "trigdata": "", "usage": "NORMAL", "deftype": "PREDEFINED",
-    "authorized": None, "spool": False, "descr": "",
-}
+#: Attributes of simulated local queues that MQ has no MQSC keyword for:
+#: ``authorized`` (None: everyone; else the set of user ids that may put,
+#: our stand-in for authority records) and ``spool`` (stream the queue to
+#: disk: nothing reads it during the run).
+SIM_QLOCAL_ATTRIBUTES: dict = {"authorized": None, "spool": False}
 
-_CHOICES = {
-    "put": ("ENABLED", "DISABLED"), "get": ("ENABLED", "DISABLED"), "defpsist": ("NO", "YES"),
-    "msgdlvsq": ("PRIORITY", "FIFO"), "trigtype": ("FIRST", "EVERY", "DEPTH", "NONE"),
-    "usage": ("NORMAL", "XMITQ"), "deftype": ("PREDEFINED", "PERMDYN", "TEMPDYN"),
-}
+#: Local queue attributes and their defaults: the MQSC vocabulary's QLOCAL
+#: (:func:`dlqlens.mq.vocabulary.defaults`) and :data:`SIM_QLOCAL_ATTRIBUTES`.
+QLOCAL_DEFAULTS: dict = {**vocabulary.defaults("QLOCAL"), **SIM_QLOCAL_ATTRIBUTES}
 
 
-def _check_attrs(kind: str, name: str, attrs: dict, defaults: dict) -> None:
-    for k, v in attrs.items():
-        if k not in defaults:
-            raise SimulationError(f"{kind}({name}): unknown attribute {k!r}")
-        if k in _CHOICES and v not in _CHOICES[k]:
-            raise SimulationError(f"{kind}({name}): {k.upper()}({v}) is not one of "
-                                  f"{', '.join(_CHOICES[k])}")
-    if "defprty" in attrs and not 0 <= attrs["defprty"] <= 9:
-        raise SimulationError(f"{kind}({name}): DEFPRTY must be 0-9")
-    if "trigmpri" in attrs and not 0 <= attrs["trigmpri"] <= 9:
-        raise SimulationError(f"{kind}({name}): TRIGMPRI must be 0-9")
-    if "trigdpth" in attrs and attrs["trigdpth"] < 1:
-        raise SimulationError(f"{kind}({name}): TRIGDPTH must be 1 or more")
+def _check_attrs(kind: str, name: str, attrs: dict, platform: str,
+                 extra: dict = SIM_QLOCAL_ATTRIBUTES) -> None:
+    """Check attribute values with the MQSC vocabulary (names in ``extra`` are the simulator's)."""
+    try:
+        vocabulary.check(kind, {k: v for k, v in attrs.items() if k not in extra}, platform)
+    except vocabulary.AttributeValueError as exc:
+        own = f" or the simulator's {', '.join(k.upper() for k in extra)}" \
+            if exc.unknown and extra else ""
+        raise SimulationError(f"{kind}({name}): {exc.found}: expected {exc.expected}{own}") \
+            from None
 
 
 class LocalQueue:
@@ -416,7 +360,7 @@ class LocalQueue:
     """
 
     def __init__(self, qmgr: "QueueManager", name: str, **attrs):
-        _check_attrs("QLOCAL", name, attrs, QLOCAL_DEFAULTS)
+        _check_attrs("QLOCAL", name, attrs, qmgr.platform)
         self.qmgr = qmgr
         self.name = name
         for k, v in QLOCAL_DEFAULTS.items():
@@ -445,7 +389,7 @@ class LocalQueue:
         return min(9, max(0, int(m.md["Priority"])))
 
     def trigger_priority(self, m: SimMessage) -> int:
-        """The priority that counts toward triggering (seed 001, item 14).
+        """The priority that counts toward triggering ("Conditions for a trigger event", item 14).
 
         The message's priority, or the queue's DEFPRTY on an ``MSGDLVSQ(FIFO)`` queue.
         """
@@ -504,24 +448,32 @@ class LocalQueue:
 
 
 class RemoteQueue:
-    """A remote queue definition (QREMOTE): RNAME at RQMNAME through XMITQ."""
+    """A remote queue definition (QREMOTE): RNAME at RQMNAME through XMITQ.
 
-    def __init__(self, qmgr: "QueueManager", name: str, rname: str, rqmname: str,
-                 xmitq: str = "", defpsist: str = "NO", defprty: int = 0,
-                 authorized=None):
+    Its attributes are the MQSC vocabulary's QREMOTE ones
+    (:func:`dlqlens.mq.vocabulary.defaults`) and ``authorized`` (as a local
+    queue's, :data:`SIM_QLOCAL_ATTRIBUTES`).
+    """
+
+    def __init__(self, qmgr: "QueueManager", name: str, **attrs):
+        _check_attrs("QREMOTE", name, attrs, qmgr.platform, _SIM_QREMOTE_ATTRIBUTES)
         self.qmgr = qmgr
         self.name = name
-        self.rname = rname
-        self.rqmname = rqmname
-        self.xmitq = xmitq
-        self.defpsist = defpsist
-        self.defprty = defprty
-        self.authorized = None if authorized is None else set(authorized)
+        for k, v in {**vocabulary.defaults("QREMOTE"), **_SIM_QREMOTE_ATTRIBUTES}.items():
+            setattr(self, k, attrs.get(k, v))
+        if self.authorized is not None:
+            self.authorized = set(self.authorized)
+
+
+_SIM_QREMOTE_ATTRIBUTES = {"authorized": None}
 
 
 @dataclass
 class ProcessDefinition:
     """A process definition (DEFINE PROCESS): what a trigger monitor starts.
+
+    :meth:`QueueManager.define_process` fills in the MQSC vocabulary's
+    defaults (:func:`dlqlens.mq.vocabulary.defaults`).
 
     Attributes
     ----------
@@ -533,18 +485,24 @@ class ProcessDefinition:
     envrdata, userdata : str
         ENVRDATA, USERDATA. On UNIX, ENVRDATA ending in ``&`` makes runmqtrm
         start the program in the background.
+    descr : str
+        DESCR.
     """
 
     name: str
-    appltype: int = MQAT_UNIX
-    applicid: str = ""
-    envrdata: str = ""
-    userdata: str = ""
+    appltype: int
+    applicid: str
+    envrdata: str
+    userdata: str
+    descr: str
 
 
 # ---------------------------------------------------------------------------
 # the queue manager
 # ---------------------------------------------------------------------------
+
+_QMGR = vocabulary.defaults("QMGR")
+
 
 class QueueManager:
     """A simulated queue manager.
@@ -559,21 +517,25 @@ class QueueManager:
     encoding, ccsid : int, optional
         Override the platform's MQENC_NATIVE and the queue manager CCSID.
     deadq : str
-        DEADQ: the dead-letter queue's name ('' for none).
+        DEADQ: the dead-letter queue's name ('' for none; MQ's default is none,
+        the simulator's ``SYSTEM.DEAD.LETTER.QUEUE``).
     trigint : int
-        TRIGINT, milliseconds (MQ's default 999999999).
+        TRIGINT, milliseconds (default: the MQSC vocabulary's, MQ's 999999999).
     maxmsgl : int
-        Queue manager MAXMSGL, bytes.
+        Queue manager MAXMSGL, bytes (default: the vocabulary's, 4 MB; 32 KB to
+        100 MB).
     user : str
         The user id the queue manager's own puts carry.
     """
 
     def __init__(self, sim: Simulation, name: str, *, platform: str = "linux",
                  encoding: int | None = None, ccsid: int | None = None,
-                 deadq: str = "SYSTEM.DEAD.LETTER.QUEUE", trigint: int = 999999999,
-                 maxmsgl: int = 4194304, user: str = "mqm"):
+                 deadq: str = "SYSTEM.DEAD.LETTER.QUEUE", trigint: int = _QMGR["trigint"],
+                 maxmsgl: int = _QMGR["maxmsgl"], user: str = "mqm"):
         if platform not in PLATFORMS:
             raise SimulationError(f"queue manager {name}: unknown platform {platform!r}")
+        _check_attrs("QMGR", name, {"deadq": deadq, "trigint": trigint, "maxmsgl": maxmsgl},
+                     platform, {})
         if name in sim.qmgrs:
             raise SimulationError(f"queue manager {name} defined twice")
         plat = PLATFORMS[platform]
@@ -615,13 +577,14 @@ class QueueManager:
         """DEFINE QREMOTE(name) RNAME RQMNAME XMITQ (blank XMITQ: the route to RQMNAME)."""
         if name in self.objects:
             raise SimulationError(f"{self.name}: queue {name} already defined")
-        q = RemoteQueue(self, name, rname, rqmname, xmitq, **kw)
+        q = RemoteQueue(self, name, rname=rname, rqmname=rqmname, xmitq=xmitq, **kw)
         self.objects[name] = q
         return q
 
     def define_process(self, name: str, **attrs) -> ProcessDefinition:
-        """DEFINE PROCESS(name) APPLTYPE APPLICID ENVRDATA USERDATA."""
-        p = ProcessDefinition(name, **attrs)
+        """DEFINE PROCESS(name) APPLTYPE APPLICID ENVRDATA USERDATA DESCR (MQSC vocabulary)."""
+        _check_attrs("PROCESS", name, attrs, self.platform, {})
+        p = ProcessDefinition(name, **{**vocabulary.defaults("PROCESS"), **attrs})
         self.processes[name] = p
         return p
 
@@ -640,7 +603,7 @@ class QueueManager:
         """MQOPEN of a model queue with DEFTYPE(TEMPDYN): a queue ``AMQ.<16 hex>``.
 
         The name follows the observed ``AMQ.`` + 16 hexadecimal digits form
-        (``spec/mqdlh.md`` worked examples). The queue disappears when
+        (seen in captured dead letters). The queue disappears when
         :meth:`delete_queue` is called (its creator closes it or ends).
         """
         self._tempseq += 1
@@ -667,7 +630,8 @@ class QueueManager:
         return lost
 
     def alter(self, name: str, **attrs) -> None:
-        """ALTER QLOCAL / MQSET, with the trigger events of seed 001 item 13.
+        """ALTER QLOCAL / MQSET, with the trigger events of item 13 of "Conditions for a
+        trigger event".
 
         * TRIGGER turned on, or (TRIGGER on) TRIGTYPE, TRIGMPRI or TRIGDPTH
           changed: trigger when enough messages are there (conditions 4-10,
@@ -678,7 +642,7 @@ class QueueManager:
           message for each application queue it serves (conditions 4-10).
         """
         q = self.queue(name)
-        _check_attrs("QLOCAL", name, attrs, QLOCAL_DEFAULTS)
+        _check_attrs("QLOCAL", name, attrs, self.platform)
         old = {k: getattr(q, k) for k in attrs}
         for k, v in attrs.items():
             setattr(q, k, set(v) if k == "authorized" and v is not None else v)
@@ -699,7 +663,8 @@ class QueueManager:
     def new_msgid(self) -> bytes:
         """A queue-manager-generated MsgId: ``AMQ `` + queue manager name (12) + 8 bytes.
 
-        The layout is the observed convention (``spec/mqmd.md`` §5.10); the
+        The layout is the convention seen in captures (IBM, MQMD "MsgId
+        (MQBYTE24)", leaves it to the queue manager); the
         last 8 bytes are the simulated second and a sequence number.
         """
         self._msgseq += 1
@@ -763,6 +728,8 @@ class QueueManager:
         if obj.authorized is not None and who not in obj.authorized:
             return self._failed(m, actor, qname, RC["MQRC_NOT_AUTHORIZED"])
         if isinstance(obj, RemoteQueue):
+            if obj.put == "DISABLED":
+                return self._failed(m, actor, qname, RC["MQRC_PUT_INHIBITED"])
             xq = obj.xmitq or self.routes.get(obj.rqmname) or obj.rqmname
             return self._put_remote(obj.rname, obj.rqmname, xq, m, actor, context, user, obj, event)
         return self._store(obj, m, actor, context, user, 0, event)
@@ -895,12 +862,12 @@ class QueueManager:
         self.sim.stats["expired_discarded"] += 1
         self.sim.stats[f"expired_discarded:{self.name}:{q.name}"] += 1
         self.log(m, actor, "expired_discarded", queue=q.name)
-        if int(m.md.get("Report", 0)) & _EXPIRATION_MASK:
-            self.report(m, MQFB["MQFB_EXPIRATION"], int(m.md["Report"]) & _EXPIRATION_MASK)
+        if int(m.md.get("Report", 0)) & EXPIRATION_REPORT_BITS:
+            self.report(m, MQFB["MQFB_EXPIRATION"], int(m.md["Report"]) & EXPIRATION_REPORT_BITS)
 
     # -- reports -----------------------------------------------------------------------------
     def report(self, m: SimMessage, feedback: int, option: int) -> int:
-        """Generate a report message for ``m`` (MQMD Report options, ``spec/mqmd.md`` §5.1).
+        """Generate a report message for ``m`` (IBM MQ, MQMD "Report (MQLONG)").
 
         ``option`` is the report family bits the message asked for (for
         expiration: ``MQRO_EXPIRATION``, ``_WITH_DATA`` (first 100 bytes) or
@@ -919,7 +886,7 @@ class QueueManager:
             self.sim.stats["reports_without_reply_queue"] += 1
             return OK
         report = int(md0.get("Report", 0))
-        with_data = option & ~MQRO["MQRO_EXPIRATION"] & _EXPIRATION_MASK
+        with_data = option & ~MQRO["MQRO_EXPIRATION"] & EXPIRATION_REPORT_BITS
         data = pack_data(md0, m.headers, m.body)
         if option == MQRO["MQRO_EXPIRATION_WITH_DATA"] and feedback == MQFB["MQFB_EXPIRATION"]:
             data = data[:100]
@@ -972,7 +939,7 @@ class QueueManager:
                "Format": md0["Format"], "PutApplType": actor.appltype,
                "PutApplName": actor.applname[:28], "PutDate": date, "PutTime": time}
         md = dict(md0)
-        md.update(Format="MQDEAD", Encoding=enc, CodedCharSetId=ccs)
+        md.update(Format=_FMT_DEAD, Encoding=enc, CodedCharSetId=ccs)
         dm = SimMessage(md, (("MQDLH", dlh),) + m.headers, m.body, m.deadline, m.events,
                         m.pattern, m.poison)
         if dm.pattern is None and destqm == self.name and destq in self.deleted_tempdyn:
@@ -997,8 +964,8 @@ class QueueManager:
 
         A trigger monitor opening an initiation queue nobody else has open
         triggers every application queue it serves that has enough messages
-        (seed 001, item 13: "A trigger-monitor application issues an MQOPEN
-        call for input from an initiation queue").
+        ("Conditions for a trigger event", item 13: a trigger monitor opens the
+        initiation queue for input).
         """
         self._readable(q)
         q.ipprocs += 1
@@ -1007,7 +974,7 @@ class QueueManager:
                 self._trigger_on_event(aq, "initq_open")
 
     def close_input(self, q: LocalQueue, actor: Actor, *, drained: bool = True) -> None:
-        """MQCLOSE of an input handle; the last close may trigger (seed 001, item 12).
+        """MQCLOSE of an input handle; the last close may trigger ("Conditions ...", item 12).
 
         ``drained`` says whether the closer last found the queue empty; a
         trigger message made because a server left messages behind is labelled
@@ -1033,7 +1000,8 @@ class QueueManager:
         return q if isinstance(q, LocalQueue) else None
 
     def _trigger_on_put(self, q: LocalQueue, m: SimMessage) -> None:
-        """Items 1-11 and 14 of seed 001 on a put (:func:`dlqlens.mq.triggering.on_put`)."""
+        """Items 1-11 and 14 of "Conditions for a trigger event" on a put
+        (:func:`dlqlens.mq.triggering.on_put`)."""
         last = q.last_trigger
         d = triggering.on_put(q, self, counted=m.counted, prev_count=q.trig_count - 1,
                               now_ms=self.sim.now * 10,  # ticks are 10 ms
@@ -1043,7 +1011,8 @@ class QueueManager:
             self._make_trigger(q, cause=d.cause, storm=d.cause == "trigint")
 
     def _trigger_on_event(self, q: LocalQueue, cause: str, storm: bool = False) -> None:
-        """Items 12 and 13 of seed 001 (:func:`dlqlens.mq.triggering.on_event`)."""
+        """Items 12 and 13 of "Conditions for a trigger event"
+        (:func:`dlqlens.mq.triggering.on_event`)."""
         if q.deleted:
             return
         if triggering.on_event(q, self, cause).trigger:
@@ -1056,7 +1025,7 @@ class QueueManager:
               "TriggerData": q.trigdata, "ApplType": proc.appltype, "ApplId": proc.applicid,
               "EnvData": proc.envrdata, "UserData": proc.userdata}
         md = {"Version": 2, "Report": 0, "MsgType": 8, "Expiry": -1, "Feedback": 0,
-              "Encoding": self.encoding, "CodedCharSetId": self.ccsid, "Format": "MQTRIG",
+              "Encoding": self.encoding, "CodedCharSetId": self.ccsid, "Format": _FMT_TRIGGER,
               "Priority": initq.defprty, "Persistence": 0, "MsgId": NO_ID, "CorrelId": NO_ID,
               "ReplyToQ": "", "ReplyToQMgr": "", "AccountingToken": b"\0" * 32}
         tmsg = SimMessage(md, (("MQTM", tm),), b"", None, [], "trigger_storm" if storm else None)

@@ -345,8 +345,9 @@ def trigger_storm(sim: Simulation, size: int, home: Layout) -> Plan:
     APP.WORK is TRIGGER TRIGTYPE(FIRST) with INITQ(APP.INITQ); TRIGINT has
     been lowered to 200 ms; 20 messages a second arrive. The worker started
     by the trigger monitor gets one message and closes the queue with
-    messages left, so every close makes a new trigger message (seed 001 item
-    12) and every put after TRIGINT another (item 11).
+    messages left, so every close makes a new trigger message (IBM,
+    "Conditions for a trigger event", item 12) and every put after TRIGINT
+    another (item 11).
     The monitor starts workers in the background but at most 2 run at once;
     beyond that the start fails and the trigger message is dead-lettered with
     265 (``trigger_failure``). Re-trigger messages wait on APP.INITQ

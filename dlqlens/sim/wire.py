@@ -1,27 +1,25 @@
 """Message bytes of simulated messages: header chains packed from field tables.
 
 A simulated message keeps its MQ headers as field dicts (``("MQDLH", {...})``,
-``("MQTM", {...})``, ``("MQXQH", {...})``) in front of its application data, so
-that the simulation can read them without parsing. The bytes a capture holds
-are built here with the structures' own field tables
-(:mod:`dlqlens.mq.structs`), following the chaining rule of
-``spec/mqdlh.md`` §3/§7: the MQMD's Encoding/CodedCharSetId describe the first
-header, an MQDLH's (or MQXQH's embedded MQMD's) describe what follows it.
+``("MQTM", {...})``, ``("MQXQH", {...})``, by IBM structure name) in front of
+its application data, so that the simulation can read them without parsing.
+The bytes a capture holds are built here with the structures' own field
+tables (:mod:`dlqlens.mq.structs`), following the chaining rule of
+:mod:`dlqlens.mq.chaining`: the MQMD's Encoding/CodedCharSetId describe the
+first header, each header's (the MQXQH's embedded MQMD's) describe what
+follows it.
 """
 
 from __future__ import annotations
 
 from dlqlens.capture.message import byteorder_of
+from dlqlens.mq import chaining
 from dlqlens.mq.ccsid import UTF16, charset
-from dlqlens.mq.structs import MQDLH, MQTM, MQXQH
 
 from dlqlens.sim.engine import SimulationError
 
-#: Structures a simulated message can carry, by kind.
-STRUCTS = {"MQDLH": MQDLH, "MQTM": MQTM, "MQXQH": MQXQH}
-
-#: Length in bytes of each header kind (MQDLH 172, MQTM 684, MQXQH 428).
-HEADER_LENGTH = {kind: st.length() for kind, st in STRUCTS.items()}
+#: Length in bytes of each header kind (its structure's table).
+HEADER_LENGTH = {kind: h.struct.length() for kind, h in chaining.BY_NAME.items()}
 
 
 def header_codec(ccsid: int) -> str:
@@ -31,8 +29,11 @@ def header_codec(ccsid: int) -> str:
     ------
     SimulationError
         For a CCSID an MQ header cannot be written in (UTF-16, or unknown to
-        :func:`dlqlens.mq.ccsid.charset`): IBM requires single-byte
-        characters for everything valid in queue names (``spec/mqdlh.md`` §3).
+        :func:`dlqlens.mq.ccsid.charset`): an MQDLH must be in a character
+        set with single-byte characters for every character valid in queue
+        names (IBM MQ, "MQDLH - Dead-letter header", character set and
+        encoding), and "message header data cannot be encoded in UTF-16"
+        ("Unicode conversion support").
     """
     cs = charset(int(ccsid))
     if cs.family == UTF16 or not cs.known:
@@ -41,22 +42,14 @@ def header_codec(ccsid: int) -> str:
     return cs.codec
 
 
-def next_layout(kind: str, fields: dict, encoding: int, ccsid: int) -> tuple[int, int]:
-    """Encoding and CCSID of what follows a header of ``kind``."""
-    if kind == "MQDLH":
-        return int(fields["Encoding"]), int(fields["CodedCharSetId"])
-    if kind == "MQXQH":
-        return int(fields["MsgDesc.Encoding"]), int(fields["MsgDesc.CodedCharSetId"])
-    return encoding, ccsid
-
-
 def pack_data(md: dict, headers: tuple, body: bytes) -> bytes:
     """The message data: each header packed in the layout the one before names, then ``body``."""
     enc, ccsid = int(md["Encoding"]), int(md["CodedCharSetId"])
     parts = []
     for kind, fields in headers:
-        parts.append(STRUCTS[kind].pack(fields, byteorder_of(enc), header_codec(ccsid)))
-        enc, ccsid = next_layout(kind, fields, enc, ccsid)
+        h = chaining.BY_NAME[kind]
+        parts.append(h.struct.pack(fields, byteorder_of(enc), header_codec(ccsid)))
+        enc, ccsid, _ = chaining.next_layout(h, fields, enc, ccsid)
     parts.append(body)
     return b"".join(parts)
 

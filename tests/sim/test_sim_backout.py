@@ -1,8 +1,9 @@
 """Backout rules, each on a tiny world.
 
-Sources: seed 004 (a broker MQInput node's error handling), seed 002
-(MQGMO_MARK_SKIP_BACKOUT, z/OS), ``spec/reason-codes.md`` 2362 and
-``spec/mqmd.md`` §5.6 (BackoutCount).
+Sources: IBM App Connect Enterprise, "Handling MQInput errors" (a broker MQInput
+node's error handling); IBM MQ, "Skipping backout" (MQGMO_MARK_SKIP_BACKOUT,
+z/OS); "2362 (093A) (RC2362): MQRC_BACKOUT_THRESHOLD_REACHED"; MQMD
+"BackoutCount (MQLONG)".
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ def backout_counts(m):
 
 
 def test_backout_count_rises_without_limit_when_the_application_ignores_bothresh():
-    """spec/mqmd.md §5.6: each backout of a get under syncpoint adds one to BackoutCount;
-    an application ignoring BOTHRESH loops on the message (seed 001 item 12 note c)."""
+    """MQMD "BackoutCount (MQLONG)": each backout of a get under syncpoint adds one to
+    BackoutCount; an application ignoring BOTHRESH loops on the message ("Conditions for a
+    trigger event", item 12, note c)."""
     sim, qm = world()
     q = qm.define_qlocal("IN", bothresh=3, boqname="IN.BOQ")
     qm.define_qlocal("IN.BOQ")

@@ -1,8 +1,10 @@
 """Who dead-letters what, and how the MQDLH and MQMD are filled.
 
-Sources: ``spec/mqdlh.md`` §3-§5 (who writes the MQDLH, fields), ``spec/mqmd.md``
-§6 (the MQMD of a dead letter), ``spec/reason-codes.md`` §3/§5 (reasons, MCA
-message retry), seed 000 and ``spec/runmqdlq-rules.md`` §7 (the DLQ handler).
+Sources (IBM MQ): "MQDLH - Dead-letter header" and its field pages (who writes the
+MQDLH, its fields, the MQMD of a dead letter); "What happens when a message cannot
+be delivered?" and MQCD "MsgRetryCount (MQLONG)" (the channel agent, message
+retry); the reason code pages; "How the rules table is processed" and "The DLQ
+handler rules table" (the DLQ handler).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def dead(qm):
 ], ids=["2085-unknown", "2053-full", "2051-put-inhibited", "2035-not-authorized",
         "2030-too-big-for-queue", "2048-persistent-to-tempdyn"])
 def test_receiving_mca_dead_letters_with_the_reason_of_the_failed_put(setup, reason, tmp_path):
-    """spec/mqdlh.md §5: the receiving MCA dead-letters what it cannot put, Reason = the MQRC;
+    """The receiving MCA dead-letters what it cannot put, Reason = the MQRC;
     MQDLH PutApplType/Name the MCA's (amqrmppa, MQAT_UNIX); MQMD kept except Format, Encoding,
     CodedCharSetId; the MQDLH's Encoding/CodedCharSetId/Format describe the original data."""
     sim, qma, qmb, ch = pair(mrrty=2, mrtmr=500, putaut="CTX")
@@ -70,7 +72,7 @@ def test_receiving_mca_dead_letters_with_the_reason_of_the_failed_put(setup, rea
     assert d.md["MsgId"] == original.md["MsgId"] and d.md["PutApplName"] == "payments-api"
     assert d.md["UserIdentifier"] == "svcpay" and d.md["Persistence"] == 1
     retries = [e for e in d.events if e["event"] == "message_retry"]
-    # spec/reason-codes.md §5: message retry only for 2053, 2051 (and 2192)
+    # MQCD "MsgRetryCount (MQLONG)": message retry only for 2053, 2051 (and 2192)
     assert len(retries) == (2 if reason in (2053, 2051) else 0)
     gt, rows = capture(sim, tmp_path, [("QMB", DLQ)])
     assert rows[0]["dlh"]["Reason"] == gt[0]["dlh"]["Reason"] == reason
@@ -79,7 +81,8 @@ def test_receiving_mca_dead_letters_with_the_reason_of_the_failed_put(setup, rea
 
 def test_too_big_for_the_receiving_queue_manager_cannot_be_dead_lettered_there():
     """2031 MQRC_MSG_TOO_BIG_FOR_Q_MGR at the receiving MCA: the dead letter (MQDLH + data)
-    is longer still, so the DLQ put fails too and the channel stops (spec/mqdlh.md §5)."""
+    is longer still, so the DLQ put fails too and the channel stops ("What happens when a
+    message cannot be delivered?")."""
     sim, qma, qmb, ch = pair()
     qmb.maxmsgl = 4
     qmb.define_qlocal("TARGET")
@@ -92,7 +95,7 @@ def test_too_big_for_the_receiving_queue_manager_cannot_be_dead_lettered_there()
 
 
 def test_report_option_discard_msg_is_discarded_not_dead_lettered():
-    """spec/mqdlh.md §5: the MCA dead-letters 'unless the message asked for MQRO_DISCARD_MSG'."""
+    """The MCA dead-letters unless the message asked for MQRO_DISCARD_MSG (MQMD "Report")."""
     sim, qma, qmb, ch = pair()
     send(qma, "NOWHERE", Report=MQRO["MQRO_DISCARD_MSG"])
     sim.run(2)
@@ -100,7 +103,8 @@ def test_report_option_discard_msg_is_discarded_not_dead_lettered():
 
 
 def test_without_a_usable_dlq_a_persistent_message_stops_the_channel():
-    """spec/mqdlh.md §5: 'If there is no usable DLQ the channel stops'; a nonpersistent
+    """"What happens when a message cannot be delivered?": with no usable DLQ the channel
+    stops; a nonpersistent
     message on a fast channel is lost instead."""
     sim, qma, qmb, ch = pair(shorttmr=30)
     qmb.deadq = ""
@@ -118,7 +122,7 @@ def test_without_a_usable_dlq_a_persistent_message_stops_the_channel():
 
 def test_message_too_big_for_the_channel_is_dead_lettered_by_the_sender_with_its_xqh(tmp_path):
     """2218 MQRC_MSG_TOO_BIG_FOR_CHANNEL: the sending side keeps the MQXQH (MQDLH Format
-    MQXMIT, spec/mqtm.md)."""
+    MQXMIT, "MQXQH - Transmission-queue header")."""
     sim, qma, qmb, ch = pair(maxmsgl=5)
     original = send(qma, "TARGET")
     sim.run(2)
@@ -133,7 +137,7 @@ def test_message_too_big_for_the_channel_is_dead_lettered_by_the_sender_with_its
 
 
 def test_a_local_put_failure_is_returned_not_dead_lettered():
-    """spec/mqdlh.md §5: synchronous failures are not dead-lettered."""
+    """Synchronous failures (the putter gets the reason back) are not dead-lettered."""
     sim, qm = world()
     qm.define_qlocal("FULL", maxdepth=0)
     assert qm.put("FULL", msg(), actor=APP) == 2053

@@ -12,7 +12,8 @@ from dlqlens.sim.qmgr import KEEP_FIRST, MAX_EVENTS, SimMessage
 
 
 def test_clock_is_in_hundredths_and_formats_mq_put_date_and_time():
-    """spec/mqmd.md §5.8: PutDate YYYYMMDD, PutTime HHMMSSTH (tenths, hundredths), UTC."""
+    """MQMD "PutDate (MQCHAR8)", "PutTime (MQCHAR8)": YYYYMMDD, HHMMSSTH (tenths,
+    hundredths), UTC."""
     sim = Simulation(0, dt.datetime(2024, 12, 31, 23, 59, 58, tzinfo=dt.timezone.utc))
     sim.run(1.5)
     assert sim.now == 150

@@ -1,4 +1,4 @@
-"""Expiry rules, each on a tiny world. Source: seed 003 (the MQMD Expiry field)."""
+"""Expiry rules, each on a tiny world. Source: IBM MQ, MQMD "Expiry (MQLONG)" and its notes."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_no_report_option_no_report():
 
 def test_an_undeliverable_expiration_report_is_dead_lettered():
     """An expiration report whose ReplyToQ does not exist goes to the DLQ (MQMD Feedback 258,
-    MQDLH Reason 2085) -- spec/reason-codes.md §1."""
+    MQDLH Reason 2085) -- MQDLH "Reason (MQLONG)"."""
     sim, qm = world()
     q = qm.define_qlocal("Q")
     put(qm, "Q", Expiry=1, Report=MQRO["MQRO_EXPIRATION"], ReplyToQ="GONE")

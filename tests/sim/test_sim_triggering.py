@@ -1,8 +1,9 @@
 """Triggering rules, each on a tiny world.
 
-Source: seed 001 ("Conditions for a trigger event"), numbered items quoted by
+Source: IBM MQ, "Conditions for a trigger event", numbered items quoted by
 number; the DEPTH reset and the dead-lettering of undeliverable trigger
-messages follow the IBM pages named in ``dlqlens.sim.qmgr``.
+messages follow the IBM pages named in ``docs/simulator.md`` ("The queue
+manager's rules").
 """
 
 from __future__ import annotations
@@ -229,7 +230,8 @@ def test_get_inhibited_application_queue_on_zos_then_enabled():
 
 def test_trigger_message_descriptor_and_mqtm():
     """Trigger messages: nonpersistent, initiation queue's default priority, MQEI_UNLIMITED
-    (seed 003 note 8), Format MQTRIG, MQTM from the queue and process definitions."""
+    (MQMD "Expiry (MQLONG)", note 8), Format MQTRIG, MQTM from the queue and process
+    definitions."""
     sim, qm = world()
     qm.define_qlocal("INITQ", defprty=6)
     qm.define_process("PROC", applicid="/opt/bin/srv", envrdata="&", userdata="u1")
@@ -262,8 +264,10 @@ def test_full_initiation_queue_dead_letters_the_trigger_message():
 
 
 def test_trigger_monitor_dead_letters_what_it_cannot_start(tmp_path):
-    """spec/mqdlh.md §5: runmqtrm puts a trigger message it cannot act on to the DLQ
-    with MQFB_APPL_CANNOT_BE_STARTED (265); the MQTM follows the MQDLH (Format MQTRIG)."""
+    """MQDLH "Reason (MQLONG)", MQFB_APPL_CANNOT_BE_STARTED: a trigger monitor (runmqtrm, which
+    keeps the DLQ open, "runmqtrm (start trigger monitor)") puts a trigger message it cannot act
+    on to the DLQ with MQFB_APPL_CANNOT_BE_STARTED (265); the MQTM follows the MQDLH (Format
+    MQTRIG)."""
     from sim_helpers import capture
 
     sim, qm = world()

@@ -1,11 +1,13 @@
-"""MQSC definitions as dmpmqcfg writes them and runmqsc reads them (dlqlens.mq.mqsc)."""
+"""MQSC definitions as dmpmqcfg writes them and runmqsc reads them (dlqlens.mq.mqsc), and
+the one MQSC vocabulary (dlqlens.mq.vocabulary) the reader and the simulator share."""
 
 from __future__ import annotations
 
 import pytest
+from tests.conftest import ROOT
 
+from dlqlens.mq import vocabulary
 from dlqlens.mq.mqsc import MqscError, parse_attributes, parse_mqsc, read_queue_defs
-from dlqlens.sim.qmgr import QLOCAL_DEFAULTS
 
 #: The shape of `dmpmqcfg -m QM.APP -a` output (banner comments, one attribute a line, `+`).
 DMPMQCFG = """\
@@ -70,7 +72,7 @@ def test_dmpmqcfg_output():
     assert w.attributes["acctq"] == "QMGR"  # unknown attribute kept
     assert any("ACCTQ" in x for x in defs.warnings)
     assert defs["APP.INITQ"].trigger is False
-    assert set(defs["APP.INITQ"].attributes) >= set(QLOCAL_DEFAULTS) - {"authorized", "spool"}
+    assert set(defs["APP.INITQ"].attributes) == set(vocabulary.defaults("QLOCAL"))
     p = defs.processes["WORK.PROC"]
     assert (p.appltype, p.applicid, p.envrdata, p.userdata) == (6, "/opt/work/bin/worker", "&", "")
     assert defs.trigint == 200 and defs.qmgr["deadq"] == "SYSTEM.DEAD.LETTER.QUEUE"
@@ -156,5 +158,154 @@ def test_definitions_feed_the_simulator():
 
     defs = parse_mqsc(DMPMQCFG)
     qm = QueueManager(Simulation(1), "QM.APP", trigint=defs.trigint)
-    q = qm.define_qlocal("APP.WORK", **defs["APP.WORK"].sim_attributes())
+    q = qm.define_qlocal("APP.WORK", **defs["APP.WORK"].known_attributes())
     assert (q.trigger, q.initq, q.msgdlvsq, q.bothresh) == (True, "APP.INITQ", "FIFO", 3)
+    assert "acctq" not in defs["APP.WORK"].known_attributes()  # kept, but not the vocabulary's
+
+
+# ---------------------------------------------------------------------------
+# one vocabulary: what the reader and the simulator take, settled from IBM's
+# documentation
+# ---------------------------------------------------------------------------
+
+def test_reader_and_simulator_share_the_qlocal_vocabulary():
+    from dlqlens.sim.qmgr import QLOCAL_DEFAULTS, SIM_QLOCAL_ATTRIBUTES
+
+    assert {k: v for k, v in QLOCAL_DEFAULTS.items() if k not in SIM_QLOCAL_ATTRIBUTES} == \
+        vocabulary.defaults("QLOCAL") == parse_mqsc("DEFINE QLOCAL(Q)")["Q"].attributes
+    # every QLOCAL attribute MQSC sets reaches a simulated queue as written
+    from dlqlens.sim import QueueManager, Simulation
+
+    text = ("DEFINE QLOCAL(Q) MAXDEPTH(7) MAXMSGL(100) PUT(DISABLED) GET(DISABLED) DEFPSIST(YES)"
+            " DEFPRTY(3) MSGDLVSQ(FIFO) BOTHRESH(2) BOQNAME(B) TRIGGER TRIGTYPE(DEPTH) TRIGDPTH(4)"
+            " TRIGMPRI(5) INITQ(I) PROCESS(P) TRIGDATA(d) USAGE(XMITQ) DESCR(x)")
+    given = parse_mqsc(text)["Q"].known_attributes()
+    settable = {k for k, a in vocabulary.attributes("QLOCAL").items() if a.settable}
+    assert set(given) >= settable
+    q = QueueManager(Simulation(1), "QM1").define_qlocal("Q", **given)
+    assert {k: getattr(q, k) for k in given} == given
+
+
+@pytest.mark.parametrize("deftype", ["PERMDYN", "TEMPDYN", "SHAREDYN"])
+def test_model_queue_deftype_values(deftype):
+    """IBM MQ, "DEFINE queues", DEFTYPE: model queues take PERMDYN, TEMPDYN and
+    SHAREDYN (z/OS only); SYSTEM.DEFAULT.MODEL.QUEUE has TEMPDYN."""
+    assert parse_mqsc(f"DEFINE QMODEL(M) DEFTYPE({deftype})")["M"].deftype == deftype
+    assert parse_mqsc("DEFINE QMODEL(M)")["M"].deftype == "TEMPDYN"
+
+
+def test_model_queue_deftype_is_never_predefined():
+    """IBM MQ, "DefinitionType (MQLONG)": "Predefined queues cannot be created
+    from model queues" (both copies of the vocabulary accepted PREDEFINED)."""
+    with pytest.raises(MqscError) as info:
+        parse_mqsc("DEFINE QMODEL(M) DEFTYPE(PREDEFINED)")
+    assert info.value.expected == "DEFTYPE(PERMDYN|TEMPDYN|SHAREDYN)"
+
+
+def test_deftype_is_not_a_local_queue_parameter():
+    """IBM MQ, "DEFINE queues": DEFTYPE "is supported only on model queues"; a
+    local queue's DefinitionType is PREDEFINED when DEFINE made it."""
+    defs = parse_mqsc("DEFINE QLOCAL(L) DEFTYPE(TEMPDYN) MAXDEPTH(9)")
+    assert defs["L"].deftype == "PREDEFINED" and defs["L"].maxdepth == 9
+    assert any("DEFTYPE" in w and "ignored" in w for w in defs.warnings)
+    assert not vocabulary.attributes("QLOCAL")["deftype"].settable
+    assert vocabulary.attributes("QMODEL")["deftype"].settable
+
+
+def test_sharedyn_exists_on_zos_only():
+    """IBM MQ, "DEFINE queues", DEFTYPE(SHAREDYN): "This option is available
+    on z/OS only" (the simulator's copy refused it everywhere, the reader's
+    accepted it everywhere). The reader does not know the platform and keeps
+    it; a simulated queue manager takes it on z/OS only."""
+    from dlqlens.sim import QueueManager, Simulation, SimulationError
+
+    sim = Simulation(1)
+    with pytest.raises(SimulationError, match="z/OS"):
+        QueueManager(sim, "QM1").define_qlocal("Q", deftype="SHAREDYN")
+    q = QueueManager(sim, "MQP1", platform="zos").define_qlocal("Q", deftype="SHAREDYN")
+    assert q.deftype == "SHAREDYN"
+    with pytest.raises(vocabulary.AttributeValueError):
+        vocabulary.check("QMODEL", {"deftype": "SHAREDYN"}, platform="linux")
+    vocabulary.check("QMODEL", {"deftype": "SHAREDYN"}, platform="zos")
+    vocabulary.check("QMODEL", {"deftype": "SHAREDYN"})
+
+
+def test_queue_manager_maxmsgl_is_32k_to_100m():
+    """IBM MQ, "MaxMsgLength (MQLONG)" of the queue manager: "The lower limit
+    for the MaxMsgLength attribute is 32 KB" and 100 MB the upper; a queue's
+    MAXMSGL may be 0 ("DEFINE queues", MAXMSGL). The reader took 0 for both."""
+    assert parse_mqsc("ALTER QMGR MAXMSGL(32768)").qmgr["maxmsgl"] == 32768
+    with pytest.raises(MqscError, match="an integer 32768-104857600 for MAXMSGL"):
+        parse_mqsc("ALTER QMGR MAXMSGL(1000)")
+    assert parse_mqsc("DEFINE QLOCAL(Q) MAXMSGL(0)")["Q"].maxmsgl == 0
+    from dlqlens.sim import QueueManager, Simulation, SimulationError
+
+    with pytest.raises(SimulationError, match="MAXMSGL"):
+        QueueManager(Simulation(1), "QM1", maxmsgl=1000)
+
+
+def test_trigger_flag_takes_no_value():
+    """IBM MQ, "DEFINE queues": TRIGGER and NOTRIGGER are keywords without a value."""
+    with pytest.raises(MqscError, match="TRIGGER or NOTRIGGER without a value"):
+        parse_mqsc("DEFINE QLOCAL(Q) TRIGGER(YES)")
+
+
+@pytest.mark.parametrize("objtype, keyword, value", [
+    ("QLOCAL", "maxdepth", -1), ("QLOCAL", "trigdpth", 0), ("QLOCAL", "defprty", 10),
+    ("QLOCAL", "trigger", "YES"), ("QLOCAL", "maxdepth", True), ("QLOCAL", "usage", "NORMAl"),
+    ("QREMOTE", "defpsist", "MAYBE"), ("PROCESS", "appltype", "UNIX"), ("QMGR", "trigint", -5),
+])
+def test_simulator_checks_values_with_the_vocabulary(objtype, keyword, value):
+    with pytest.raises(vocabulary.AttributeValueError) as info:
+        vocabulary.check(objtype, {keyword: value})
+    assert keyword.upper() in info.value.expected
+
+
+def test_remote_queue_put_inhibited():
+    """IBM MQ, "DEFINE queues", PUT (remote queues too): PUT(DISABLED) inhibits
+    puts; an MQPUT to the definition fails with 2051 MQRC_PUT_INHIBITED."""
+    from dlqlens.sim import Actor, QueueManager, Simulation
+    from dlqlens.sim.qmgr import MQAT_UNIX, SimMessage
+
+    qm = QueueManager(Simulation(1), "QM1")
+    qm.define_qlocal("QM2", usage="XMITQ")
+    qm.define_qremote("R", "X", "QM2", "QM2", put="DISABLED")
+    m = SimMessage({"Format": "MQSTR", "Encoding": 546, "CodedCharSetId": 1208, "Priority": 0,
+                    "Persistence": 0}, (), b"x")
+    assert qm.put("R", m, actor=Actor("a", MQAT_UNIX, "a")) == 2051
+
+
+def _vocabulary_rows() -> list[str]:
+    """The rows of the vocabulary table of docs/mqsc.md, from the code."""
+    from dlqlens.mq.constants import MQAT_NAMES
+
+    rows = []
+    for objtype, table in vocabulary.ATTRIBUTES.items():
+        for a in table.values():
+            if a.kind == "integer":
+                allowed = f"{a.low} to {a.high}"
+            elif a.kind == "choice":
+                allowed = ", ".join(f"{v} (z/OS only)" if a.only_on.get(v) == vocabulary.ZOS
+                                    else v for v in a.values)
+            elif a.kind == "flag":
+                allowed = f"`{a.keyword}` (true), `{a.negative}` (false)"
+            elif a.kind == "appltype":
+                allowed = "an MQAT_* number, or " + ", ".join(sorted(vocabulary.APPLTYPES))
+            else:
+                allowed = "text"
+            if a.kind == "appltype":
+                default = f"{a.default} ({MQAT_NAMES.get(a.default, '')})"
+            else:
+                default = "blank" if a.kind == "string" else str(a.default)
+            names = ", ".join(f"`{k}`" for k in (a.keyword,) + a.synonyms)
+            how = "" if a.settable else " (not set by DEFINE/ALTER)"
+            rows.append(f"| {objtype} | {names}{how} | {a.kind} | {allowed} | {default} |")
+    return rows
+
+
+def test_docs_vocabulary_table_is_the_code():
+    text = (ROOT / "docs" / "mqsc.md").read_text(encoding="utf-8")
+    table = text.split("<!-- vocabulary table:", 1)[1].split("<!-- end of vocabulary table", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and
+            not line.startswith(("| type ", "| ---"))]
+    assert rows == _vocabulary_rows()

@@ -3,8 +3,9 @@
 ``decode.fixed.decode_fixed`` (the vectorised decoder), for both byte orders
 and ASCII, UTF-8 and EBCDIC character sets.
 
-Sizes and offsets are IBM's (``cmqc.h`` as transcribed in spec/mqmd.md,
-spec/mqdlh.md, spec/mqtm.md).
+Sizes and offsets are written here as numbers, from IBM MQ's ``cmqc.h``
+(MQ 9.4.5: the ``MQ*_LENGTH_*`` constants and the structure declarations), so
+that they check the field tables rather than repeat them.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dlqlens.decode.fixed import decode_fixed
-from dlqlens.mq.structs import (MQBYTE, MQCHAR, MQDLH, MQHEADER_PREFIX, MQLONG, MQMD,
-                                MQMDE, MQRFH2, MQTM, MQTMC2, MQXQH, STRUCTS)
+from dlqlens.mq.structs import (MQBYTE, MQCHAR, MQCIH, MQDH, MQDLH, MQHEADER_PREFIX, MQIIH,
+                                MQLONG, MQMD, MQMDE, MQRFH, MQRFH2, MQRMH, MQTM, MQTMC2, MQWIH,
+                                MQXQH, STRUCTS)
 
 # --------------------------------------------------------------------------
 # sizes and offsets
@@ -31,6 +33,10 @@ from dlqlens.mq.structs import (MQBYTE, MQCHAR, MQDLH, MQHEADER_PREFIX, MQLONG, 
     (MQDLH, None, 172), (MQXQH, None, 428), (MQTM, None, 684),
     (MQTMC2, 1, 684), (MQTMC2, 2, 732), (MQMDE, None, 72), (MQRFH2, None, 36),
     (MQHEADER_PREFIX, None, 32),
+    # cmqc.h MQRFH_STRUC_LENGTH_FIXED, MQCIH_LENGTH_1/_2, MQIIH_LENGTH_1,
+    # MQDH_LENGTH_1, MQWIH_LENGTH_1, MQRMH_LENGTH_1
+    (MQRFH, None, 32), (MQCIH, 1, 164), (MQCIH, 2, 180), (MQIIH, None, 84),
+    (MQDH, None, 48), (MQWIH, None, 120), (MQRMH, None, 108),
 ])
 def test_structure_sizes(struct, version, size):
     assert struct.length(version) == size
@@ -39,8 +45,8 @@ def test_structure_sizes(struct, version, size):
     assert struct.numpy_dtype("<", version).itemsize == size
 
 
-def test_struct_formats_equal_the_spec_strings():
-    # spec/mqmd.md §1, spec/mqdlh.md §1, spec/mqtm.md §1-3
+def test_struct_formats_equal_the_cmqc_declarations():
+    # cmqc.h tagMQMD, tagMQDLH, tagMQTM, tagMQTMC2
     assert MQMD.struct_format("<", 1) == "<4s7i8s2i24s24si48s48s12s32s32si28s8s8s4s".replace(
         "7i", "iiiiiii").replace("2i", "ii")
     assert MQMD.struct_format(">", 2) == MQMD.struct_format(">", 1) + "24siiii"
@@ -49,7 +55,7 @@ def test_struct_formats_equal_the_spec_strings():
     assert MQTMC2.struct_format(">") == ">4s4s48s48s64s4s256s128s128s48s"
 
 
-MQMD_OFFSETS = {  # spec/mqmd.md §2
+MQMD_OFFSETS = {  # IBM "MQMD - Message descriptor", cmqc.h tagMQMD
     "StrucId": 0, "Version": 4, "Report": 8, "MsgType": 12, "Expiry": 16, "Feedback": 20,
     "Encoding": 24, "CodedCharSetId": 28, "Format": 32, "Priority": 40, "Persistence": 44,
     "MsgId": 48, "CorrelId": 72, "BackoutCount": 96, "ReplyToQ": 100, "ReplyToQMgr": 148,
@@ -58,37 +64,49 @@ MQMD_OFFSETS = {  # spec/mqmd.md §2
     "ApplOriginData": 320, "GroupId": 324, "MsgSeqNumber": 348, "Offset": 352,
     "MsgFlags": 356, "OriginalLength": 360,
 }
-MQDLH_OFFSETS = {  # spec/mqdlh.md §2
+MQDLH_OFFSETS = {  # IBM "MQDLH - Dead-letter header"
     "StrucId": 0, "Version": 4, "Reason": 8, "DestQName": 12, "DestQMgrName": 60,
     "Encoding": 108, "CodedCharSetId": 112, "Format": 116, "PutApplType": 124,
     "PutApplName": 128, "PutDate": 156, "PutTime": 164,
 }
-MQTM_OFFSETS = {  # spec/mqtm.md §1
+MQTM_OFFSETS = {  # IBM "MQTM - Trigger message"
     "StrucId": 0, "Version": 4, "QName": 8, "ProcessName": 56, "TriggerData": 104,
     "ApplType": 168, "ApplId": 172, "EnvData": 428, "UserData": 556,
 }
 MQTMC2_OFFSETS = {"Version": 4, "ApplType": 168, "ApplId": 172, "QMgrName": 684}
-MQXQH_OFFSETS = {  # spec/mqtm.md §3
+MQXQH_OFFSETS = {  # IBM "MQXQH - Transmission-queue header"
     "RemoteQName": 8, "RemoteQMgrName": 56, "MsgDesc.StrucId": 104,
     "MsgDesc.Encoding": 128, "MsgDesc.CodedCharSetId": 132, "MsgDesc.Format": 136,
     "MsgDesc.MsgId": 152, "MsgDesc.BackoutCount": 200, "MsgDesc.PutApplName": 380,
     "MsgDesc.PutDate": 408, "MsgDesc.PutTime": 416, "MsgDesc.ApplOriginData": 424,
 }
-MQMDE_OFFSETS = {  # spec/mqmd.md §7
+MQMDE_OFFSETS = {  # IBM "MQMDE - Message descriptor extension"
     "StrucId": 0, "Version": 4, "StrucLength": 8, "Encoding": 12, "CodedCharSetId": 16,
     "Format": 20, "Flags": 28, "GroupId": 32, "MsgSeqNumber": 56, "Offset": 60,
     "MsgFlags": 64, "OriginalLength": 68,
 }
 MQRFH2_OFFSETS = {"StrucLength": 8, "Encoding": 12, "CodedCharSetId": 16, "Format": 20,
-                  "Flags": 28, "NameValueCCSID": 32}  # spec/mqdlh.md §7.1
+                  "Flags": 28, "NameValueCCSID": 32}  # IBM "MQRFH2 - Rules and formatting header 2"
+# cmqc.h tagMQCIH, tagMQIIH, tagMQWIH, tagMQRMH, tagMQDH, offsets added up by hand
+MQCIH_OFFSETS = {"ReturnCode": 32, "Facility": 76, "Function": 84, "Authenticator": 92,
+                 "ReplyToFormat": 108, "NextTransactionId": 144, "Reserved3": 156,
+                 "CursorPosition": 164, "Reserved4": 176}
+MQIIH_OFFSETS = {"LTermOverride": 32, "Authenticator": 56, "TranInstanceId": 64, "TranState": 80,
+                 "Reserved": 83}
+MQWIH_OFFSETS = {"ServiceName": 32, "ServiceStep": 64, "MsgToken": 72, "Reserved": 88}
+MQRMH_OFFSETS = {"ObjectType": 32, "ObjectInstanceId": 40, "SrcEnvLength": 64,
+                 "DestNameOffset": 92, "DataLogicalOffset2": 104}
+MQDH_OFFSETS = {"PutMsgRecFields": 32, "RecsPresent": 36, "ObjectRecOffset": 40,
+                "PutMsgRecOffset": 44}
 
 
 @pytest.mark.parametrize("struct, expected", [
     (MQMD, MQMD_OFFSETS), (MQDLH, MQDLH_OFFSETS), (MQTM, MQTM_OFFSETS),
     (MQTMC2, MQTMC2_OFFSETS), (MQXQH, MQXQH_OFFSETS), (MQMDE, MQMDE_OFFSETS),
-    (MQRFH2, MQRFH2_OFFSETS),
+    (MQRFH2, MQRFH2_OFFSETS), (MQCIH, MQCIH_OFFSETS), (MQIIH, MQIIH_OFFSETS),
+    (MQWIH, MQWIH_OFFSETS), (MQRMH, MQRMH_OFFSETS), (MQDH, MQDH_OFFSETS),
 ], ids=lambda v: getattr(v, "name", ""))
-def test_field_offsets_equal_the_spec_tables(struct, expected):
+def test_field_offsets_equal_the_ibm_layouts(struct, expected):
     got = {name: struct.offsets[name] for name in expected}
     assert got == expected
 
@@ -104,6 +122,13 @@ def test_versions_and_identifiers():
                                                  "MDE ", "RFH ")
     assert (MQDLH.format_name, MQXQH.format_name, MQTM.format_name, MQMDE.format_name,
             MQRFH2.format_name) == ("MQDEAD  ", "MQXMIT  ", "MQTRIG  ", "MQHMDE  ", "MQHRF2  ")
+    # cmqc.h MQ*_STRUC_ID and MQFMT_* of the headers with the common prefix
+    assert [(s.struc_id, s.format_name) for s in (MQRFH, MQCIH, MQIIH, MQDH, MQWIH, MQRMH)] == [
+        ("RFH ", "MQHRF   "), ("CIH ", "MQCICS  "), ("IIH ", "MQIMS   "), ("DH  ", "MQHDIST "),
+        ("WIH ", "MQHWIH  "), ("RMH ", "MQHREF  ")]
+    # every header with the prefix starts with the same seven fields
+    for s in (MQRFH, MQRFH2, MQMDE, MQCIH, MQIIH, MQDH, MQWIH, MQRMH):
+        assert s.fields[:7] == MQHEADER_PREFIX.fields
     # every field of every table has a type, a positive length and a meaning
     for s in STRUCTS.values():
         for f in s.fields:
@@ -113,7 +138,7 @@ def test_versions_and_identifiers():
 
 
 def test_pack_known_bytes_of_a_dlh():
-    # spec/capture-formats.md §1.9: the first 12 bytes of a little-endian DLH
+    # the first 12 bytes of a little-endian DLH: 'DLH ', Version 1, Reason 2053
     b = MQDLH.pack({"Reason": 2053, "Version": 1, "DestQName": "APP.IN"}, "<", "latin-1")
     assert b[:12] == bytes.fromhex("444C4820010000000508 0000".replace(" ", ""))
     assert b[12:18] == b"APP.IN" and b[18:60] == b" " * 42
