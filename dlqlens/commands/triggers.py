@@ -34,7 +34,7 @@ def register(sub) -> None:
 
 
 def run_evaluate(args) -> int:
-    from dlqlens.triggers.evaluator import evaluate_files
+    from dlqlens.trigger_events.evaluator import evaluate_files
 
     outcomes = evaluate_files(args.queue_defs, args.events, trigint=args.trigint,
                               platform=args.platform)

@@ -2,13 +2,13 @@
 
 Detectors over the trigger messages found in captures (of initiation queues
 and of the DLQ); the evaluator that replays trigger conditions against queue
-definitions is :mod:`dlqlens.triggers`.
+definitions is :mod:`dlqlens.trigger_events`.
 
 A trigger message (MsgType datagram, Format ``MQTRIG``, an MQTM naming the
 application queue ``QName``, the process ``ProcessName`` and the program
 ``ApplId``) is what the queue manager puts on an initiation queue when the
 conditions for a trigger event hold (IBM MQ, "Conditions for a trigger
-event", seed 001; :mod:`dlqlens.mq.triggering`). Two patterns show in captures:
+event", seed 001; :mod:`dlqlens.mq.trigger_conditions`). Two patterns show in captures:
 
 Trigger storm (:func:`trigger_storm`)
     Many trigger messages for one application queue and process within a

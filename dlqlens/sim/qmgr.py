@@ -9,7 +9,7 @@ The rules for putting, dead-lettering, getting and triggering, each with the
 IBM documentation it follows, are in ``docs/simulator.md`` ("The queue
 manager's rules"); :meth:`QueueManager.put`, :meth:`QueueManager.dead_letter`,
 :meth:`QueueManager.get` and the trigger methods apply them, and
-:mod:`dlqlens.mq.triggering` decides every trigger condition.
+:mod:`dlqlens.mq.trigger_conditions` decides every trigger condition.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import pickle
 from dataclasses import dataclass
 
-from dlqlens.mq import triggering, vocabulary
+from dlqlens.mq import trigger_conditions, vocabulary
 from dlqlens.mq.constants import MQAT, MQFB, MQFMT, MQRC, MQRO
 from dlqlens.sim.engine import Simulation, SimulationError
 from dlqlens.sim.wire import HEADER_LENGTH, data_length, header_codec, pack_data
@@ -649,7 +649,7 @@ class QueueManager:
         if any(k in attrs for k in ("trigmpri", "defprty", "msgdlvsq")):
             q._recount()
         changed = {k for k in attrs if attrs[k] != old[k]}
-        causes = triggering.alter_causes(q, changed, usage_normal=q.usage == "NORMAL")
+        causes = trigger_conditions.alter_causes(q, changed, usage_normal=q.usage == "NORMAL")
         if "alter" in causes:
             self._trigger_on_event(q, "alter")
         if "get_enabled" in causes:
@@ -989,7 +989,7 @@ class QueueManager:
         return [q for q in self.objects.values()
                 if isinstance(q, LocalQueue) and q.initq == initq.name and q is not initq]
 
-    # the ``world`` of dlqlens.mq.triggering: every condition is decided there
+    # the ``world`` of dlqlens.mq.trigger_conditions: every condition is decided there
     def process_defined(self, name: str) -> bool:
         """Condition 6: a process definition ``name`` exists."""
         return name in self.processes
@@ -1001,9 +1001,9 @@ class QueueManager:
 
     def _trigger_on_put(self, q: LocalQueue, m: SimMessage) -> None:
         """Items 1-11 and 14 of "Conditions for a trigger event" on a put
-        (:func:`dlqlens.mq.triggering.on_put`)."""
+        (:func:`dlqlens.mq.trigger_conditions.on_put`)."""
         last = q.last_trigger
-        d = triggering.on_put(q, self, counted=m.counted, prev_count=q.trig_count - 1,
+        d = trigger_conditions.on_put(q, self, counted=m.counted, prev_count=q.trig_count - 1,
                               now_ms=self.sim.now * 10,  # ticks are 10 ms
                               last_trigger_ms=None if last is None else last * 10,
                               trigint_ms=self.trigint)
@@ -1012,10 +1012,10 @@ class QueueManager:
 
     def _trigger_on_event(self, q: LocalQueue, cause: str, storm: bool = False) -> None:
         """Items 12 and 13 of "Conditions for a trigger event"
-        (:func:`dlqlens.mq.triggering.on_event`)."""
+        (:func:`dlqlens.mq.trigger_conditions.on_event`)."""
         if q.deleted:
             return
-        if triggering.on_event(q, self, cause).trigger:
+        if trigger_conditions.on_event(q, self, cause).trigger:
             self._make_trigger(q, cause=cause, storm=storm)
 
     def _make_trigger(self, q: LocalQueue, *, cause: str, storm: bool) -> None:
@@ -1034,7 +1034,7 @@ class QueueManager:
         q.last_trigger = self.sim.now
         self.sim.stats["trigger_messages"] += 1
         self.sim.stats[f"trigger_messages:{self.name}:{q.name}"] += 1
-        for k, v in triggering.after_trigger(q).items():  # DEPTH: TRIGGER off
+        for k, v in trigger_conditions.after_trigger(q).items():  # DEPTH: TRIGGER off
             setattr(q, k, v)
         rc = self.put(initq.name, tmsg, actor=self.actor, context="default")
         if rc == OK:

@@ -1,6 +1,6 @@
 """The trigger-condition evaluator, one case per item of seed 001 ("Conditions for a trigger event").
 
-Each test states the item it checks; the decisions are dlqlens.mq.triggering's,
+Each test states the item it checks; the decisions are dlqlens.mq.trigger_conditions's,
 the same code the simulator uses (tests/sim/test_sim_triggering.py checks them
 through the simulator).
 """
@@ -13,7 +13,7 @@ import pytest
 
 from dlqlens.cli import main
 from dlqlens.mq.mqsc import parse_mqsc
-from dlqlens.triggers import EventError, evaluate, parse_events
+from dlqlens.trigger_events import EventError, evaluate, parse_events
 
 DEFS = """\
 ALTER QMGR TRIGINT(999999999)

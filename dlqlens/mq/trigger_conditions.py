@@ -3,7 +3,7 @@
 Source: IBM MQ, "Conditions for a trigger event"; the numbers used everywhere
 in dlqlens are the items of that list (1-14). The
 simulator (:mod:`dlqlens.sim.qmgr`) and the trigger-condition evaluator
-(:mod:`dlqlens.triggers.evaluator`) both decide with :func:`on_put` and
+(:mod:`dlqlens.trigger_events.evaluator`) both decide with :func:`on_put` and
 :func:`on_event`; neither holds a condition of its own.
 
 Nothing here changes state. The caller gives:

@@ -6,7 +6,7 @@ queue manager's TRIGINT) and a sequence of events, :func:`evaluate` replays
 the events on a small model of the queues and says, for every event, whether
 the queue manager makes a trigger message, of which kind, or which item of
 IBM's "Conditions for a trigger event" (seed 001) stopped it. The decisions
-are those of :mod:`dlqlens.mq.triggering`, the code the simulator uses.
+are those of :mod:`dlqlens.mq.trigger_conditions`, the code the simulator uses.
 
 Events
 ------
@@ -76,7 +76,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from dlqlens.errors import DlqlensError
-from dlqlens.mq import triggering
+from dlqlens.mq import trigger_conditions
 from dlqlens.mq.mqsc import MqscError, parse_attributes
 
 EVENTS = ("put", "get", "commit", "backout", "open_input", "close_input", "monitor_start",
@@ -112,13 +112,13 @@ class Outcome:
     trigger : bool
         A trigger message is made.
     cause : str or None
-        :attr:`dlqlens.mq.triggering.Decision.cause` when ``trigger``.
+        :attr:`dlqlens.mq.trigger_conditions.Decision.cause` when ``trigger``.
     item : int
         The item of seed 001 the event is judged under (1, 3, 11, 12, 13).
     condition : int or None
         When not ``trigger``: the first item that stopped it...
     condition_text : str or None
-        ...and its statement (:data:`dlqlens.mq.triggering.CONDITIONS`).
+        ...and its statement (:data:`dlqlens.mq.trigger_conditions.CONDITIONS`).
     failed : list of int
         Every item that was not satisfied.
     trigtype : str
@@ -180,7 +180,7 @@ class _Queue:
     def recount(self) -> None:
         self.trig_count = 0
         for m in self.messages:
-            m[1] = triggering.qualifies(self, m[0])
+            m[1] = trigger_conditions.qualifies(self, m[0])
             if m[1] and not m[2]:
                 self.trig_count += 1
 
@@ -417,9 +417,9 @@ def _queue(world, ev, source, no) -> _Queue:
     return q
 
 
-def _outcome(ev, no, q, d: triggering.Decision | None, **kw) -> Outcome:
+def _outcome(ev, no, q, d: trigger_conditions.Decision | None, **kw) -> Outcome:
     if d is None:
-        d = triggering.Decision(False, failed=(1,), item=1)
+        d = trigger_conditions.Decision(False, failed=(1,), item=1)
     return Outcome(line=no, event=ev["event"], queue=q.name if q is not None else
                    ev.get("queue") or ev.get("process") or "", t=ev.get("t", 0.0),
                    trigger=d.trigger, cause=d.cause, item=d.item, condition=d.condition,
@@ -428,15 +428,15 @@ def _outcome(ev, no, q, d: triggering.Decision | None, **kw) -> Outcome:
                    **kw)
 
 
-def _made(q: _Queue, d: triggering.Decision, now_ms: float) -> None:
+def _made(q: _Queue, d: trigger_conditions.Decision, now_ms: float) -> None:
     if d.trigger:
         q.last_trigger_ms = now_ms
-        for k, v in triggering.after_trigger(q).items():
+        for k, v in trigger_conditions.after_trigger(q).items():
             setattr(q, k, v)
 
 
 def _judge_event(world, q, cause, ev, no, now_ms, **kw) -> Outcome:
-    d = triggering.on_event(q, world, cause, explain=True)
+    d = trigger_conditions.on_event(q, world, cause, explain=True)
     o = _outcome(ev, no, q, d, **kw)
     _made(q, d, now_ms)
     return o
@@ -460,7 +460,7 @@ def _apply(world: _World, state: dict, ev: dict, no: int, source: str) -> list[O
         prio = ev.get("priority")
         prio = int(q.defprty) if prio is None else prio
         for k in range(ev["count"]):
-            counted = triggering.qualifies(q, prio)
+            counted = trigger_conditions.qualifies(q, prio)
             prev = q.trig_count
             m = [prio, counted, False]
             if q.msgdlvsq == "FIFO":
@@ -470,7 +470,7 @@ def _apply(world: _World, state: dict, ev: dict, no: int, source: str) -> list[O
                 q.messages.insert(pos, m)
             if counted:
                 q.trig_count += 1
-            d = triggering.on_put(q, world, counted=counted, prev_count=prev, now_ms=now_ms,
+            d = trigger_conditions.on_put(q, world, counted=counted, prev_count=prev, now_ms=now_ms,
                                   last_trigger_ms=q.last_trigger_ms,
                                   trigint_ms=state["trigint"], explain=True)
             o = _outcome(ev, no, q, d, message=k + 1 if ev["count"] > 1 else None)
@@ -526,7 +526,7 @@ def _apply(world: _World, state: dict, ev: dict, no: int, source: str) -> list[O
             q.recount()
         changed = {k for k in attrs if attrs[k] != old[k]}
         out = []
-        for cause in triggering.alter_causes(q, changed):
+        for cause in trigger_conditions.alter_causes(q, changed):
             if cause == "initq_put_enabled":
                 out.extend(_judge_event(world, aq, cause, ev, no, now_ms, via=q.name)
                            for aq in world.served_by(q))
