@@ -14,7 +14,7 @@ import struct
 import numpy as np
 import pyarrow as pa
 import pytest
-from conftest import (codes, dlh_fields, dlq_message, issue, md_fields, plain_message,
+from tests.builders import (codes, dlh_fields, dlq_message, issue, md_fields, plain_message,
                       read_rows, write_capture)
 
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw

@@ -1,4 +1,4 @@
-"""Shared helpers of the pure-Python decoder tests (no Spark).
+"""Builders shared by the pure-Python reader and decoder tests (no Spark).
 
 Builders make dead-letter messages with :func:`dlqlens.capture.message.dead_letter`
 and the structure field tables; ``write_capture`` writes them in any of the three
@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, settings
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw
 from dlqlens.capture.message import CaptureMessage, dead_letter
 from dlqlens.capture.reader import read_capture
+from tests.conftest import REAL  # the one place the real captures' folder is worked out
 
-REAL = Path(os.environ.get("DLQLENS_REAL_CAPTURES", "/work/shared/real-captures"))
 
 #: Hypothesis settings of these tests (applied per test, not as a global profile,
 #: so other test modules keep their own). DLQLENS_EXAMPLES=1000 for a longer run.

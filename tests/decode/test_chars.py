@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from dlqlens.decode.fixed import decode_chars, decode_fixed
 from dlqlens.mq.structs import MQDLH
 
-from conftest import FAST
+from tests.builders import FAST
 
 #: bytes that exercise each branch: letters, both pad bytes, NUL, tab and
 #: other control characters, bytes above 0x7F (EBCDIC letters, Latin-1)

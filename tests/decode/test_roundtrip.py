@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import FAST, INVARIANT, WRITERS, codes, read_rows, write_capture
+from tests.builders import FAST, INVARIANT, WRITERS, codes, read_rows, write_capture
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dlqlens.decode.fixed import concat_ranges, gather
 
-from conftest import FAST
+from tests.builders import FAST
 
 
 def naive_gather(data, starts, width, limit):

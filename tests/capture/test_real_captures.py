@@ -9,7 +9,7 @@ import datetime as dt
 import os
 
 import pytest
-from conftest import REAL, codes, issue, read_rows, real
+from tests.builders import REAL, codes, issue, read_rows, real
 
 from dlqlens.capture.reader import read_capture
 from dlqlens.capture.registry import detect_format

@@ -14,7 +14,7 @@ import struct as pystruct
 
 import numpy as np
 import pytest
-from conftest import FAST
+from tests.builders import FAST
 from hypothesis import given
 from hypothesis import strategies as st
 

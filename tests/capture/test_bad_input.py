@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from conftest import FAST, codes, dlq_message, issue, md_fields, read_rows, write_capture
+from tests.builders import FAST, codes, dlq_message, issue, md_fields, read_rows, write_capture
 from hypothesis import given
 from hypothesis import strategies as st
 

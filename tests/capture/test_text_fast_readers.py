@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 import pytest
-from conftest import FAST, dlq_message, plain_message, write_capture
+from tests.builders import FAST, dlq_message, plain_message, write_capture
 from hypothesis import given
 from hypothesis import strategies as st
 
