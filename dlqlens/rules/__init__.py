@@ -34,8 +34,11 @@ Model: :class:`RulesTable`, :class:`ControlData`, :class:`Rule`,
 catalogue :data:`KEYWORDS`; diagnostic and lint codes in
 :data:`DIAGNOSTIC_CODES` and :data:`LINT_CODES`.
 
-Behaviour follows IBM's DLQ handler documentation and IBM's sample handler
-as summarised in ``spec/runmqdlq-rules.md``.
+Behaviour follows IBM's DLQ handler documentation ("The DLQ handler rules
+table", "DLQ control data", "DLQ rules (patterns and actions)", "DLQ rules
+table conventions", "How the rules table is processed") and, where IBM's
+text leaves room, the DLQ handler sample shipped with IBM MQ (``amqsdlq``);
+``docs/rules.md`` describes it.
 """
 
 from dlqlens.rules.lint import CODES as LINT_CODES

@@ -10,8 +10,8 @@ expressions (:func:`string_predicate` ...).
 Equivalence with the handler's matching
 ---------------------------------------
 The reference semantics are :func:`dlqlens.rules.match.match_string`, the
-algorithm of IBM's sample handler (``odqMatchString``,
-``spec/runmqdlq-rules.md`` §5.2) over a blank-padded field of length ``L``.
+algorithm of IBM's sample handler (``amqsdlq``, ``odqMatchString``) over a
+blank-padded field of length ``L``.
 A capture DataFrame holds MQ character fields *trimmed* of their padding
 (:mod:`dlqlens.decode.fixed`: cut at the first NUL, trailing blanks
 removed), so the predicate is evaluated on ``t = rtrim(value)`` (no trailing
@@ -23,8 +23,9 @@ Write the pattern, with trailing blanks removed and runs of ``*`` collapsed
 suffix made only of blanks and ``*``. On the padded field ``t + " " * (L-n)``:
 
 * positions ``< n`` are exactly the characters of ``t``; positions ``>= n``
-  are trailing blanks, which a ``?`` may not consume (§5.2: "any single
-  character except a trailing blank") and no non-blank literal can match;
+  are trailing blanks, which a ``?`` may not consume (IBM MQ "DLQ rules table
+  conventions": "any single character except a trailing blank") and no
+  non-blank literal can match;
 * so ``P`` (whose last character is a literal non-blank or ``?``) is
   consumed inside ``t``, and only ``S`` can reach into the padding; ``S``
   consumes a tail of ``t`` and then ``j`` padding blanks, ``0 <= j <= L-n``.
@@ -50,14 +51,14 @@ as :func:`~dlqlens.rules.match.match_string` does; the ``n <= L - c_i``
 bound keeps that case right too.
 
 What a trimmed value cannot tell: a field padded with NULs instead of blanks
-(§5.2: ``DESTQM(QM1)`` does not match ``QM1`` + 45 NULs in the sample) is
-decoded to ``QM1`` and therefore matches. dlqlens follows the field as the
-queue manager documents it (blank-padded) here.
+(:mod:`dlqlens.rules.match`: ``DESTQM(QM1)`` does not match ``QM1`` + 45
+NULs in the sample) is decoded to ``QM1`` and therefore matches. dlqlens
+follows the field as the queue manager documents it (blank-padded) here.
 
 Each alternative is rendered with the cheapest equivalent Spark expression:
 equality when it has no wildcard, ``startswith``/``endswith``/``contains``
 for ``X*`` / ``*X`` / ``*X*`` without ``?``, ``rlike`` otherwise.
-Integer patterns (§5.3) are equality; ``*`` (and an omitted keyword) is
+Integer patterns are equality; ``*`` (and an omitted keyword) is
 ``True``. A null field never matches a specific pattern.
 """
 
@@ -312,7 +313,7 @@ def string_predicate(column, pattern: str, length: int, *, trimmed: bool = False
 
 
 def integer_predicate(column, value: int | None):
-    """Boolean column for an integer pattern (§5.3): ``None`` (``*``) is True."""
+    """Boolean column for an integer pattern: ``None`` (``*``) is True."""
     from pyspark.sql import functions as F
 
     if value is None:

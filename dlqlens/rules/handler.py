@@ -1,7 +1,8 @@
 """The DLQ handler's decision: which rule runmqdlq applies to a message, and what follows.
 
-One implementation of IBM's "How the rules table is processed" (seed 000,
-``spec/runmqdlq-rules.md`` §7.1-§7.2): the matching rules are searched in
+One implementation of IBM MQ "How the rules table is processed", with the
+rule selection of the DLQ handler sample shipped with IBM MQ ("The sample DLQ
+handler amqsdlq", its ``odqMatchMessage``): the matching rules are searched in
 table order, a rule's action is attempted up to its RETRY count, then the next
 matching rule is tried; when every matching rule is used up, or none matches,
 the message stays (implicit ACTION(IGNORE)); a message that does not begin
@@ -126,9 +127,9 @@ class Step:
 def next_step(matching: Sequence[HandlerRule] | None, attempts: int) -> Step:
     """The handler's decision for a message after ``attempts`` failed attempts.
 
-    IBM "How the rules table is processed" (seed 000) and the selection of
-    IBM's sample handler (``odqMatchMessage``, ``spec/runmqdlq-rules.md``
-    §7.2): walk the matching rules in table order; an ACTION(IGNORE) rule is
+    IBM MQ "How the rules table is processed" and the selection of IBM's
+    sample handler (``amqsdlq``, its ``odqMatchMessage``): walk the matching
+    rules in table order; an ACTION(IGNORE) rule is
     taken at once (it cannot fail, it counts no attempt); every other rule
     accounts for RETRY attempts, and the first rule whose running total
     exceeds ``attempts`` is the one attempted. When the totals are used up
@@ -189,10 +190,11 @@ def next_step(matching: Sequence[HandlerRule] | None, attempts: int) -> Step:
 def usable_rules(table: RulesTable) -> tuple[Rule, ...]:
     """The rules of ``table`` the handler can apply: those with an ACTION and no error.
 
-    A table with errors would not be accepted by the handler at all (IBM:
-    "The rules table is validated when the DLQ handler starts", seed 000
-    note 3); a replay with ``allow_errors`` and :func:`select_rule` leave
-    the faulty rules out, as if they were not in the table.
+    A table with errors would not be accepted by the handler at all (IBM MQ,
+    "How the rules table is processed", note 3: "The rules table is validated
+    when the DLQ handler starts"); a replay with ``allow_errors`` and
+    :func:`select_rule` leave the faulty rules out, as if they were not in the
+    table.
 
     Parameters
     ----------
@@ -233,9 +235,10 @@ def matching_rules(rules: RulesTable | Iterable[Rule],
 def select_rule(table: RulesTable, fields: Mapping[str, Any], attempts: int = 0) -> Rule | None:
     """The rule the handler applies to a message after ``attempts`` failed attempts.
 
-    :func:`next_step` on the :func:`matching_rules` of ``table``
-    (``spec/runmqdlq-rules.md`` §7.2, the sample's ``odqMatchMessage``; §9.4
-    is a worked example).
+    :func:`next_step` on the :func:`matching_rules` of ``table`` (the
+    selection of IBM's sample handler ``amqsdlq``, its ``odqMatchMessage``;
+    ``tests/rules/test_rules_model.py`` works IBM's "An example DLQ handler
+    rules table" through a queue-full message).
 
     Parameters
     ----------
@@ -260,7 +263,8 @@ def select_rule(table: RulesTable, fields: Mapping[str, Any], attempts: int = 0)
 # ---------------------------------------------------------------------------
 
 def _name(value: Any) -> str:
-    """An MQ name as text: a NUL ends it (``spec/mqmd.md`` §4.3), trailing blanks removed."""
+    """An MQ name as text: a NUL ends it, trailing blanks removed (IBM MQ, MQMD
+    "Format (MQCHAR8)": "the null and any subsequent characters are treated as blanks")."""
     if value is None:
         return ""
     if isinstance(value, (bytes, bytearray)):
@@ -451,7 +455,7 @@ class Progress:
     Both drivers keep one per message and ask :func:`next_step` with
     :attr:`attempts`; the simulator keeps it from pass to pass (keyed by
     MsgId and CorrelId, forgotten when the message leaves the DLQ, as the
-    sample's history list, ``spec/runmqdlq-rules.md`` §7.2).
+    history list of IBM's sample handler ``amqsdlq``).
 
     Attributes
     ----------

@@ -6,8 +6,8 @@ are never the first match, forwarding loops, retries that cannot succeed,
 forwarded messages that lose the reason they were dead-lettered.
 
 Each check follows IBM's guidance ("Ensuring that all DLQ messages are
-processed", "DLQ rules (patterns and actions)", ``spec/runmqdlq-rules.md``
-§5-§7) and the matching semantics of :mod:`dlqlens.rules.match`. Rules that
+processed", "DLQ rules (patterns and actions)", "How the rules table is
+processed") and the matching semantics of :mod:`dlqlens.rules.match`. Rules that
 have validation errors are skipped (their meaning is not known); see
 :data:`CODES` for every finding.
 

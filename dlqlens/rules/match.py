@@ -1,10 +1,12 @@
 """Pattern matching of runmqdlq rules against message fields.
 
-Implements the string matching of ``spec/runmqdlq-rules.md`` §5.2 (the
-algorithm of IBM's sample DLQ handler, ``odqMatchString`` in ``amqodqna.c``)
-and the integer matching of §5.3, without backtracking, plus a decision
-procedure for *pattern containment* ("does every field value matched by
-pattern B also match pattern A?") that the linter uses to find shadowed rules.
+Implements the string matching of IBM's DLQ handler (the ``?`` and ``*``
+wildcards of IBM MQ "DLQ rules table conventions", with the exact algorithm
+of the DLQ handler sample shipped with IBM MQ, ``amqsdlq``: ``odqMatchString``
+in ``amqodqna.c``) and its integer matching (equality; ``*`` for any value),
+without backtracking, plus a decision procedure for *pattern containment*
+("does every field value matched by pattern B also match pattern A?") that
+the linter uses to find shadowed rules.
 
 Semantics (IBM MQ documentation, "DLQ rules table conventions"; sample
 ``odqMatchString``), for a pattern ``p`` and a fixed-length, blank-padded
@@ -150,8 +152,8 @@ def _as_text(value: str | bytes) -> str:
 def match_string(pattern: str, value: str | bytes, length: int | None = None) -> bool:
     """Match a runmqdlq string pattern against a character field.
 
-    Follows ``odqMatchString`` of IBM's sample DLQ handler
-    (``spec/runmqdlq-rules.md`` §5.2) exactly, in linear time.
+    Follows ``odqMatchString`` of IBM's sample DLQ handler (``amqsdlq``)
+    exactly, in linear time.
 
     Parameters
     ----------
@@ -200,7 +202,7 @@ def match_string(pattern: str, value: str | bytes, length: int | None = None) ->
 
 
 def match_integer(pattern: int | None, value: int) -> bool:
-    """Match an integer pattern (§5.3): ``None`` (``*``) matches anything,
+    """Match an integer pattern: ``None`` (``*``) matches anything,
     otherwise the MQLONG field must equal the value exactly.
 
     Parameters

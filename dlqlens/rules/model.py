@@ -8,7 +8,8 @@ The keyword catalogue :data:`KEYWORDS` is the rules-table grammar as data: the
 23 keywords of IBM's DLQ handler (the keyword table of the sample ``amqodkha.h``
 and the IBM documentation pages "DLQ control data" and "DLQ rules (patterns and
 actions)"), each with the MQ field it matches, the field length, whether
-wildcards are allowed and its default. See ``spec/runmqdlq-rules.md`` §3-§6.
+wildcards are allowed and its default. How a table is read and checked:
+``docs/rules.md`` ("Parsing", "Validation").
 
 A :class:`Rule` can be evaluated on a plain mapping of MQ field values
 (``rule.matches({"dlh.Reason": 2053, "dlh.DestQName": "APP.IN", ...})``) and
@@ -224,7 +225,8 @@ class Pattern:
         return text != "" and text.strip("*") == ""
 
     def matches(self, field_value: Any) -> bool:
-        """Match one field value (§5.2 strings, §5.3 integers).
+        """Match one field value (strings: :func:`~dlqlens.rules.match.match_string`;
+        integers: :func:`~dlqlens.rules.match.match_integer`).
 
         ``None`` never matches a specific pattern (a message without that
         field cannot satisfy it); ``*`` matches anything, ``None`` included.

@@ -7,7 +7,7 @@ first. Parsing never raises on bad table content: every problem becomes a
 and every rule that could be read is kept.
 
 The lexical layer follows IBM's "DLQ rules table conventions" (multiplatform,
-IBM i and z/OS pages; ``spec/runmqdlq-rules.md`` §2):
+"DLQ rules table conventions on IBM i" and "Rules table conventions on z/OS"):
 
 * A line whose first non-blank character is ``*`` is a comment; comment lines
   may appear anywhere. Blank lines are ignored.

@@ -20,8 +20,9 @@ the author meant. :data:`CODES` lists them all.
 Choices made where IBM's text leaves room:
 
 * Unquoted values are folded to upper case, quoted ones are not (IBM: strings
-  with lower-case characters "must be enclosed in single quotation marks";
-  spec §2 records this as recalled, not verified). Folding a name
+  with lower-case characters "must be enclosed in single quotation marks", a
+  rule of "DLQ rules table conventions" as recalled, not verified against the
+  page). Folding a name
   (``DESTQM(bbbb.1)`` → ``BBBB.1``) is reported as warning ``case-folded``;
   keywords, ACTION/HEADER/PUTAUT/WAIT values and symbolic names fold
   silently. A quoted ACTION/HEADER/PUTAUT/WAIT value must be upper case.
@@ -40,7 +41,9 @@ Choices made where IBM's text leaves room:
   of an unexpected family (``PERSIST(MQMT_REQUEST)``) is a warning, because
   IBM's own z/OS example matches REASON against an ``MQFB_`` name.
 * RETRY must be 1 - 999 999 999, RETRYINT and WAIT 0 - 999 999 999, numeric
-  patterns 0 - 999 999 999 (IBM ranges as recalled in spec §2, §6).
+  patterns 0 - 999 999 999 (IBM's ranges as recalled from "DLQ rules table
+  conventions" and "DLQ rules (patterns and actions)", not verified; IBM's
+  sample handler rejects an integer outside its range, ``odq_InvalidInteger``).
 * The control-data entry is the first entry when all its keywords are
   control keywords. Control keywords in any later entry are
   ``control-not-first``; control and rule keywords in the first entry are
