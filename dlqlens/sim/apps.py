@@ -7,8 +7,9 @@ of the real program it stands for:
 
 :class:`Producer`
     A putting application (MQPUT1 to a local or remote queue). A failed put
-    is returned to it and counted (``spec/mqdlh.md`` §5: synchronous failures
-    are not dead-lettered).
+    is returned to it and counted (IBM MQ "DeadLetterQName (MQCHAR48)": a
+    message is not put on the dead-letter queue when the putting application
+    has been told of the problem by the call's reason code).
 :class:`Consumer`
     An MQI application getting under syncpoint. It commits, or backs out a
     message it cannot process (BackoutCount + 1). With
@@ -16,16 +17,19 @@ of the real program it stands for:
     the queue's BOTHRESH to BOQNAME itself (the queue manager does nothing
     with BOQNAME); with ``backout="ignore"`` it loops on a poison message
     forever. ``skip_backout=True`` gets with MQGMO_MARK_SKIP_BACKOUT (z/OS
-    only, seed 002): the failing message is not reinstated but removed in a
-    second unit of work that puts an exception message.
+    only, IBM MQ for z/OS "Skipping backout"): the failing message is not
+    reinstated but removed in a second unit of work that puts an exception
+    message.
 :class:`JmsConsumer`
     An IBM MQ classes for JMS listener (MQAT_JAVA): a message whose
     BackoutCount reaches BOTHRESH goes to BOQNAME, or, without one, to the
     dead-letter queue with reason 2362 ``MQRC_BACKOUT_THRESHOLD_REACHED``
-    (or is discarded with ``MQRO_DISCARD_MSG``) (``spec/reason-codes.md``,
-    2362). BOTHRESH(0) disables this poison-message handling.
+    (or is discarded with ``MQRO_DISCARD_MSG``) (IBM MQ "2362 (093A)
+    (RC2362): MQRC_BACKOUT_THRESHOLD_REACHED"). BOTHRESH(0) disables this
+    poison-message handling.
 :class:`BrokerFlow`
-    A broker MQInput node under syncpoint (seed 004): threshold BOTHRESH (0 is
+    A broker MQInput node under syncpoint (IBM Integration Bus "Handling
+    MQInput errors", its retry processing): threshold BOTHRESH (0 is
     raised to 1); below it the message is retried through the Out terminal;
     at it, the failure terminal if connected; failures beyond the failure
     terminal are retried until BackoutCount reaches twice the threshold; then
@@ -36,14 +40,16 @@ of the real program it stands for:
     (waiting for it to end unless ENVRDATA ends in ``&``); dead-letters a
     trigger message it cannot act on with feedback 265
     ``MQFB_APPL_CANNOT_BE_STARTED``, 267 ``MQFB_APPL_TYPE_ERROR`` or 266
-    ``MQFB_TM_ERROR`` (``spec/mqdlh.md`` §5).
+    ``MQFB_TM_ERROR`` (IBM MQ, MQDLH "Reason (MQLONG)": the MQFB_* values
+    that occur only there, for trigger messages).
 :class:`ServerProgram`
     A triggered server: opens the application queue, gets, closes. One that
     stops before the queue is empty (``max_messages``) makes the close-retrigger
-    loop of seed 001 item 12.
+    loop of IBM MQ "Conditions for a trigger event", item 12 (its note a).
 :class:`DlqHandler`
     runmqdlq with a rules table parsed by :func:`dlqlens.rules.parse`
-    (seed 000, ``spec/runmqdlq-rules.md`` §7).
+    (IBM MQ "How the rules table is processed"; ``docs/rules.md``, "Replay
+    model").
 :class:`Requester`, :class:`ReplyServer`
     Request/reply over temporary dynamic reply queues that disappear when the
     requester gives up.
@@ -248,7 +254,7 @@ class Consumer(App):
             raise SimulationError(f"{actor.name}: backout must be 'ignore' or 'requeue'")
         if skip_backout and qmgr.platform != "zos":
             raise SimulationError(f"{actor.name}: MQGMO_MARK_SKIP_BACKOUT is supported only "
-                                  "on z/OS (seed 002)")
+                                  "on z/OS (IBM MQ for z/OS \"Skipping backout\")")
         if skip_backout and not error_queue:
             raise SimulationError(f"{actor.name}: skip_backout needs an error_queue")
         self.queue = queue
@@ -303,7 +309,8 @@ class Consumer(App):
             yield self.retry_delay
 
     def _skip(self, q: LocalQueue, m: SimMessage) -> None:
-        """Seed 002 steps 5-9: UOW1 backed out, the marked get moves to UOW2, which commits."""
+        """IBM MQ for z/OS "Skipping backout", steps 5-9 of its figure: UOW1 backed out, the
+        marked get moves to UOW2, which commits."""
         self.qm.log(m, self.actor, "backout_skipped", queue=q.name)
         note = SimMessage({"Version": 2, "Format": "MQSTR", "MsgType": 8, "Expiry": -1,
                            "Encoding": self.actor.encoding, "CodedCharSetId": self.actor.ccsid,
@@ -369,7 +376,9 @@ class JmsConsumer(App):
 
 
 class BrokerFlow(App):
-    """A message flow whose MQInput node reads ``queue`` under syncpoint (seed 004).
+    """A message flow whose MQInput node reads ``queue`` under syncpoint.
+
+    Its error handling is IBM Integration Bus "Handling MQInput errors".
 
     Parameters
     ----------
@@ -401,7 +410,8 @@ class BrokerFlow(App):
             m = yield from self.get_wait(q, None)
             if m is None:
                 return
-            threshold = q.bothresh if q.bothresh > 0 else 1  # seed 004: 0 is raised to 1
+            # "Handling MQInput errors": a BOTHRESH of 0 is raised to 1
+            threshold = q.bothresh if q.bothresh > 0 else 1
             count = int(m.md["BackoutCount"])
             yield self.process_time
             if count >= 2 * threshold or (count >= threshold and self.failure_terminal is None):
@@ -424,7 +434,8 @@ class BrokerFlow(App):
             yield self.retry_delay
 
     def _elsewhere(self, q: LocalQueue, m: SimMessage) -> bool:
-        """BOQNAME, else the DLQ (seed 004 step 3); False when neither takes it."""
+        """BOQNAME, else the DLQ ("Handling MQInput errors", retry processing step 3);
+        False when neither takes it."""
         if q.boqname and self.requeue(q, m, q.boqname, "requeued_to_boqname") == OK:
             self.qm.commit(q, m, self.actor)
             return True
@@ -578,7 +589,8 @@ class DlqHandler(App):
     """runmqdlq running a rules table against a dead-letter queue.
 
     The decision is :func:`dlqlens.rules.handler.next_step`, the one the
-    rules replay makes (seed 000, ``spec/runmqdlq-rules.md`` §7.2), driven
+    rules replay makes (IBM MQ "How the rules table is processed", with the
+    rule selection of IBM's sample handler ``amqsdlq``), driven
     one attempt per message per pass: each message's
     :class:`~dlqlens.rules.handler.Progress` (its failed attempts, keyed by
     MsgId and CorrelId, for this handler run, forgotten after a successful
@@ -591,8 +603,9 @@ class DlqHandler(App):
     an IGNORE rule, or whose matching rules are used up, stay. Messages
     without an MQDLH are never processed.
 
-    Timing is our simplification of §7.3: new messages are processed as they
-    arrive; every RETRYINT seconds the whole queue is browsed again.
+    Timing is our simplification of the sample ``amqsdlq``'s (a retry point
+    every RETRYINT, a rescan every 10 x RETRYINT): new messages are processed
+    as they arrive; every RETRYINT seconds the whole queue is browsed again.
 
     Parameters
     ----------
@@ -803,7 +816,8 @@ class ReplyServer(App):
 
     The reply's CorrelId is the request's MsgId (the default
     MQRO_COPY_MSG_ID_TO_CORREL_ID), its Persistence the request's, its
-    Expiry the request's remaining expiry (seed 003, note 7, first option).
+    Expiry the request's remaining expiry (IBM MQ, MQMD "Expiry (MQLONG)",
+    note 7, first option).
 
     Parameters
     ----------
@@ -811,7 +825,7 @@ class ReplyServer(App):
         Periods during which a request takes ``seconds`` to serve.
     reply_expiry : {'copy', 'unlimited'}
         The reply's Expiry: the request's remaining expiry, or MQEI_UNLIMITED
-        (two of the three choices of seed 003, note 7).
+        (two of the three choices of MQMD "Expiry (MQLONG)", note 7).
     """
 
     def __init__(self, sim, qmgr, actor, queue: str, *, process_time: float = 0.05,

@@ -5,7 +5,8 @@ application queues, their initiation queues and process definitions, and the
 queue manager's TRIGINT) and a sequence of events, :func:`evaluate` replays
 the events on a small model of the queues and says, for every event, whether
 the queue manager makes a trigger message, of which kind, or which item of
-IBM's "Conditions for a trigger event" (seed 001) stopped it. The decisions
+IBM MQ's "Conditions for a trigger event" (numbered 1-14 as in
+``docs/triggering.md``) stopped it. The decisions
 are those of :mod:`dlqlens.mq.trigger_conditions`, the code the simulator uses.
 
 Events
@@ -114,7 +115,8 @@ class Outcome:
     cause : str or None
         :attr:`dlqlens.mq.trigger_conditions.Decision.cause` when ``trigger``.
     item : int
-        The item of seed 001 the event is judged under (1, 3, 11, 12, 13).
+        The item of "Conditions for a trigger event" the event is judged under
+        (1, 3, 11, 12, 13).
     condition : int or None
         When not ``trigger``: the first item that stopped it...
     condition_text : str or None
