@@ -6,7 +6,10 @@ Each row may have its own integer byte order and character set (a capture can
 mix them); rows are grouped by character set and decoded group by group.
 
 Character fields are cut at the first NUL and stripped of trailing blanks
-(``spec/mqmd.md`` §4.3). Rows where a structure is cut short (``available``
+(IBM MQ, MQMD "Format (MQCHAR8)": "the null and any subsequent characters are
+treated as blanks"; in C the initial value of many MQ character fields is the
+null string, e.g. MQDLH "DestQMgrName (MQCHAR48)", so a program that does not
+set one leaves NULs). Rows where a structure is cut short (``available``
 less than its size) get the fields that are wholly present; a character field
 cut in the middle keeps its present part and is reported in ``partial``.
 """

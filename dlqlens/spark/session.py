@@ -22,7 +22,8 @@ class JavaMissingError(DlqlensError):
 def check_java() -> str:
     """Return the ``java -version`` line, or raise :class:`JavaMissingError`.
 
-    Spark 4 runs on Java 17 or newer (``spec/pyspark-datasource.md``).
+    Spark 4 runs on Java 17 or newer (Apache Spark "Spark Overview",
+    "Downloading": "Spark runs on Java 17/21").
     """
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") \
         else shutil.which("java")

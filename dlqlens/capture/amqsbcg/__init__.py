@@ -1,14 +1,16 @@
 """amqsbcg output (IBM's browse sample): reader and writer.
 
-Follows ``spec/capture-formats.md`` §2. The reader accepts every layout
-people paste: MQ 5 to 9.x headers, ``MQGET of message number N`` with or
-without ``, CompCode:c Reason:r``, shell prompts and other text around the
-output, ``length - N bytes`` and ``length - N of M bytes`` (a browse that
-kept only the first M bytes), the MQ 9.3.4+ ``****Dead Letter Header****``
-block (whose 172 bytes are then missing from the hex dump and are rebuilt
-from the printed fields, marked ``dlh_reconstructed``), properties blocks,
-several messages and several browse runs per file, ``No more messages``,
-CRLF line ends and the blank line amqsbcg inserts every 60 lines.
+The output of IBM MQ's browse sample ("The Browser sample program"), as
+``docs/capture-formats.md`` ("amqsbcg output") describes it. The reader
+accepts every layout people paste: MQ 5 to 9.x headers, ``MQGET of message
+number N`` with or without ``, CompCode:c Reason:r``, shell prompts and other
+text around the output, ``length - N bytes`` and ``length - N of M bytes`` (a
+browse that kept only the first M bytes), the MQ 9.3.4+
+``****Dead Letter Header****`` block (whose 172 bytes are then missing from
+the hex dump and are rebuilt from the printed fields, marked
+``dlh_reconstructed``), properties blocks, several messages and several
+browse runs per file, ``No more messages``, CRLF line ends and the blank line
+amqsbcg inserts every 60 lines.
 
 The MQMD is built from the descriptor lines; the message bytes come from the
 hex columns of the dump lines (never from the character column). A damaged

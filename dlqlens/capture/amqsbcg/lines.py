@@ -1,6 +1,7 @@
 """amqsbcg output: the line-by-line reader, the reference.
 
-It reads every layout and every oddity (``spec/capture-formats.md`` §2):
+It reads every layout and every oddity (``docs/capture-formats.md``,
+"amqsbcg output"):
 ``read_amqsbcg(fast=False)`` reads a whole file with it, and the fast reader
 (:mod:`dlqlens.capture.amqsbcg.fast`) hands it every message it cannot
 prove printed exactly as amqsbcg prints it. The patterns of the lines that

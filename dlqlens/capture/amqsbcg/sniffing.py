@@ -28,10 +28,11 @@ _MQOPEN = re.compile(rb"^ MQOPEN - '([^'\r\n]*)' *\r?$", re.M)
 
 def banner(head: bytes) -> tuple[None, str | None]:
     """``(None, queue)``: the queue amqsbcg browsed, from its ``MQOPEN -
-    'name'`` line (``spec/capture-formats.md`` §2; amqsbcg does not print the
-    queue manager's name). None when absent or not an MQ object name
-    (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is the start of the
-    file, and the first such line counts."""
+    'name'`` line (as in the typical output of IBM MQ "Browsing queues with the
+    sample program"; ``docs/detectors.md``, "Which queue a capture holds";
+    amqsbcg does not print the queue manager's name). None when absent or not
+    an MQ object name (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is
+    the start of the file, and the first such line counts."""
     m = _MQOPEN.search(head)
     name = m.group(1).decode("latin-1").rstrip() if m else ""
     return None, name if OBJECT_NAME.fullmatch(name) else None

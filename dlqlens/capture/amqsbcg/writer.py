@@ -15,7 +15,9 @@ def _q(v, width: int) -> str:
 
 def format_message(number: int, m: CaptureMessage, *, dlh_block: bool = False,
                    compcode: bool = True) -> str:
-    """The amqsbcg text of one message (``spec/capture-formats.md`` §2.2-2.6).
+    """The amqsbcg text of one message: the ``MQGET`` line, the descriptor, the
+    Dead Letter Header block when asked for, and the hex dump (IBM MQ "The
+    Browser sample program"; ``docs/capture-formats.md``, "amqsbcg output").
 
     Parameters
     ----------

@@ -1,12 +1,14 @@
 """dmpmqmsg (and QLOAD, SupportPac MO03) message files: reader and writer.
 
-Follows ``spec/capture-formats.md`` §1: lines starting ``*`` are comments
-(the ``* QLOAD``/``* DMPMQMSG`` banner, ``* Qmgr``, ``* Queue``, ``* Index n``);
-a message is a block of ``A xxx value`` attribute lines (or one ``N`` line)
-followed by ``X`` (hex), ``S`` (quoted string, ``~`` escapes) and ``T`` (text,
-lossy) data lines. Every one of the 30 three-letter codes is read; an unknown
-code is reported and skipped. ``T`` lines are read as QLOAD reads them (a
-line feed after each) and the message is flagged ``lossy_capture``.
+The files of IBM MQ "dmpmqmsg (queue load and unload)", as
+``docs/capture-formats.md`` ("dmpmqmsg / QLOAD files") describes them: lines
+starting ``*`` are comments (the ``* QLOAD``/``* DMPMQMSG`` banner,
+``* Qmgr``, ``* Queue``, ``* Index n``); a message is a block of ``A xxx value``
+attribute lines (or one ``N`` line) followed by ``X`` (hex), ``S`` (quoted
+string, ``~`` escapes) and ``T`` (text, lossy) data lines. Every one of the 30
+three-letter codes is read; an unknown code is reported and skipped. ``T``
+lines are read as QLOAD reads them (a line feed after each) and the message is
+flagged ``lossy_capture``.
 
 Two readers, one behaviour: the line-by-line reader (``fast=False``) handles
 every line and every oddity; the default fast reader frames the well-formed

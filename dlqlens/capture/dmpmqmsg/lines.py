@@ -1,6 +1,7 @@
 """dmpmqmsg files: the line-by-line reader, the reference.
 
-It reads every line and every oddity (``spec/capture-formats.md`` §1):
+It reads every line and every oddity (``docs/capture-formats.md``,
+"dmpmqmsg / QLOAD files"):
 ``read_dmpmqmsg(fast=False)`` reads a whole file with it, and the fast reader
 (:mod:`dlqlens.capture.dmpmqmsg.fast`) hands it every message it cannot
 prove well-formed. :data:`CODES` maps the 30 attribute codes to the MQMD
@@ -36,7 +37,8 @@ _INT = re.compile(r"^\s*[-+]?\d+\s*$")
 
 
 def _unescape_s(value: str) -> str:
-    """The text of an ``S`` line: quotes removed, ``~x`` -> ``x`` (§1.5)."""
+    """The text of an ``S`` line: quotes removed, ``~x`` -> ``x`` (the ``~`` escapes of
+    ``docs/capture-formats.md``)."""
     v = value.rstrip()
     if len(v) >= 2 and v[0] == '"' and v[-1] == '"':
         tildes = len(v[:-1]) - len(v[:-1].rstrip("~"))

@@ -31,9 +31,10 @@ _BANNER = re.compile(rb"^\* (Qmgr|Queue) *= *([^\r\n]*?) *\r?$", re.M)
 def banner(head: bytes) -> tuple[str | None, str | None]:
     """``(queue manager, queue)`` the file was dumped from: the ``* Qmgr  =``
     and ``* Queue =`` comment lines dmpmqmsg writes when it reads a queue
-    (``spec/capture-formats.md`` §1). None for a name that is absent or is not
-    an MQ object name (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is
-    the start of the file, and the first line of each kind counts."""
+    (``docs/detectors.md``, "Which queue a capture holds"). None for a name
+    that is absent or is not an MQ object name
+    (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is the start of the
+    file, and the first line of each kind counts."""
     found: dict[bytes, str] = {}
     for m in _BANNER.finditer(head):
         name = m.group(2).decode("latin-1")

@@ -10,7 +10,8 @@ from dlqlens.capture.message import CaptureMessage
 
 def format_message(m: CaptureMessage, *, width: int = 25, ascii_column: bool = False,
                    index: int | None = None) -> str:
-    """The dmpmqmsg text of one message (``spec/capture-formats.md`` §1.3-1.5).
+    """The dmpmqmsg text of one message: its attribute lines and data lines
+    (``docs/capture-formats.md``, "dmpmqmsg / QLOAD files").
 
     Attribute lines in dmpmqmsg's order, then ``X`` lines of ``width`` bytes,
     then the empty line dmpmqmsg writes after every message.
