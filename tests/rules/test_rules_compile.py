@@ -51,7 +51,7 @@ def test_plan_is_the_handlers_matching_on_trimmed_values(case):
 @pytest.mark.parametrize(
     "pattern,value,length,expected",
     [
-        # spec/runmqdlq-rules.md §5.2 test vectors (field shown trimmed)
+        # test vectors derived from amqsdlq's odqMatchString (field shown trimmed)
         ("APP.IN", "APP.IN", 48, True),
         ("APP.*", "APP.IN", 48, True),
         ("APP.?N", "APP.IN", 48, True),

@@ -1,7 +1,7 @@
 """The DLQ handler's decision (dlqlens/rules/handler.py) and its two drivers.
 
-IBM "How the rules table is processed" (seed 000) and the sample's selection
-(spec/runmqdlq-rules.md §7.2): rules searched in table order, a rule's action
+IBM MQ "How the rules table is processed" and the selection of IBM's sample handler
+(amqsdlq, odqMatchMessage): rules searched in table order, a rule's action
 tried up to RETRY times, then the next matching rule; every matching rule used
 up, or none matching: the message stays (implicit IGNORE); no MQDLH: never
 processed. The differential tests run the simulator's DlqHandler (one attempt
@@ -130,7 +130,7 @@ def test_matching_rules_keep_table_order_and_accept_chosen_rules():
 # -- targets ---------------------------------------------------------------------------
 
 def test_targets_substitute_and_end_names_at_a_nul():
-    """spec/mqmd.md §4.3: text after the first NUL is padding; blanks are padding."""
+    """MQMD "Format (MQCHAR8)": text after the first NUL is padding; blanks are padding."""
     rules = rules_of("ACTION(RETRY)\nACTION(FWD) FWDQ(&REPLYQ) FWDQM(&REPLYQM)\n"
                      "ACTION(FWD) FWDQ(DEADQ)\nACTION(FWD) FWDQ(&DESTQ) FWDQM(bbbb.2)\n"
                      "ACTION(DISCARD)\n")

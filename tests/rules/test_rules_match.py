@@ -1,4 +1,5 @@
-"""Matching of runmqdlq patterns (spec/runmqdlq-rules.md §5.2, §5.3)."""
+"""Matching of runmqdlq patterns: IBM MQ "DLQ rules table conventions" (wildcards) and
+the matching of IBM's sample DLQ handler amqsdlq (``odqMatchString``; integers by equality)."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def pad(value: str, length: int) -> str:
     return value + " " * (length - len(value))
 
 
-# The derived test vectors of spec §5.2 (field shown without its padding).
+# Test vectors derived from the sample's odqMatchString (field shown without its padding).
 SPEC_VECTORS = [
     ("APP.IN", "APP.IN", 48, True),
     ("APP.*", "APP.IN", 48, True),

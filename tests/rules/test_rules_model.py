@@ -1,4 +1,5 @@
-"""Rules evaluated on plain dicts of MQ field values (spec §5, §7.2, §9.4)."""
+"""Rules evaluated on plain dicts of MQ field values: IBM MQ "DLQ rules (patterns and
+actions)", the rule selection of IBM's sample handler amqsdlq, and a worked example."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from dlqlens.rules import KEYWORDS, parse
 from dlqlens.rules.handler import select_rule, target
 from dlqlens.rules.model import PATTERN_KEYWORDS
 
-# spec §9.4: the worked example message (MQMD + MQDLH fields as MQ names them).
+# The worked example: a queue-full message for APP.IN on QM1 against IBM's "An example
+# DLQ handler rules table" (MQMD + MQDLH fields as MQ names them).
 MESSAGE = {
     "md.MsgType": 8,
     "md.Persistence": 1,

@@ -1,5 +1,5 @@
-"""Lexical conventions and parsing of rules tables (spec §2-§6, IBM
-"DLQ rules table conventions")."""
+"""Lexical conventions and parsing of rules tables (IBM MQ "DLQ rules table
+conventions", "DLQ control data", "DLQ rules (patterns and actions)")."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from dlqlens.rules import parse, parse_file
 from dlqlens.rules.model import PATTERN_KEYWORDS
 from dlqlens.rules.parser import read_entries
 
-# spec §9.1: IBM's multiplatform example, verified portion, with its comments
-# shortened as in the spec.
+# IBM MQ "An example DLQ handler rules table" (runmqdlq), its first rules, with its
+# comments shortened.
 IBM_MULTIPLATFORM = """\
 * Control data entry
 inputqm(' ') inputq(' ')
@@ -28,7 +28,7 @@ DESTQM(bbbb.1) +
   action(fwd) fwdq(&DESTQ) fwdqm(bbbb.2) header(no)
 """
 
-# spec §9.2: IBM's z/OS example, verified portion.
+# IBM MQ "An example DLQ handler rules table on z/OS" (CSQUDLQH), its first rules.
 IBM_ZOS = """\
 inputqm(' ')  inputq(' ')
 
@@ -41,7 +41,8 @@ REASON(MQFB_APPL_CANNOT_BE_STARTED) ACTION(FWD) +
 FWDQ(DEADQ.MANUAL.TRIGGER)
 """
 
-# spec §9.3: the single example rule of the z/OS and multiplatform pages.
+# The example rule of "DLQ rules (patterns and actions)" and "Rules (patterns and
+# actions) on z/OS".
 IBM_SINGLE = """\
 PERSIST(MQPER_PERSISTENT) REASON (MQRC_PUT_INHIBITED) +
   ACTION (RETRY) RETRY (3)

@@ -1,5 +1,6 @@
 """Processing of one message by the DLQ handler in the replay (dlqlens/rules/replay.py
-``process_message``, ``process_batch``), without Spark: the semantics of spec §7."""
+``process_message``, ``process_batch``), without Spark: the semantics of IBM MQ "How the
+rules table is processed" (docs/rules.md, "Replay model")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Replay and diff of rules tables on Spark (dlqlens/rules/replay.py, diff.py, cli.py).
 
-IBM's documented example table (spec/runmqdlq-rules.md §9.1, verified portion)
-is replayed over a capture generated here with one message for every rule's
-intended case plus the cases no rule takes; the expected fate of each message is
-written out below. The processing semantics themselves are tested without Spark
+IBM's documented example table (IBM MQ "An example DLQ handler rules table",
+its first rules) is replayed over a capture generated here with one message for
+every rule's intended case plus the cases no rule takes; the expected fate of
+each message is written out below. The processing semantics themselves are tested without Spark
 in test_rules_process.py and test_rules_handler.py.
 """
 
@@ -68,7 +68,7 @@ def _messages():
     broken = _dl(2053, "APP.IN", "QM1")
     broken.data = b"XXXX" + broken.data[4:]  # StrucId of the MQDLH destroyed
     return [
-        # 1: spec §9.4's worked example: Q_FULL for APP.IN on QM1 -> rule 1
+        # 1: the worked example of test_rules_model.py: Q_FULL for APP.IN on QM1 -> rule 1
         _dl(2053, "APP.IN", "QM1", reply_qmgr="QM2", persistence=1, payload=b"ORDER 42"),
         # 2: put inhibited -> rule 2
         _dl(2051, "APP.OUT", "QM1"),

@@ -1,5 +1,6 @@
 """The handler's start-up checks: every diagnostic code, its severity and
-position (spec §2-§6, §8)."""
+position (IBM MQ "DLQ rules table conventions", "DLQ control data", "DLQ rules
+(patterns and actions)"; the response codes of IBM's sample handler amqsdlq)."""
 
 from __future__ import annotations
 
