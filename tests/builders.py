@@ -27,8 +27,9 @@ FAST = settings(deadline=None, max_examples=int(os.environ.get("DLQLENS_EXAMPLES
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
 
-#: Characters that mean the same in ASCII and every EBCDIC Latin code page
-#: (spec/mqmd.md §4.2), minus the quote amqsbcg uses as a delimiter.
+#: Characters that mean the same in ASCII and every EBCDIC Latin code page: those
+#: of MQ names (IBM MQ "Rules for naming IBM MQ objects"; docs/capture-formats.md)
+#: and some punctuation, minus the quote amqsbcg uses as a delimiter.
 INVARIANT = string.ascii_letters + string.digits + " ._/%-+=?(),:"
 
 WRITERS = ("raw", "dmpmqmsg", "amqsbcg")

@@ -1,5 +1,5 @@
 """Where a capture says it was taken from: the dmpmqmsg and amqsbcg banners
-(spec/capture-formats.md §1 and §2) and captured_queues over a folder."""
+(docs/detectors.md, "Which queue a capture holds") and captured_queues over a folder."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Capture readers: format sniffing, provenance, file handling, the oddities of
-dmpmqmsg and amqsbcg files (spec/capture-formats.md), raw captures and their
-splitting, header chains (spec/mqdlh.md §7) and timestamps (spec/mqmd.md §5.8).
+dmpmqmsg and amqsbcg files (docs/capture-formats.md), raw captures and their
+splitting, header chains (dlqlens/mq/chaining.py; IBM MQ "Encoding (MQLONG)",
+"CodedCharSetId (MQLONG)" and "Format (MQCHAR8)" of each header) and timestamps
+(IBM MQ, MQMD "PutDate (MQCHAR8)" and "PutTime (MQCHAR8)").
 """
 
 from __future__ import annotations
@@ -210,10 +212,10 @@ def test_batch_size_bounds_the_record_batches(tmp_path, fmt):
 
 
 # --------------------------------------------------------------------------
-# dmpmqmsg oddities (spec/capture-formats.md §1)
+# dmpmqmsg oddities (docs/capture-formats.md, "dmpmqmsg / QLOAD files")
 # --------------------------------------------------------------------------
 
-# The constructed example of spec/capture-formats.md §1.9, data written with -dA
+# A constructed dmpmqmsg file: one DLQ message, default options; data written with -dA
 DMP_ATTRS = """\
 * QLOAD Version:8.0 Created:Fri Mar 15 10:20:00 2024
 * Qmgr  = QM1
@@ -398,7 +400,7 @@ def test_dmpmqmsg_empty_message_is_one_x_line(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# amqsbcg oddities (spec/capture-formats.md §2)
+# amqsbcg oddities (docs/capture-formats.md, "amqsbcg output")
 # --------------------------------------------------------------------------
 
 def _old_layout(text: str) -> str:
@@ -813,7 +815,8 @@ def test_inherited_ccsid_and_undefined_encoding(tmp_path):
     """DLH CodedCharSetId -2 (MQCCSI_INHERIT): the data after it has the DLH's
     own CCSID; DLH Encoding 0: the data keeps the DLH's encoding. An MQMD
     Encoding whose integer part is undefined: the DLH's byte order is taken
-    from its Version, with a warning (spec/mqdlh.md §3, §7.3)."""
+    from its Version, with a warning (IBM MQ "MQDLH - Dead-letter header", "Character
+    set and encoding", and its "CodedCharSetId (MQLONG)"; dlqlens/mq/chaining.py)."""
     m = dlq_message("EBCDIC text".encode("cp500"), encoding=785, ccsid=500,
                     dlh={"Format": "MQSTR", "CodedCharSetId": -2, "Encoding": 0})
     (row,) = read_rows(write_capture(tmp_path / "inh.raw", "raw", [m]))
@@ -897,7 +900,7 @@ def test_ebcdic_payload_text_is_decoded_with_its_ccsid(tmp_path):
 
 
 # --------------------------------------------------------------------------
-# timestamps (spec/mqmd.md §5.8)
+# timestamps (IBM MQ, MQMD "PutDate (MQCHAR8)" and "PutTime (MQCHAR8)")
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("date, time, expected", [

@@ -2,8 +2,9 @@
 and :func:`~dlqlens.decode.fixed.decode_fixed`): every shortcut (one value in
 every row, the whitespace trim when no control character is present, the
 step-wise copy of fields out of many rows) gives what the plain per-row rule
-gives: cut at the first NUL, strip trailing pad bytes, decode
-(``spec/mqmd.md`` §4.3)."""
+gives: cut at the first NUL, strip trailing pad bytes, decode (IBM MQ, MQMD
+"Format (MQCHAR8)": "the null and any subsequent characters are treated as
+blanks")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """Tests for dlqlens.mq.constants.
 
-The spec-driven tests parse the markdown specifications in /work/shared/spec
-(override with DLQLENS_SPEC_DIR) at test time, so the tables in the module
-cannot drift from them; they are skipped, with the reason shown, when the
-specification directory is not available.
+The spec-driven tests are an independent cross-check: they parse the markdown
+specifications kept outside the repository in /work/shared/spec (override with
+DLQLENS_SPEC_DIR) at test time, so the tables in the module cannot drift from
+them; they are skipped, with the reason shown, when the specification directory
+is not available. The module's own sources are IBM's (``docs/mq-constants.md``).
 """
 
 from __future__ import annotations
@@ -433,7 +434,7 @@ def test_classification_boundaries(value, name, family):
     if family != "NONE":
         assert c.code_name(value, kind="feedback") == name
     if family != "MQRC":
-        assert info.meaning  # MQRC meanings exist only for reason-codes.md rows
+        assert info.meaning  # MQRC meanings exist only for the codes of _MQRC_NOTES
 
 
 def test_zero_depends_on_kind():

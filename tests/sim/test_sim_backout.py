@@ -1,9 +1,9 @@
 """Backout rules, each on a tiny world.
 
-Sources: IBM App Connect Enterprise, "Handling MQInput errors" (a broker MQInput
-node's error handling); IBM MQ, "Skipping backout" (MQGMO_MARK_SKIP_BACKOUT,
-z/OS); "2362 (093A) (RC2362): MQRC_BACKOUT_THRESHOLD_REACHED"; MQMD
-"BackoutCount (MQLONG)".
+Sources: IBM Integration Bus, "Handling MQInput errors" (a broker MQInput node's
+error handling, the steps of its retry processing); IBM MQ for z/OS, "Skipping
+backout" (MQGMO_MARK_SKIP_BACKOUT, the steps of its figure); "2362 (093A) (RC2362):
+MQRC_BACKOUT_THRESHOLD_REACHED"; MQMD "BackoutCount (MQLONG)".
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def test_jms_discards_with_mqro_discard_msg():
 
 
 def test_broker_raises_a_zero_threshold_to_one():
-    """Seed 004: 'Si acepta el valor por omision 0, el nodo lo aumenta a 1' -- one retry."""
+    """Retry processing of "Handling MQInput errors": a BOTHRESH left at its default 0 is
+    raised to 1 by the node -- one retry."""
     sim, qm = world()
     qm.define_qlocal("IN", boqname="IN.BOQ")
     boq = qm.define_qlocal("IN.BOQ")
@@ -116,7 +117,8 @@ def test_broker_raises_a_zero_threshold_to_one():
 
 
 def test_broker_order_without_failure_terminal_boqname_then_dlq():
-    """Seed 004 step 3: at the threshold, BOQNAME if defined, else the DLQ."""
+    """Step 3 of "Handling MQInput errors": at the threshold, BOQNAME if defined, else
+    the DLQ."""
     sim, qm = world()
     qm.define_qlocal("IN", bothresh=2)
     poison(qm)
@@ -129,8 +131,8 @@ def test_broker_order_without_failure_terminal_boqname_then_dlq():
 
 
 def test_broker_failing_failure_terminal_retries_to_twice_the_threshold():
-    """Seed 004 step 1: failures beyond the failure terminal are retried until BackoutCount
-    reaches twice the threshold; then another queue is tried."""
+    """Step 1 of "Handling MQInput errors": failures beyond the failure terminal are
+    retried until BackoutCount reaches twice the threshold; then another queue is tried."""
     sim, qm = world()
     qm.define_qlocal("IN", bothresh=3, boqname="IN.BOQ")
     boq = qm.define_qlocal("IN.BOQ")
@@ -143,7 +145,8 @@ def test_broker_failing_failure_terminal_retries_to_twice_the_threshold():
 
 
 def test_broker_failure_terminal_that_handles_the_error_consumes_the_message():
-    """Seed 004 step 3: 'Si ha conectado el terminal de anomalias, el nodo propaga el mensaje'."""
+    """Step 3 of "Handling MQInput errors": with the failure terminal connected, the node
+    propagates the message to it."""
     sim, qm = world()
     q = qm.define_qlocal("IN", bothresh=2, boqname="IN.BOQ")
     qm.define_qlocal("IN.BOQ")
@@ -154,8 +157,8 @@ def test_broker_failure_terminal_that_handles_the_error_consumes_the_message():
 
 
 def test_broker_loops_when_nothing_can_take_the_message():
-    """Seed 004 step 3.3: no backout queue and no DLQ -> the message stays and its
-    BackoutCount keeps increasing."""
+    """Step 3.3 of "Handling MQInput errors": no backout queue and no DLQ -> the message
+    stays and its BackoutCount keeps increasing."""
     sim, qm = world(deadq="")
     q = qm.define_qlocal("IN", bothresh=2, boqname="NO.SUCH.QUEUE")
     poison(qm)
@@ -167,8 +170,9 @@ def test_broker_loops_when_nothing_can_take_the_message():
 
 
 def test_skip_backout_removes_the_message_in_a_second_unit_of_work():
-    """Seed 002 steps 5-9: the marked get skips the backout, becomes part of UOW2, which puts
-    an exception message and commits, removing the message; BackoutCount never rises."""
+    """Steps 5-9 of "Skipping backout": the marked get skips the backout, becomes part of
+    UOW2, which puts an exception message and commits, removing the message; BackoutCount
+    never rises."""
     sim, qm = world(platform="zos")
     q = qm.define_qlocal("IN", bothresh=5)
     errors = qm.define_qlocal("ERRORS")
@@ -184,7 +188,7 @@ def test_skip_backout_removes_the_message_in_a_second_unit_of_work():
 
 
 def test_skip_backout_is_refused_off_zos():
-    """Seed 002: 'Supported only on WebSphere MQ for z/OS'."""
+    """MQGMO_MARK_SKIP_BACKOUT is supported only on z/OS ("Skipping backout")."""
     sim, qm = world(platform="linux")
     qm.define_qlocal("IN")
     with pytest.raises(SimulationError, match="z/OS"):

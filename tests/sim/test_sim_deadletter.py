@@ -200,8 +200,10 @@ def dlq_message(qm, reason, destq, **md):
 
 
 def test_dlq_handler_retry_restores_the_original_message():
-    """runmqdlq-rules §7.2: RETRY strips the MQDLH, restores Format/Encoding/CodedCharSetId
-    from it, puts to DestQName with MQPMO_PASS_ALL_CONTEXT (context and MsgId kept)."""
+    """IBM's sample handler amqsdlq: RETRY strips the MQDLH, restores
+    Format/Encoding/CodedCharSetId from it ("Dead-letter queue processing": the fields to
+    reinstate), puts to DestQName with MQPMO_PASS_ALL_CONTEXT ("How the rules table is
+    processed", note 4; context and MsgId kept)."""
     sim, qm = world()
     qm.define_qlocal("ORIGIN")
     target = qm.define_qlocal("TARGET")
@@ -217,8 +219,9 @@ def test_dlq_handler_retry_restores_the_original_message():
 
 
 def test_dlq_handler_tries_the_next_matching_rule_after_retry_attempts():
-    """Seed 000: a rule is retried up to RETRY times, at RETRYINT intervals; then the next
-    matching rule. A failed put backs the get out (BackoutCount of the DLQ message + 1)."""
+    """IBM MQ "How the rules table is processed": a rule is retried up to RETRY times, at
+    RETRYINT intervals; then the next matching rule. A failed put backs the get out
+    (BackoutCount of the DLQ message + 1)."""
     sim, qm = world()
     qm.define_qlocal("ORIGIN")
     qm.define_qlocal("TARGET", maxdepth=0)
@@ -240,7 +243,8 @@ def test_dlq_handler_tries_the_next_matching_rule_after_retry_attempts():
 
 
 def test_dlq_handler_fwd_header_no_and_discard():
-    """§7.2: FWD HEADER(NO) strips the MQDLH like RETRY; DISCARD removes the message."""
+    """IBM's sample handler amqsdlq: FWD HEADER(NO) strips the MQDLH like RETRY; DISCARD
+    removes the message ("DLQ rules (patterns and actions)")."""
     sim, qm = world()
     qm.define_qlocal("ORIGIN")
     plain = qm.define_qlocal("PLAIN")
@@ -254,8 +258,8 @@ def test_dlq_handler_fwd_header_no_and_discard():
 
 
 def test_dlq_handler_leaves_unmatched_and_headerless_messages():
-    """Seed 000: no matching rule -> ACTION(IGNORE) assumed; note 1: messages that do not
-    begin with an MQDLH are never processed."""
+    """IBM MQ "How the rules table is processed": no matching rule -> ACTION(IGNORE)
+    assumed; note 1: messages that do not begin with an MQDLH are never processed."""
     sim, qm = world()
     qm.define_qlocal("ORIGIN")
     dlq_message(qm, 2087, "ELSEWHERE")
@@ -269,7 +273,8 @@ def test_dlq_handler_leaves_unmatched_and_headerless_messages():
 
 
 def test_dlq_handler_refuses_a_table_with_errors():
-    """Seed 000 note 3: the rules table is validated when the handler starts."""
+    """IBM MQ "How the rules table is processed", note 3: the rules table is validated
+    when the handler starts."""
     from dlqlens.sim import SimulationError
 
     sim, qm = world()
@@ -278,8 +283,9 @@ def test_dlq_handler_refuses_a_table_with_errors():
 
 
 def test_dlq_handler_putaut_ctx_puts_with_the_message_user():
-    """runmqdlq-rules §7.2: PUTAUT(CTX) puts with the authority of MQMD.UserIdentifier;
-    a user without put authority makes the RETRY fail (the message stays, backed out)."""
+    """IBM MQ "DLQ rules (patterns and actions)", IBM's sample handler amqsdlq: PUTAUT(CTX)
+    puts with the authority of MQMD.UserIdentifier; a user without put authority makes the
+    RETRY fail (the message stays, backed out)."""
     sim, qm = world()
     qm.define_qlocal("ORIGIN")
     target = qm.define_qlocal("TARGET", authorized={"mqm"})

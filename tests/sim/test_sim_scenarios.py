@@ -232,7 +232,8 @@ def test_queues_nothing_reads_are_spooled(tmp_path):
 
 
 def test_expiry_buildup_manifest_counts_what_the_capture_browse_discarded(tmp_path):
-    """Seed 003: expired messages count in the depth until a browse discards them."""
+    """MQMD "Expiry (MQLONG)" (note 2): expired messages count in the depth until a browse
+    discards them."""
     manifest = simulate("expiry_buildup", 300, str(tmp_path), format="raw", seed=3)
     (cap,) = manifest["captures"]
     assert cap["expired_discarded"] > 0

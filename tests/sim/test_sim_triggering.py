@@ -18,7 +18,7 @@ SERVER = Actor("server", MQAT_UNIX, "server")
 
 
 def test_first_makes_one_trigger_message_for_a_burst():
-    """Seed 001 item 3: FIRST triggers when the qualifying count was previously zero."""
+    """Item 3: FIRST triggers when the qualifying count was previously zero."""
     sim, qm = world()
     triggered(qm, trigtype="FIRST")
     assert put(qm, "APP.Q", 25) == [0] * 25
@@ -118,7 +118,8 @@ def test_fifo_queue_uses_its_default_priority_for_triggering():
 
 
 def test_an_expired_message_still_counts_toward_depth_triggering():
-    """Seed 003 note 2: expired messages count toward the depth 'including depth triggering'."""
+    """MQMD "Expiry (MQLONG)", note 2: expired messages count toward the depth 'including
+    depth triggering'."""
     sim, qm = world()
     q, _ = triggered(qm, trigtype="DEPTH", trigdpth=3)
     put(qm, "APP.Q", 2, Expiry=10)  # one second

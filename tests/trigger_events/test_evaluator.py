@@ -1,4 +1,4 @@
-"""The trigger-condition evaluator, one case per item of seed 001 ("Conditions for a trigger event").
+"""The trigger-condition evaluator, one case per item of IBM MQ "Conditions for a trigger event".
 
 Each test states the item it checks; the decisions are dlqlens.mq.trigger_conditions's,
 the same code the simulator uses (tests/sim/test_sim_triggering.py checks them
