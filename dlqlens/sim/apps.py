@@ -603,9 +603,10 @@ class DlqHandler(App):
     an IGNORE rule, or whose matching rules are used up, stay. Messages
     without an MQDLH are never processed.
 
-    Timing is our simplification of the sample ``amqsdlq``'s (a retry point
-    every RETRYINT, a rescan every 10 x RETRYINT): new messages are processed
-    as they arrive; every RETRYINT seconds the whole queue is browsed again.
+    Timing simplifies that of IBM's sample handler ``amqsdlq`` (back to the
+    retry point every RETRYINT, a full rescan every 10 x RETRYINT): new
+    messages are processed as they arrive; every RETRYINT seconds the whole
+    queue is browsed again.
 
     Parameters
     ----------
