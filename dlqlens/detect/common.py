@@ -193,10 +193,8 @@ def sorted_refs(ref_col):
     each, or one row per message and signal), so the references are distinct
     without a set. ``collect_set`` is not used: in an aggregation that also
     has a distinct aggregate (``countDistinct``), Spark's sort-based merge of
-    large sets grew faster than linearly (measured on ``local[1]``: 27 s for
-    one group of 100,000 references, 70 s for 200,000, against 0.8 s and
-    1.2 s with ``collect_list``), and a 700,000-message burst did not finish
-    in half an hour.
+    large sets grows faster than linearly with the group's size, where
+    ``collect_list`` stays linear.
     """
     from pyspark.sql import functions as F
 
