@@ -108,15 +108,16 @@ def ages(df, *, capture_time=None):
                               else "no message with a put time at or before the capture time")
     oldest = max(stats[f"max{i}"] for i in range(len(series)) if shown[i])
     unit, size = next((u, s) for u, s, below in AGE_UNITS if oldest < below)
-    width = C.nice_step(max(oldest / size, 1e-9) / HISTOGRAM_BINS)
-    bin_of = lambda a: F.floor(a / F.lit(size * width)).cast("long")  # noqa: E731
+    width = max(C.nice_step(max(oldest / size, 1e-9) / HISTOGRAM_BINS), 0.1)
+    bin_of = lambda a: F.floor(a / F.lit(float(size * width))).cast("long")  # noqa: E731
     exploded = rows.select(F.explode(F.array(*[
         F.struct(F.lit(i).alias("s"), bin_of(F.col(f"a{i}")).alias("bin"))
         for i in range(len(series))])).alias("e")).where(F.col("e.bin") >= 0)
     agg = exploded.groupBy("e.s", "e.bin").agg(F.count(F.lit(1)).alias("n"))
-    n_bins = int(oldest / size // width) + 1
+    n_bins = math.floor(oldest / (size * width)) + 1
     counts = {(r["s"], int(r["bin"])): int(r["n"])
-              for r in C.collect(agg, len(series) * n_bins)}
+              for r in C.collect(agg, len(series) * (n_bins + 1))}
+    n_bins = max([n_bins] + [b + 1 for _, b in counts])  # Spark's rounding has the last word
 
     fig = C.new_figure(10, 5)
     ax = fig.add_subplot()

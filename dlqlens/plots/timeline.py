@@ -90,7 +90,7 @@ def arrivals(df, *, by: str = "reason", freq=None, top: int = 8, fallback: bool 
     width = C.bin_width(stats["hi"] - stats["lo"], freq)
     timed = rows.where(F.col("ts").isNotNull())
     best = C.top_keys(timed, F.col("key"), top)
-    n_bins = int(stats["hi"] // width - stats["lo"] // width) + 1
+    n_bins = int(stats["hi"] // width - stats["lo"] // width) + 3  # + rounding at both ends
     counts = _binned_counts(timed, F.col("ts"), width, C.bucket_column(F.col("key"), best),
                             n_bins, len(best.keys) + 1)
     keys = best.keys + ([C.OTHER] if best.others else [])
@@ -167,11 +167,11 @@ def _trigger_frame(df, by: str):
                        dead.alias("dead"))
 
 
-def _trigger_label(k: dict) -> str:
+def _trigger_label(k: dict, by: str) -> str:
     if k["appq"] is not None:
         return C.text(k["appq"])
     if k["initq"] is not None:
-        return f"{C.text(k['initq'])} (no MQTM)"
+        return C.text(k["initq"]) + (" (no MQTM)" if by == "application_queue" else "")
     return "(unknown queue)"
 
 
@@ -231,9 +231,11 @@ def trigger_rate(df, *, freq=None, by: str = "application_queue", top: int = 8):
     best = C.top_keys(timed, F.col("key"), top)
     first, last = int(stats["lo"] // width), int(stats["hi"] // width)
     counts = _binned_counts(timed, F.col("ts"), width, C.bucket_column(F.col("key"), best),
-                            last - first + 1, len(best.keys) + 1)
+                            last - first + 3, len(best.keys) + 1)
+    first = min([first] + [b for _, b in counts])  # Spark's rounding has the last word
+    last = max([last] + [b for _, b in counts])
     keys = best.keys + ([C.OTHER] if best.others else [])
-    labels = [_trigger_label(json.loads(k)) for k in best.keys]
+    labels = [_trigger_label(json.loads(k), by) for k in best.keys]
     if best.others:
         labels.append(f"other ({best.others:,} queues)")
     labels = C.display_labels(labels)
