@@ -58,7 +58,7 @@ def reasons_by_destination(df, *, top: int = 15, top_reasons: int = 8):
     reason_totals = reasons.counts + ([reasons.messages - sum(reasons.counts)]
                                       if reasons.others else [])
 
-    fig = C.new_figure(11, 1.6 + 0.38 * len(dest_keys) + 0.1 * len(reason_keys))
+    fig = C.new_figure(11, max(4.0, 1.6 + 0.38 * len(dest_keys) + 0.1 * len(reason_keys)))
     ax = fig.add_subplot()
     y = np.arange(len(dest_keys))
     left = np.zeros(len(dest_keys))
@@ -74,11 +74,12 @@ def reasons_by_destination(df, *, top: int = 15, top_reasons: int = 8):
     ax.set_yticks(y, dest_labels, fontsize=9)
     if dests.others:
         ax.get_yticklabels()[-1].set_fontstyle("italic")
-    ax.invert_yaxis()
+    ax.set_ylim(max(len(dest_keys), 4) - 0.5, -0.5)  # top down; one bar is not a wall
     ax.set_xlim(0, left.max() * 1.1)
     ax.set_xlabel("messages")
-    ax.set_ylabel("destination (DestQName @ DestQMgrName)")
-    ax.set_title(f"{title}\n{dests.messages:,} messages, {dests.distinct:,} destinations"
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylabel("destination")
+    fig.suptitle(f"{title}\n{C.count(dests.messages, 'message')}, {C.count(dests.distinct, 'destination')}"
                  + (f" (top {len(dests.keys)} shown, the rest under \"other\")"
                     if dests.others else ""), fontsize=11)
     fig.legend(handles, [f"{lab}: {n:,}" for lab, n in zip(reason_labels, reason_totals)],

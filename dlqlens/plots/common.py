@@ -275,6 +275,11 @@ def key_labels(dim: Dimension, top: TopKeys) -> list[str]:
 # text from captures
 # ---------------------------------------------------------------------------
 
+def count(n: int, noun: str) -> str:
+    """``"1 message"``, ``"1,204 messages"``."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def text(value) -> str:
     """A value from a capture as one line of text: controls escaped, blank as ``(blank)``."""
     s = one_line(value)
@@ -293,28 +298,25 @@ def shorten(label: str, width: int) -> str:
 def display_labels(labels: Sequence[str], width: int = LABEL_WIDTH) -> list[str]:
     """Labels for display: shortened (:func:`shorten`), and all distinct.
 
-    A shortened label that would equal another is made longer until it does
-    not (two labels never merge into one); labels that are equal to start
-    with (two keys with one label) get `` [2]``, `` [3]``... .
+    A shortened label that would equal another is made longer (up to twice
+    ``width``) until it does not; labels that still clash, or were equal to
+    start with (two keys with one label), get `` [2]``, `` [3]``... after the
+    first: two labels never merge into one.
     """
-    out, widths = [], []
-    for lab in labels:
-        widths.append(width)
-        out.append(shorten(lab, width))
+    widths = [width] * len(labels)
+    out = [shorten(lab, width) for lab in labels]
     while True:
-        seen: dict[str, list[int]] = {}
+        groups: dict[str, list[int]] = {}
         for i, s in enumerate(out):
-            seen.setdefault(s, []).append(i)
-        clashes = [ix for ix in seen.values() if len(ix) > 1
-                   and any(len(labels[i]) > widths[i] for i in ix)]
-        if not clashes:
+            groups.setdefault(s, []).append(i)
+        grow = [i for ix in groups.values() if len(ix) > 1 for i in ix
+                if len(labels[i]) > widths[i] and widths[i] < 2 * width]
+        if not grow:
             break
-        for ix in clashes:
-            for i in ix:
-                if len(labels[i]) > widths[i]:
-                    widths[i] += 4
-                    out[i] = shorten(labels[i], widths[i])
-    seen = {}
+        for i in grow:
+            widths[i] = min(widths[i] + 4, 2 * width)
+            out[i] = shorten(labels[i], widths[i])
+    seen: dict[str, int] = {}
     for i, s in enumerate(out):
         seen[s] = seen.get(s, 0) + 1
         if seen[s] > 1:
@@ -398,6 +400,14 @@ def bin_dates(bins, width: float):
     return [mdates.date2num(_dt.datetime.fromtimestamp(b * width, UTC)) for b in bins]
 
 
+def time_limits(first: int, end: int, width: float, *, at_least: int = 10):
+    """x limits (date numbers) from the start of bin ``first`` to the start of
+    bin ``end``, widened evenly to ``at_least`` bins (one message is not one
+    bar as wide as the axes)."""
+    pad = max(at_least - (end - first), 0) / 2
+    return tuple(bin_dates([first - pad, end + pad], width))
+
+
 def utc_axis(axis) -> None:
     """Date ticks in UTC on a matplotlib axis (x values are date numbers)."""
     import matplotlib.dates as mdates
@@ -437,11 +447,13 @@ def new_figure(width: float = 10.0, height: float = 5.0):
 
 
 def category_colors(n: int, other: bool) -> list:
-    """``n`` distinct colours, then grey for "other" when ``other``."""
+    """``n`` colours (distinct up to 18, none grey), then grey for "other" when ``other``."""
     from matplotlib import colormaps
 
-    cmap = colormaps["tab10" if n <= 10 else "tab20"]
-    colors = [cmap(i % cmap.N) for i in range(n)]
+    cmap = colormaps["tab10" if n <= 9 else "tab20"]
+    greys = {7} if cmap.N == 10 else {14, 15}  # kept for "other"
+    palette = [cmap(i) for i in range(cmap.N) if i not in greys]
+    colors = [palette[i % len(palette)] for i in range(n)]
     return colors + [OTHER_COLOR] if other else colors
 
 
@@ -450,24 +462,36 @@ def empty_figure(title: str, message: str = "no messages"):
     fig = new_figure(8, 3)
     ax = fig.add_subplot()
     ax.set_axis_off()
-    ax.set_title(title)
+    fig.suptitle(title)
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=14, color="0.4",
             transform=ax.transAxes)
     return finish(fig)
 
 
 def finish(fig):
-    """Turn off mathtext and TeX on every text of ``fig``, and return it.
+    """Turn off mathtext and TeX on the texts of ``fig`` that can hold names, and return it.
 
     Matplotlib reads ``$...$`` as mathematics; names from captures must be
-    shown as they are. Tick labels set from capture names are fixed
-    (``FixedLocator``), so the texts set here are the ones drawn.
+    shown as they are. Every text is concerned (titles, labels, legends,
+    annotations, tick labels set from names: those sit at fixed places,
+    ``FixedLocator``, so the texts set here are the ones drawn) but the tick
+    labels and offset texts of numeric axes, which matplotlib writes itself
+    (``10^3`` on a log axis is mathtext).
     """
     from matplotlib.text import Text
+    from matplotlib.ticker import FixedLocator
 
+    numeric = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            numeric.add(id(axis.get_offset_text()))
+            if not isinstance(axis.get_major_locator(), FixedLocator):
+                for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                    numeric.update((id(tick.label1), id(tick.label2)))
     for t in fig.findobj(Text):
-        t.set_parse_math(False)
-        t.set_usetex(False)
+        if id(t) not in numeric:
+            t.set_parse_math(False)
+            t.set_usetex(False)
     return fig
 
 

@@ -129,7 +129,7 @@ def ages(df, *, capture_time=None):
         values = np.array([counts.get((i, b), 0) for b in range(n_bins)], dtype=float)
         if shown[i]:
             handles.append(ax.stairs(values, edges, baseline=0, **style))
-            labels.append(f"{name}: {shown[i]:,} messages")
+            labels.append(f"{name}: {C.count(shown[i], 'message')}")
     ax.set_xlim(0, edges[-1])
     ax.set_ylim(bottom=0)
     ax.yaxis.get_major_locator().set_params(integer=True)
@@ -140,7 +140,7 @@ def ages(df, *, capture_time=None):
              for i in range(len(series)) if stats[f"neg{i}"]]
     missing = [f"{stats['n'] - stats[f'n{i}']:,} without {col}"
                for i, col in enumerate(series.values()) if stats["n"] - stats[f"n{i}"]]
-    ax.set_title(f"{title} ({stats['n']:,} messages)"
+    fig.suptitle(f"{title} ({C.count(stats['n'], 'message')})"
                  + "".join(f"\n{x}" for x in ["; ".join(notes + missing)] if x), fontsize=11)
     C.legend(ax, handles, labels, loc="upper right", fontsize=9)
     return C.finish(fig)
@@ -232,19 +232,23 @@ def remaining_expiry(df, *, capture_time=None):
     hist.set_ylabel(f"messages per bin ({PER_DECADE} per decade)" if log
                     else f"messages per {width:g} s")
     hist.yaxis.get_major_locator().set_params(integer=True)
-    hist.set_title(f"{stats['finite']:,} messages with a finite expiry", fontsize=10)
+    hist.set_title(f"{C.count(stats['finite'], 'message')} with a finite expiry", fontsize=10)
 
     # expired by t: the messages with Expiry/10 <= t (bins are (left, right])
     start = 0.0 if not log else edges[0]
-    xs = np.concatenate([[start], edges[1:]])
-    ys = stats["zero"] + np.concatenate([[0], np.cumsum(values)])
+    beyond = edges[-1] * 10 ** (1 / PER_DECADE) if log else edges[-1] + width  # the last step shows
+    xs = np.concatenate([[start], edges[1:], [beyond]])
+    ys = stats["zero"] + np.concatenate([[0], np.cumsum(values), [values.sum()]])
     line, = curve.step(xs, ys, where="post", color="tab:red", linewidth=2)
     full = curve.axhline(stats["finite"], color="0.4", linestyle="--", linewidth=1)
     from matplotlib.patches import Patch
 
-    handles = [line, full, Patch(color="none")]
+    handles = [line, full]
     labels = ["expired (still in the depth until a get reaches them)",
-              f"all {stats['finite']:,} with a finite expiry", unlimited]
+              f"all {stats['finite']:,} with a finite expiry"]
+    if stats["unlimited"]:
+        handles.append(Patch(color="none"))
+        labels.append(unlimited)
     if stats["zero"]:
         handles.append(Patch(color="none"))
         labels.append(f"{stats['zero']:,} already expired at capture (Expiry 0)")
@@ -266,7 +270,8 @@ def remaining_expiry(df, *, capture_time=None):
         when = _capture_seconds(capture_time)
     elif stats["sources"] == 1:
         when = stats["latest"]
-    detail = [f"{stats['finite']:,} of {stats['n']:,} messages have a finite expiry",
+    detail = [f"{stats['finite']:,} of {C.count(stats['n'], 'message')} "
+              f"{'has' if stats['finite'] == 1 else 'have'} a finite expiry",
               unlimited]
     if stats["invalid"] or stats["null"]:
         detail.append(f"{stats['invalid'] + stats['null']:,} without a valid Expiry")
@@ -303,6 +308,7 @@ def backout_counts(df):
     rows = df.select(bc.alias("b"))
     stats = C.collect(rows.agg(F.count(F.lit(1)).alias("n"),
                                F.count_if(F.col("b") >= 0).alias("valid"),
+                               F.count_if(F.col("b") == 0).alias("zero"),
                                F.max("b").alias("max")), 1)[0]
     if not stats["valid"]:
         return C.empty_figure(title, "no messages" if not stats["n"]
@@ -340,10 +346,12 @@ def backout_counts(df):
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.margins(y=0.1)
     ax.set_ylabel("messages" + (" (log scale)" if log else ""))
-    notes = [f"{stats['valid']:,} messages"]
+    notes = [C.count(stats["valid"], "message")]
     if top == 0:
         notes.append("none backed out (all 0)")
+    else:
+        notes.append(f"{stats['zero']:,} never backed out (0)")
     if stats["n"] - stats["valid"]:
         notes.append(f"{stats['n'] - stats['valid']:,} without a valid BackoutCount not shown")
-    ax.set_title(f"{title}\n{'; '.join(notes)}", fontsize=11)
+    fig.suptitle(f"{title}\n{'; '.join(notes)}", fontsize=11)
     return C.finish(fig)

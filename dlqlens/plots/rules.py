@@ -91,7 +91,7 @@ def rule_coverage(replayed, table, *, top: int = 40):
     labels = [_rule_label(r) for r in rules]
     values = [decided[r.index] for r in rules]
     colors = [ACTION_COLORS.get(r.action, C.OTHER_COLOR) for r in rules]
-    notes = [f" (its puts failed for {failed[r.index]:,} more)" if failed[r.index] else ""
+    notes = [f" (tried on {failed[r.index]:,} more: puts failed)" if failed[r.index] else ""
              for r in rules]
     if hidden:
         labels.append(f"other ({len(hidden):,} rules)")
@@ -111,7 +111,7 @@ def rule_coverage(replayed, table, *, top: int = 40):
         notes.append("")
     labels = C.display_labels(labels, 48)
 
-    fig = C.new_figure(11, 1.8 + 0.36 * len(labels))
+    fig = C.new_figure(11, max(3.5, 1.8 + 0.36 * len(labels)))
     ax = fig.add_subplot()
     y = np.arange(len(labels))
     bars = ax.barh(y, values, color=colors, height=0.7)
@@ -132,7 +132,8 @@ def rule_coverage(replayed, table, *, top: int = 40):
     ax.invert_yaxis()
     ax.set_xlim(0, max(longest, 1) * 1.05)
     ax.set_xlabel("messages")
-    ax.set_ylabel("rule (line in the table: action)")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylabel("rule")
     from matplotlib.patches import Patch
 
     present = [a for a in ACTION_COLORS if any(r.action == a for r in plan.rules)]
@@ -142,7 +143,7 @@ def rule_coverage(replayed, table, *, top: int = 40):
              title="action", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
              title_fontsize=9)
     by_rules = sum(decided.values())
-    ax.set_title(f"{title}\n{total:,} messages: {by_rules:,} decided by a rule, "
+    fig.suptitle(f"{title}\n{C.count(total, 'message')}: {by_rules:,} decided by a rule, "
                  f"{no_match + exhausted:,} fall through to the implicit IGNORE"
                  + (f", {no_dlh:,} without an MQDLH" if no_dlh else ""), fontsize=11)
     return C.finish(fig)

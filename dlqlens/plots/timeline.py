@@ -109,13 +109,13 @@ def arrivals(df, *, by: str = "reason", freq=None, top: int = 8, fallback: bool 
                               color=color, edgecolor="white", linewidth=0.3))
         bottom += h
     C.utc_axis(ax.xaxis)
-    ax.set_xlim(C.bin_dates([bins[0]], width)[0], C.bin_dates([bins[-1] + 1], width)[0])
+    ax.set_xlim(*C.time_limits(bins[0], bins[-1] + 1, width))
     ax.set_ylim(0, bottom.max() * 1.05)
     ax.set_xlabel("DLQ put time (UTC)" if not stats["fell_back"]
                   else "DLQ put time, else MQMD put time (UTC)")
     ax.set_ylabel(f"messages per {C.width_label(width)}")
     ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.set_title(f"{title}\n{stats['timed']:,} messages from {C.utc_text(stats['lo'])} to "
+    fig.suptitle(f"{title}\n{C.count(stats['timed'], 'message')} from {C.utc_text(stats['lo'])} to "
                  f"{C.utc_text(stats['hi'])}" + "".join(f"; {n}" for n in notes), fontsize=11)
     C.legend(ax, handles, [f"{lab}: {n:,}" for lab, n in zip(labels, totals)],
              title=dim.title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
@@ -249,15 +249,16 @@ def trigger_rate(df, *, freq=None, by: str = "application_queue", top: int = 8):
         values = np.array([counts.get((key, b), 0) for b in range(first, last + 1)], dtype=float)
         handles.append(ax.stairs(values, edges, color=color, linewidth=1.6, baseline=0))
     C.utc_axis(ax.xaxis)
-    ax.set_xlim(edges[0], edges[-1])
+    ax.set_xlim(*C.time_limits(first, last + 1, width))
     ax.set_ylim(bottom=0)
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("trigger message put time (UTC)")
     ax.set_ylabel(f"trigger messages per {C.width_label(width)}")
-    detail = f"{stats['timed']:,} trigger messages, {stats['dead']:,} of them dead-lettered"
+    detail = (f"{C.count(stats['timed'], 'trigger message')}, {stats['dead']:,} of them "
+              "dead-lettered")
     if untimed:
         detail += f"; {untimed:,} without a put time not shown"
-    ax.set_title(f"{title}\n{detail}", fontsize=11)
+    fig.suptitle(f"{title}\n{detail}", fontsize=11)
     C.legend(ax, handles, [f"{lab}: {n:,}" for lab, n in zip(labels, totals)],
              title=TRIGGER_BY[by], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
              title_fontsize=9)

@@ -115,3 +115,22 @@ def test_no_pyplot_and_no_collect_of_a_capture_in_the_package():
         # rows reach the driver only through common.collect
         if path.name != "common.py":
             assert ".collect()" not in src, path
+
+
+def test_display_labels_grow_at_most_twice_then_number():
+    a = "A" * 50 + "1" + "B" * 50
+    b = "A" * 50 + "2" + "B" * 50
+    out = C.display_labels([a, b], 20)
+    assert len(set(out)) == 2 and out[1].endswith(" [2]")
+    assert all(len(x) <= 40 + 4 for x in out)
+
+
+def test_finish_leaves_numeric_log_ticks_alone():
+    fig = C.new_figure()
+    ax = fig.add_subplot()
+    ax.bar([1, 10, 1000], [1, 2, 3])
+    ax.set_xscale("log")
+    C.finish(fig)
+    fig.savefig(io.BytesIO(), format="png")
+    shown = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert shown and all(t.get_parse_math() for t in shown)  # 10^k drawn as mathematics
