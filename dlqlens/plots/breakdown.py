@@ -51,12 +51,9 @@ def reasons_by_destination(df, *, top: int = 15, top_reasons: int = 8):
            .agg(F.count(F.lit(1)).alias("n")))
     counts = {(r["d"], r["r"]): int(r["n"])
               for r in C.collect(agg, (len(dests.keys) + 1) * (len(reasons.keys) + 1))}
-    dest_keys = dests.keys + ([C.OTHER] if dests.others else [])
-    reason_keys = reasons.keys + ([C.OTHER] if reasons.others else [])
+    dest_keys, reason_keys = dests.buckets, reasons.buckets
     dest_labels = C.display_labels(C.key_labels(C.DESTINATION, dests), 48)
     reason_labels = C.display_labels(C.key_labels(C.REASON, reasons))
-    reason_totals = reasons.counts + ([reasons.messages - sum(reasons.counts)]
-                                      if reasons.others else [])
 
     fig = C.new_figure(11, max(4.0, 1.6 + 0.38 * len(dest_keys) + 0.1 * len(reason_keys)))
     ax = fig.add_subplot()
@@ -79,10 +76,11 @@ def reasons_by_destination(df, *, top: int = 15, top_reasons: int = 8):
     ax.set_xlabel("messages")
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("destination")
-    fig.suptitle(f"{title}\n{C.count(dests.messages, 'message')}, {C.count(dests.distinct, 'destination')}"
-                 + (f" (top {len(dests.keys)} shown, the rest under \"other\")"
-                    if dests.others else ""), fontsize=11)
-    fig.legend(handles, [f"{lab}: {n:,}" for lab, n in zip(reason_labels, reason_totals)],
+    detail = f"{C.count(dests.messages, 'message')}, {C.count(dests.distinct, 'destination')}"
+    if dests.others:
+        detail += f" (top {len(dests.keys)} shown, the rest under \"other\")"
+    fig.suptitle(f"{title}\n{detail}", fontsize=11)
+    fig.legend(handles, [f"{lab}: {n:,}" for lab, n in zip(reason_labels, reasons.totals)],
                title=C.REASON.title, loc="outside lower center", ncols=3, fontsize=9,
                title_fontsize=9)
     return C.finish(fig)

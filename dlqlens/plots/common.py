@@ -229,6 +229,17 @@ class TopKeys:
         """Distinct keys folded into "other"."""
         return self.distinct - len(self.keys)
 
+    @property
+    def buckets(self) -> list:
+        """The top keys, then :data:`OTHER` when there are others (as :func:`bucket_column`)."""
+        return self.keys + ([OTHER] if self.others else [])
+
+    @property
+    def totals(self) -> list:
+        """Messages in each of :attr:`buckets`."""
+        rest = self.messages - sum(self.counts)
+        return self.counts + ([rest] if self.others else [])
+
 
 def top_keys(rows, key, n: int) -> TopKeys:
     """The ``n`` keys with the most rows, computed in Spark.

@@ -3,21 +3,77 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 
 from dlqlens.plots import common as C
 
 
-def _binned_counts(rows, ts, width, bucket, n_bins, n_buckets):
-    """``{(bucket key, bin): messages}`` from one groupBy in Spark."""
+@dataclass(frozen=True)
+class Binned:
+    """Rows counted by time bin and category (top N + other), on the driver.
+
+    Attributes
+    ----------
+    width : float
+        Bin width, seconds (bin ``b`` starts ``b * width`` s after the epoch).
+    top : TopKeys
+        The categories drawn on their own.
+    counts : dict
+        ``(key or OTHER, bin) -> rows``.
+    first, last : int
+        The first and last bins with rows.
+    """
+
+    width: float
+    top: C.TopKeys
+    counts: dict
+    first: int
+    last: int
+
+    def values(self, key, bins) -> np.ndarray:
+        """Rows of ``key`` in each of ``bins``."""
+        return np.array([self.counts.get((key, b), 0) for b in bins], dtype=float)
+
+
+def bin_by_time(rows, *, freq, top: int, extra=()):
+    """Count ``rows`` (columns ``ts``, a timestamp, and ``key``, a category
+    string) by time bin and category, in Spark.
+
+    Returns
+    -------
+    (dict, Binned or None)
+        The statistics row (``n`` rows, ``timed`` with a time, ``lo``/``hi``
+        epoch seconds, and the ``extra`` aggregates), and the counts (None
+        when no row has a time). Four small aggregates reach the driver: one
+        row, ``top`` rows, one row, and at most bins x (``top`` + 1) rows.
+    """
     from pyspark.sql import functions as F
 
-    agg = (rows.where(ts.isNotNull())
-           .groupBy(bucket.alias("b"), C.bin_column(ts, width).alias("bin"))
+    ts = F.col("ts")
+    stats = C.collect(rows.agg(
+        F.count(F.lit(1)).alias("n"), F.count(ts).alias("timed"),
+        F.min(C.epoch_seconds(ts)).alias("lo"), F.max(C.epoch_seconds(ts)).alias("hi"),
+        *extra), 1)[0].asDict()
+    if not stats["timed"]:
+        return stats, None
+    width = C.bin_width(stats["hi"] - stats["lo"], freq)
+    timed = rows.where(ts.isNotNull())
+    best = C.top_keys(timed, F.col("key"), top)
+    first, last = int(stats["lo"] // width), int(stats["hi"] // width)
+    agg = (timed.groupBy(C.bucket_column(F.col("key"), best).alias("b"),
+                         C.bin_column(ts, width).alias("bin"))
            .agg(F.count(F.lit(1)).alias("n")))
-    return {(r["b"], int(r["bin"])): int(r["n"])
-            for r in C.collect(agg, n_bins * n_buckets)}
+    counts = {(r["b"], int(r["bin"])): int(r["n"])   # + 2: Spark's rounding at both ends
+              for r in C.collect(agg, (last - first + 3) * (len(best.keys) + 1))}
+    bins = [b for _, b in counts]
+    return stats, Binned(width, best, counts, min(bins), max(bins))
+
+
+def _legend(ax, handles, labels, totals, title):
+    C.legend(ax, handles, [f"{lab}: {n:,}" for lab, n in zip(labels, totals)], title=title,
+             loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, title_fontsize=9)
 
 
 def arrivals(df, *, by: str = "reason", freq=None, top: int = 8, fallback: bool = True):
@@ -74,52 +130,42 @@ def arrivals(df, *, by: str = "reason", freq=None, top: int = 8, fallback: bool 
     ts = F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")) if fallback else F.col("dlh_put_ts")
     rows = df.select(ts.alias("ts"), F.col("dlh_put_ts").isNull().alias("no_dlq_ts"),
                      dim.key_column().alias("key"))
-    stats = C.collect(rows.agg(
-        F.count(F.lit(1)).alias("n"), F.count("ts").alias("timed"),
-        F.count_if(F.col("no_dlq_ts") & F.col("ts").isNotNull()).alias("fell_back"),
-        F.min(C.epoch_seconds(F.col("ts"))).alias("lo"),
-        F.max(C.epoch_seconds(F.col("ts"))).alias("hi")), 1)[0]
+    stats, binned = bin_by_time(rows, freq=freq, top=top, extra=[
+        F.count_if(F.col("no_dlq_ts") & F.col("ts").isNotNull()).alias("fell_back")])
     notes = []
     if stats["fell_back"]:
         notes.append(f"{stats['fell_back']:,} without a DLQ put time placed at their MQMD put time")
     if stats["n"] - stats["timed"]:
         notes.append(f"{stats['n'] - stats['timed']:,} without a "
                      f"{'put time' if fallback else 'DLQ put time'} not shown")
-    if not stats["timed"]:
+    if binned is None:
         return C.empty_figure(title, "no messages" + (f" ({notes[0]})" if notes else ""))
-    width = C.bin_width(stats["hi"] - stats["lo"], freq)
-    timed = rows.where(F.col("ts").isNotNull())
-    best = C.top_keys(timed, F.col("key"), top)
-    n_bins = int(stats["hi"] // width - stats["lo"] // width) + 3  # + rounding at both ends
-    counts = _binned_counts(timed, F.col("ts"), width, C.bucket_column(F.col("key"), best),
-                            n_bins, len(best.keys) + 1)
-    keys = best.keys + ([C.OTHER] if best.others else [])
-    labels = C.display_labels(C.key_labels(dim, best))
-    totals = best.counts + ([best.messages - sum(best.counts)] if best.others else [])
+    width = binned.width
 
     fig = C.new_figure(11, 5.5)
     ax = fig.add_subplot()
-    bins = sorted({b for _, b in counts})
+    bins = sorted({b for _, b in binned.counts})
     x = C.bin_dates(bins, width)
     bottom = np.zeros(len(bins))
     handles = []
-    for key, color in zip(keys, C.category_colors(len(best.keys), bool(best.others))):
-        h = np.array([counts.get((key, b), 0) for b in bins], dtype=float)
+    colors = C.category_colors(len(binned.top.keys), bool(binned.top.others))
+    for key, color in zip(binned.top.buckets, colors):
+        h = binned.values(key, bins)
         handles.append(ax.bar(x, h, width=width / 86400, bottom=bottom, align="edge",
                               color=color, edgecolor="white", linewidth=0.3))
         bottom += h
     C.utc_axis(ax.xaxis)
-    ax.set_xlim(*C.time_limits(bins[0], bins[-1] + 1, width))
+    ax.set_xlim(*C.time_limits(binned.first, binned.last + 1, width))
     ax.set_ylim(0, bottom.max() * 1.05)
     ax.set_xlabel("DLQ put time (UTC)" if not stats["fell_back"]
                   else "DLQ put time, else MQMD put time (UTC)")
     ax.set_ylabel(f"messages per {C.width_label(width)}")
     ax.yaxis.get_major_locator().set_params(integer=True)
-    fig.suptitle(f"{title}\n{C.count(stats['timed'], 'message')} from {C.utc_text(stats['lo'])} to "
-                 f"{C.utc_text(stats['hi'])}" + "".join(f"; {n}" for n in notes), fontsize=11)
-    C.legend(ax, handles, [f"{lab}: {n:,}" for lab, n in zip(labels, totals)],
-             title=dim.title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
-             title_fontsize=9)
+    fig.suptitle(f"{title}\n{C.count(stats['timed'], 'message')} from "
+                 f"{C.utc_text(stats['lo'])} to {C.utc_text(stats['hi'])}"
+                 + "".join(f"; {n}" for n in notes), fontsize=11)
+    _legend(ax, handles, C.display_labels(C.key_labels(dim, binned.top)), binned.top.totals,
+            dim.title)
     return C.finish(fig)
 
 
@@ -217,49 +263,35 @@ def trigger_rate(df, *, freq=None, by: str = "application_queue", top: int = 8):
     top = C.check_top(top)
     title = f"Trigger messages (MQTM) by {TRIGGER_BY[by]}"
     rows = _trigger_frame(df, by)
-    stats = C.collect(rows.agg(
-        F.count(F.lit(1)).alias("n"), F.count("ts").alias("timed"),
-        F.count_if(F.col("dead")).alias("dead"),
-        F.min(C.epoch_seconds(F.col("ts"))).alias("lo"),
-        F.max(C.epoch_seconds(F.col("ts"))).alias("hi")), 1)[0]
+    stats, binned = bin_by_time(rows, freq=freq, top=top,
+                                extra=[F.count_if(F.col("dead")).alias("dead")])
     untimed = stats["n"] - stats["timed"]
-    if not stats["timed"]:
+    if binned is None:
         return C.empty_figure(title, "no trigger messages" + (
             f" ({untimed:,} without a put time)" if untimed else ""))
-    width = C.bin_width(stats["hi"] - stats["lo"], freq)
-    timed = rows.where(F.col("ts").isNotNull())
-    best = C.top_keys(timed, F.col("key"), top)
-    first, last = int(stats["lo"] // width), int(stats["hi"] // width)
-    counts = _binned_counts(timed, F.col("ts"), width, C.bucket_column(F.col("key"), best),
-                            last - first + 3, len(best.keys) + 1)
-    first = min([first] + [b for _, b in counts])  # Spark's rounding has the last word
-    last = max([last] + [b for _, b in counts])
-    keys = best.keys + ([C.OTHER] if best.others else [])
-    labels = [_trigger_label(json.loads(k), by) for k in best.keys]
-    if best.others:
-        labels.append(f"other ({best.others:,} queues)")
-    labels = C.display_labels(labels)
-    totals = best.counts + ([best.messages - sum(best.counts)] if best.others else [])
+    labels = [_trigger_label(json.loads(k), by) for k in binned.top.keys]
+    if binned.top.others:
+        labels.append(f"other ({binned.top.others:,} queues)")
 
     fig = C.new_figure(11, 5)
     ax = fig.add_subplot()
-    edges = C.bin_dates(range(first, last + 2), width)
+    bins = range(binned.first, binned.last + 1)
+    edges = C.bin_dates(range(binned.first, binned.last + 2), binned.width)
     handles = []
-    for key, color in zip(keys, C.category_colors(len(best.keys), bool(best.others))):
-        values = np.array([counts.get((key, b), 0) for b in range(first, last + 1)], dtype=float)
-        handles.append(ax.stairs(values, edges, color=color, linewidth=1.6, baseline=0))
+    colors = C.category_colors(len(binned.top.keys), bool(binned.top.others))
+    for key, color in zip(binned.top.buckets, colors):
+        handles.append(ax.stairs(binned.values(key, bins), edges, color=color, linewidth=1.6,
+                                 baseline=0))
     C.utc_axis(ax.xaxis)
-    ax.set_xlim(*C.time_limits(first, last + 1, width))
+    ax.set_xlim(*C.time_limits(binned.first, binned.last + 1, binned.width))
     ax.set_ylim(bottom=0)
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_xlabel("trigger message put time (UTC)")
-    ax.set_ylabel(f"trigger messages per {C.width_label(width)}")
+    ax.set_ylabel(f"trigger messages per {C.width_label(binned.width)}")
     detail = (f"{C.count(stats['timed'], 'trigger message')}, {stats['dead']:,} of them "
               "dead-lettered")
     if untimed:
         detail += f"; {untimed:,} without a put time not shown"
     fig.suptitle(f"{title}\n{detail}", fontsize=11)
-    C.legend(ax, handles, [f"{lab}: {n:,}" for lab, n in zip(labels, totals)],
-             title=TRIGGER_BY[by], loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
-             title_fontsize=9)
+    _legend(ax, handles, C.display_labels(labels), binned.top.totals, TRIGGER_BY[by])
     return C.finish(fig)
