@@ -1,0 +1,512 @@
+"""What every figure of :mod:`dlqlens.plots` shares.
+
+* **Spark to driver**: :func:`collect` is the only way a figure brings rows to
+  the driver; it takes an aggregate and the most rows it may have, so a figure
+  can never pull a capture by mistake.
+* **Top N + other**: :func:`top_keys` finds the N largest categories of a
+  :class:`Dimension` in Spark, :func:`bucket_column` folds the rest into one
+  "other" bucket, :func:`display_labels` turns the keys into short, distinct,
+  safe labels.
+* **Time bins**: :func:`bin_width` chooses a "nice" bin width (1 s, 10 s,
+  1 min, 5 min, 15 min, 1 h, 6 h, 1 day ...) from a time span, or checks the
+  caller's.
+* **Figures**: :func:`new_figure` (a :class:`matplotlib.figure.Figure`, never
+  pyplot's global state), :func:`empty_figure` ("no messages"),
+  :func:`finish` (turns off mathtext and TeX on every text of the figure:
+  queue and application names come from captures, and ``$x$`` in a queue
+  name must stay ``$x$``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
+from dlqlens.safe import one_line
+
+#: Bins an automatic time axis aims at, at most.
+MAX_AUTO_BINS = 60
+#: Bins an explicit ``freq`` may make, at most (ValueError beyond).
+MAX_BINS = 5000
+#: Labels longer than this are shortened with an ellipsis.
+LABEL_WIDTH = 40
+#: "Nice" time bin widths, seconds.
+NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 2 * 3600,
+                3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 14 * 86400,
+                30 * 86400, 91 * 86400, 365 * 86400)
+#: Colour of the "other" bucket and of what is not a category of its own.
+OTHER_COLOR = "#b0b0b0"
+#: Key of the "other" bucket in :func:`bucket_column` (``to_json`` never makes it).
+OTHER = ""
+UTC = _dt.timezone.utc
+
+
+# ---------------------------------------------------------------------------
+# Spark to driver
+# ---------------------------------------------------------------------------
+
+def collect(aggregate, max_rows: int) -> list:
+    """Rows of a small aggregate DataFrame, on the driver.
+
+    Parameters
+    ----------
+    aggregate : pyspark.sql.DataFrame
+        An aggregate (a ``groupBy``/``agg`` result), never a capture.
+    max_rows : int
+        The most rows the aggregate can have by construction.
+
+    Returns
+    -------
+    list of pyspark.sql.Row
+
+    Raises
+    ------
+    RuntimeError
+        When the aggregate has more rows than ``max_rows`` (a bug in the
+        figure: at most ``max_rows + 1`` rows are fetched to find out).
+    """
+    rows = aggregate.limit(int(max_rows) + 1).collect()
+    if len(rows) > max_rows:
+        raise RuntimeError(f"an aggregate of more than {max_rows} rows would reach the driver")
+    return rows
+
+
+def epoch_seconds(ts_col):
+    """A timestamp column as seconds since the epoch (double; time-zone free)."""
+    from pyspark.sql import functions as F
+
+    return F.unix_micros(ts_col) / F.lit(1e6)
+
+
+# ---------------------------------------------------------------------------
+# categories: top N + other
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Dimension:
+    """A way of putting messages into categories.
+
+    Attributes
+    ----------
+    name : str
+        What the caller says (``"reason"``).
+    title : str
+        What a legend or axis calls it (``"reason (dlh.Reason)"``).
+    noun : str
+        Plural for "other (N reasons)".
+    fields : tuple of (str, callable)
+        ``(key, function returning a Spark column)``: what makes the key.
+    label : callable
+        ``dict -> str``: the key's label (before :func:`display_labels`).
+    """
+
+    name: str
+    title: str
+    noun: str
+    fields: tuple
+    label: Callable[[dict], str]
+
+    def key_column(self):
+        """The category of a row as one string: the JSON object of its key
+        fields (nulls kept), so two different keys never share a string."""
+        from pyspark.sql import functions as F
+
+        struct = F.struct(*[make().alias(k) for k, make in self.fields])
+        return F.to_json(struct, {"ignoreNullFields": "false"})
+
+
+def _col(name: str):
+    def make():
+        from pyspark.sql import functions as F
+
+        return F.col(name)
+    return make
+
+
+def _temporary_group():
+    """``dlh.DestQName``, with temporary dynamic queues (``AMQ.*``, ``CSQ.*``:
+    one per requester, gone with it) grouped under their prefix."""
+    from pyspark.sql import functions as F
+
+    q = F.col("dlh.DestQName")
+    out = q
+    for prefix in TEMPORARY_QUEUE_PREFIXES:
+        out = F.when(q.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(out)
+    return out
+
+
+def _is_temporary():
+    from pyspark.sql import functions as F
+
+    q = F.col("dlh.DestQName")
+    cond = F.lit(False)
+    for prefix in TEMPORARY_QUEUE_PREFIXES:
+        cond = cond | q.startswith(prefix.rstrip("*"))
+    return cond
+
+
+def _reason_label(k: dict) -> str:
+    if k["reason"] is None:
+        return "(no MQDLH)"
+    return f"{k['name']} ({k['reason']})" if k["name"] else f"Reason {k['reason']}"
+
+
+def _destination_label(k: dict) -> str:
+    if k["q"] is None and k["qmgr"] is None:
+        return "(no MQDLH)"
+    q = f"{k['q']} (temporary queues)" if k["temporary"] else text(k["q"])
+    return f"{q} @ {text(k['qmgr'])}"
+
+
+def _source_label(k: dict) -> str:
+    name = k["source"]
+    return text(name.replace("\\", "/").rsplit("/", 1)[-1] if name else name)
+
+
+def _putter_label(k: dict) -> str:
+    if k["type"] is None and k["name"] is None:
+        return "(no MQDLH)"
+    return text(k["name"])
+
+
+REASON = Dimension("reason", "reason (dlh.Reason)", "reasons",
+                   (("reason", _col("dlh.Reason")), ("name", _col("reason_name"))), _reason_label)
+DESTINATION = Dimension(
+    "destination", "destination (dlh.DestQName @ dlh.DestQMgrName)", "destinations",
+    (("q", _temporary_group), ("temporary", _is_temporary), ("qmgr", _col("dlh.DestQMgrName"))),
+    _destination_label)
+SOURCE = Dimension("source", "capture file (source)", "files", (("source", _col("source")),),
+                   _source_label)
+PUTTER = Dimension("putter", "application that put it on the DLQ (dlh.PutApplName)",
+                   "applications",
+                   (("name", _col("dlh.PutApplName")), ("type", _col("dlh.PutApplType"))),
+                   _putter_label)
+DIMENSIONS = {d.name: d for d in (REASON, DESTINATION, SOURCE, PUTTER)}
+
+
+def dimension(name: str) -> Dimension:
+    """The :class:`Dimension` called ``name`` (ValueError for another name)."""
+    try:
+        return DIMENSIONS[name]
+    except KeyError:
+        raise ValueError(f"by must be one of {', '.join(DIMENSIONS)}, not {name!r}") from None
+
+
+def check_top(top) -> int:
+    """``top`` as an int of at least 1 (ValueError otherwise)."""
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top must be an integer of at least 1, not {top!r}")
+    return top
+
+
+@dataclass(frozen=True)
+class TopKeys:
+    """The largest categories of a column.
+
+    Attributes
+    ----------
+    keys : list of str
+        The top keys, largest first (ties by key).
+    counts : list of int
+        Messages of each.
+    distinct : int
+        Distinct keys in all.
+    messages : int
+        Messages in all.
+    """
+
+    keys: list
+    counts: list
+    distinct: int
+    messages: int
+
+    @property
+    def others(self) -> int:
+        """Distinct keys folded into "other"."""
+        return self.distinct - len(self.keys)
+
+    @property
+    def buckets(self) -> list:
+        """The top keys, then :data:`OTHER` when there are others (as :func:`bucket_column`)."""
+        return self.keys + ([OTHER] if self.others else [])
+
+    @property
+    def totals(self) -> list:
+        """Messages in each of :attr:`buckets`."""
+        rest = self.messages - sum(self.counts)
+        return self.counts + ([rest] if self.others else [])
+
+
+def top_keys(rows, key, n: int) -> TopKeys:
+    """The ``n`` keys with the most rows, computed in Spark.
+
+    Parameters
+    ----------
+    rows : pyspark.sql.DataFrame
+    key : pyspark.sql.Column
+        A string column (:meth:`Dimension.key_column`).
+    n : int
+
+    Returns
+    -------
+    TopKeys
+        Two aggregates reach the driver: ``n`` rows and one.
+    """
+    from pyspark.sql import functions as F
+
+    totals = rows.groupBy(key.alias("k")).agg(F.count(F.lit(1)).alias("n"))
+    top = collect(totals.orderBy(F.desc("n"), F.asc("k")).limit(n), n)
+    total = collect(totals.agg(F.count(F.lit(1)).alias("keys"), F.sum("n").alias("n")), 1)[0]
+    return TopKeys([r["k"] for r in top], [int(r["n"]) for r in top], int(total["keys"]),
+                   int(total["n"] or 0))
+
+
+def bucket_column(key, top: TopKeys):
+    """``key`` where it is a top key, :data:`OTHER` elsewhere."""
+    from pyspark.sql import functions as F
+
+    if not top.keys:
+        return F.lit(OTHER)
+    return F.when(key.isin(*top.keys), key).otherwise(F.lit(OTHER))
+
+
+def key_labels(dim: Dimension, top: TopKeys) -> list[str]:
+    """Labels of the top keys and, when there are others, of the "other" bucket last."""
+    labels = [dim.label(json.loads(k)) for k in top.keys]
+    if top.others:
+        labels.append(f"other ({top.others:,} {dim.noun})")
+    return labels
+
+
+# ---------------------------------------------------------------------------
+# text from captures
+# ---------------------------------------------------------------------------
+
+def count(n: int, noun: str) -> str:
+    """``"1 message"``, ``"1,204 messages"``."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def text(value) -> str:
+    """A value from a capture as one line of text: controls escaped, blank as ``(blank)``."""
+    s = one_line(value)
+    return s if s.strip() else "(blank)"
+
+
+def shorten(label: str, width: int) -> str:
+    """``label`` cut to ``width`` characters with an ellipsis in the middle (start and end kept)."""
+    if len(label) <= width:
+        return label
+    tail = (width - 1) // 2
+    head = width - 1 - tail
+    return label[:head] + "\u2026" + label[len(label) - tail:]
+
+
+def display_labels(labels: Sequence[str], width: int = LABEL_WIDTH) -> list[str]:
+    """Labels for display: shortened (:func:`shorten`), and all distinct.
+
+    A shortened label that would equal another is made longer (up to twice
+    ``width``) until it does not; labels that still clash, or were equal to
+    start with (two keys with one label), get `` [2]``, `` [3]``... after the
+    first: two labels never merge into one.
+    """
+    widths = [width] * len(labels)
+    out = [shorten(lab, width) for lab in labels]
+    while True:
+        groups: dict[str, list[int]] = {}
+        for i, s in enumerate(out):
+            groups.setdefault(s, []).append(i)
+        grow = [i for ix in groups.values() if len(ix) > 1 for i in ix
+                if len(labels[i]) > widths[i] and widths[i] < 2 * width]
+        if not grow:
+            break
+        for i in grow:
+            widths[i] = min(widths[i] + 4, 2 * width)
+            out[i] = shorten(labels[i], widths[i])
+    seen: dict[str, int] = {}
+    for i, s in enumerate(out):
+        seen[s] = seen.get(s, 0) + 1
+        if seen[s] > 1:
+            out[i] = f"{s} [{seen[s]}]"
+    return out
+
+
+# ---------------------------------------------------------------------------
+# time bins
+# ---------------------------------------------------------------------------
+
+def bin_width(span_seconds: float, freq=None, *, max_bins: int = MAX_AUTO_BINS) -> float:
+    """The width of a time bin, seconds.
+
+    Parameters
+    ----------
+    span_seconds : float
+        From the first to the last timestamp.
+    freq : None, number, datetime.timedelta or str
+        None: the smallest of :data:`NICE_SECONDS` that covers the span in at
+        most ``max_bins`` bins (whole years beyond). A number is seconds; a
+        string is anything :func:`pandas.to_timedelta` reads (``"5min"``,
+        ``"1h"``, ``"1 day"``).
+
+    Raises
+    ------
+    ValueError
+        When ``freq`` is not a positive duration, or makes more than
+        :data:`MAX_BINS` bins over the span.
+    """
+    if freq is None:
+        for w in NICE_SECONDS:
+            if span_seconds / w <= max_bins - 1:
+                return float(w)
+        year = 365 * 86400
+        return float(year * math.ceil(span_seconds / (max_bins - 1) / year))
+    if isinstance(freq, _dt.timedelta):
+        seconds = freq.total_seconds()
+    elif isinstance(freq, (int, float)) and not isinstance(freq, bool):
+        seconds = float(freq)
+    elif isinstance(freq, str):
+        import pandas as pd
+
+        try:
+            seconds = pd.to_timedelta(freq).total_seconds()
+        except ValueError as exc:
+            raise ValueError(f"freq {freq!r} is not a duration: {exc}") from None
+    else:
+        raise ValueError(f"freq must be a duration (seconds, timedelta or str), not {freq!r}")
+    if not seconds > 0 or not math.isfinite(seconds):
+        raise ValueError(f"freq must be a positive duration, not {freq!r}")
+    if span_seconds / seconds > MAX_BINS:
+        raise ValueError(f"freq {freq!r} makes {span_seconds / seconds:,.0f} bins over "
+                         f"{span_seconds:,.0f} s; at most {MAX_BINS:,} are drawn")
+    return seconds
+
+
+def width_label(seconds: float) -> str:
+    """``"5 min"``, ``"1 h"``, ``"2 days"``, ``"0.5 s"``."""
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            n = int(seconds // size)
+            if unit == "day":
+                return f"{n} day" + ("s" if n > 1 else "")
+            return f"{n} {unit}"
+    return f"{seconds:g} s"
+
+
+def bin_column(ts_col, width: float):
+    """The time bin of a timestamp: ``floor(epoch seconds / width)`` (bins start
+    at whole multiples of ``width`` since 1970-01-01 UTC)."""
+    from pyspark.sql import functions as F
+
+    return F.floor(F.unix_micros(ts_col) / F.lit(float(width) * 1e6)).cast("long")
+
+
+def bin_dates(bins, width: float):
+    """Matplotlib date numbers of the start of each bin."""
+    import matplotlib.dates as mdates
+
+    return [mdates.date2num(_dt.datetime.fromtimestamp(b * width, UTC)) for b in bins]
+
+
+def time_limits(first: int, end: int, width: float, *, at_least: int = 10):
+    """x limits (date numbers) from the start of bin ``first`` to the start of
+    bin ``end``, widened evenly to ``at_least`` bins (one message is not one
+    bar as wide as the axes)."""
+    pad = max(at_least - (end - first), 0) / 2
+    return tuple(bin_dates([first - pad, end + pad], width))
+
+
+def utc_axis(axis) -> None:
+    """Date ticks in UTC on a matplotlib axis (x values are date numbers)."""
+    import matplotlib.dates as mdates
+
+    locator = mdates.AutoDateLocator(tz=UTC)
+    axis.set_major_locator(locator)
+    axis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=UTC))
+
+
+def utc_text(value) -> str:
+    """A UTC timestamp (datetime, naive = UTC, or epoch seconds) as ``2024-03-15 11:21:27 UTC``."""
+    if isinstance(value, (int, float)):
+        value = _dt.datetime.fromtimestamp(value, UTC)
+    elif value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def nice_step(raw: float) -> float:
+    """The smallest of 1, 2, 5 x 10^k at least ``raw`` (> 0)."""
+    exp = math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * 10 ** exp >= raw * (1 - 1e-12):
+            return float(m * 10 ** exp)
+    return float(10 ** (exp + 1))  # pragma: no cover - unreachable
+
+
+# ---------------------------------------------------------------------------
+# figures
+# ---------------------------------------------------------------------------
+
+def new_figure(width: float = 10.0, height: float = 5.0):
+    """A :class:`matplotlib.figure.Figure` with constrained layout (no pyplot)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def category_colors(n: int, other: bool) -> list:
+    """``n`` colours (distinct up to 18, none grey), then grey for "other" when ``other``."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if n <= 9 else "tab20"]
+    greys = {7} if cmap.N == 10 else {14, 15}  # kept for "other"
+    palette = [cmap(i) for i in range(cmap.N) if i not in greys]
+    colors = [palette[i % len(palette)] for i in range(n)]
+    return colors + [OTHER_COLOR] if other else colors
+
+
+def empty_figure(title: str, message: str = "no messages"):
+    """A figure that says ``message`` (for an empty DataFrame) instead of raising."""
+    fig = new_figure(8, 3)
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    fig.suptitle(title)
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=14, color="0.4",
+            transform=ax.transAxes)
+    return finish(fig)
+
+
+def finish(fig):
+    """Turn off mathtext and TeX on the texts of ``fig`` that can hold names, and return it.
+
+    Matplotlib reads ``$...$`` as mathematics; names from captures must be
+    shown as they are. Every text is concerned (titles, labels, legends,
+    annotations, tick labels set from names: those sit at fixed places,
+    ``FixedLocator``, so the texts set here are the ones drawn) but the tick
+    labels and offset texts of numeric axes, which matplotlib writes itself
+    (``10^3`` on a log axis is mathtext).
+    """
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedLocator
+
+    numeric = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            numeric.add(id(axis.get_offset_text()))
+            if not isinstance(axis.get_major_locator(), FixedLocator):
+                for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                    numeric.update((id(tick.label1), id(tick.label2)))
+    for t in fig.findobj(Text):
+        if id(t) not in numeric:
+            t.set_parse_math(False)
+            t.set_usetex(False)
+    return fig
+
+
+def legend(ax, handles, labels, *, title=None, **kw):
+    """An axes legend with explicit handles and labels (a label from a capture
+    that starts with ``_`` is shown, not dropped as matplotlib's auto mode does)."""
+    return ax.legend(handles, labels, title=title, **kw)
