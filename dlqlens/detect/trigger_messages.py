@@ -64,6 +64,31 @@ def _trim(col):
     return F.rtrim(F.ltrim(col))
 
 
+def dead_letter_column():
+    """Column: the row starts with an MQDLH (a dead letter), as the detectors read it."""
+    from pyspark.sql import functions as F
+
+    return F.col("dlh").isNotNull() & F.col("dlh.Reason").isNotNull()
+
+
+def is_trigger_message():
+    """Column (never null): the row is a trigger message.
+
+    Its Format (``dlh.Format`` after an MQDLH, else ``md.Format``) is
+    ``MQTRIG``, or an MQTM was decoded (``tm.StrucId`` ``'TM'``, the decoder
+    trims the blank padding). The one rule the detectors and
+    :func:`dlqlens.plots.trigger_rate` count trigger messages by.
+    """
+    from pyspark.sql import functions as F
+
+    from dlqlens.mq.constants import MQFMT, MQTM_STRUC_ID
+
+    has_mqtm = F.col("tm").isNotNull() & (_trim(F.col("tm.StrucId")) == MQTM_STRUC_ID.strip())
+    fmt = F.when(dead_letter_column(), _trim(F.col("dlh.Format"))) \
+           .otherwise(_trim(F.col("md.Format")))
+    return F.coalesce((fmt == MQFMT["MQFMT_TRIGGER"].strip()) | has_mqtm, F.lit(False))
+
+
 def _trigger_rows(df):
     """Trigger-message rows with the columns the detectors read.
 
@@ -76,13 +101,8 @@ def _trigger_rows(df):
     """
     from pyspark.sql import functions as F
 
-    md_format = _trim(F.col("md.Format"))
-    dlh_format = _trim(F.col("dlh.Format"))
-    is_dead_letter = F.col("dlh").isNotNull() & F.col("dlh.Reason").isNotNull()
-    has_mqtm = F.col("tm").isNotNull() & (F.col("tm.StrucId") == F.lit("TM  "))
-    is_trigger_message = F.when(is_dead_letter, (dlh_format == "MQTRIG") | has_mqtm) \
-                          .otherwise((md_format == "MQTRIG") | has_mqtm)
-    rows = df.where(F.coalesce(is_trigger_message, F.lit(False)))
+    rows = df.where(is_trigger_message())
+    is_dead_letter = dead_letter_column()
     blank = lambda c: F.when(_trim(c) == "", F.lit(None)).otherwise(_trim(c))  # noqa: E731
     return rows.select(
         is_dead_letter.alias("is_dead_letter"),

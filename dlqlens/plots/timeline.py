@@ -181,7 +181,7 @@ def _trigger_frame(df, by: str):
 
     A row is a trigger message when its Format (``md.Format``, or
     ``dlh.Format`` after an MQDLH) is ``MQTRIG`` or an MQTM was decoded
-    (``docs/triggering.md``, as :mod:`dlqlens.detect.triggers` reads it).
+    (:func:`dlqlens.detect.trigger_messages.is_trigger_message`).
     The initiation queue is ``dlh.DestQName`` for a dead letter (the queue
     the trigger message could not stay on) and the captured queue
     (:func:`dlqlens.detect.common.with_capture_queues`) otherwise.
@@ -194,15 +194,15 @@ def _trigger_frame(df, by: str):
     def blank_null(c):
         return F.when(trim(c) == "", F.lit(None)).otherwise(trim(c))
 
-    dead = F.col("dlh").isNotNull() & F.col("dlh.Reason").isNotNull()
-    has_tm = F.col("tm").isNotNull() & (trim(F.col("tm.StrucId")) == "TM")
-    fmt = F.when(dead, trim(F.col("dlh.Format"))).otherwise(trim(F.col("md.Format")))
-    rows = df.where(F.coalesce((fmt == "MQTRIG") | has_tm, F.lit(False)))
+    from dlqlens.detect.trigger_messages import dead_letter_column, is_trigger_message
+
+    dead = dead_letter_column()
+    rows = df.where(is_trigger_message())
     if by == "initiation_queue":
         from dlqlens.detect.common import with_capture_queues
 
         rows = with_capture_queues(rows.select("source", "dlh", "put_ts", "dlh_put_ts"))
-        initq = F.when(dead, blank_null(F.col("dlh.DestQName"))).otherwise(F.col("cq"))
+        initq = F.when(dead, blank_null(F.col("dlh.DestQName"))).otherwise(F.col("capture_queue"))
         key = F.struct(initq.alias("initq"), F.lit(None).cast("string").alias("appq"))
     else:
         appq = blank_null(F.col("tm.QName"))

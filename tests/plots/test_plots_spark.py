@@ -181,14 +181,14 @@ def test_backout_counts_on_the_sample(sample):
 
 
 def test_trigger_rate_on_the_sample(sample):
-    from dlqlens.detect.triggers import _trigger_rows  # the detectors' notion of a trigger message
+    from dlqlens.detect.trigger_messages import is_trigger_message  # the detectors' rule
 
     ax = render(plots.trigger_rate(sample)).axes[0]
     assert sum(p.get_data().values.sum() for p in steps(ax)) == 85
     assert legend_texts(ax.get_legend()) == ["APP.WORK: 85"]
     assert "85 trigger messages, 85 of them dead-lettered" in ax.figure.get_suptitle()
     assert ax.get_ylabel() == "trigger messages per 1 s"
-    assert _trigger_rows(sample).count() == 85
+    assert sample.where(is_trigger_message()).count() == 85
     ax = render(plots.trigger_rate(sample, by="initiation_queue")).axes[0]
     assert legend_texts(ax.get_legend()) == ["APP.INITQ: 85"]
 
