@@ -777,7 +777,7 @@ class ReportData:
 
 def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
            capture_queues=None, world="optimistic", top: int = 20, examples: int = 3,
-           max_findings: int = 50) -> ReportData:
+           max_findings: int = 50, figures=None) -> ReportData:
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
     from dlqlens.detect import run
@@ -811,7 +811,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     try:
         summary = summarize(df, top=top)
         span = _time_span(df)
-        figure = arrivals_by_reason(df)
+        plots = [fn(df) for fn in (figures if figures is not None else (arrivals_by_reason,))]
         findings_df = run(df, queue_defs=defs, capture_queues=capture_queues or None).cache()
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
@@ -832,7 +832,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         if not was_cached:
             df.unpersist()
     data = ReportData(
-        summary=summary, span=span, figures=[figure], findings=findings,
+        summary=summary, span=span, figures=plots, findings=findings,
         findings_total=sum(by_severity.values()), by_severity=by_severity,
         no_finding_total=nf_total, no_finding_groups=nf_groups, no_finding_shown=nf_shown,
         no_finding_samples=nf_samples, explanations=explanations, examples=examples, top=top,
@@ -908,7 +908,8 @@ def render(data: ReportData, title: str | None = None) -> Report:
 
 def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
                  capture_queues=None, title: str | None = None, world="optimistic",
-                 top: int = 20, examples: int = 3, max_findings: int = 50) -> Report:
+                 top: int = 20, examples: int = 3, max_findings: int = 50,
+                 figures=None) -> Report:
     """The HTML audit report of a capture DataFrame.
 
     Parameters
@@ -942,6 +943,10 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
         Messages explained per finding and per group in no finding.
     max_findings : int
         Findings shown (most severe first); the rest are counted.
+    figures : list of callable, optional
+        Functions ``f(df) -> matplotlib.figure.Figure`` (aggregating in
+        Spark) whose figures the summary shows, in order; default
+        :func:`dlqlens.report.figures.arrivals_by_reason`.
 
     Returns
     -------
@@ -954,7 +959,7 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
     """
     return render(gather(df, rules=rules, queue_defs=queue_defs, show_payloads=show_payloads,
                          capture_queues=capture_queues, world=world, top=top,
-                         examples=examples, max_findings=max_findings), title)
+                         examples=examples, max_findings=max_findings, figures=figures), title)
 
 
 __all__ = ["REDACTED", "Report", "ReportData", "Section", "build_report", "gather", "render",
