@@ -340,21 +340,27 @@ def _no_finding(df, findings, top: int, examples: int):
     groups = (left.groupBy(*_GROUP_KEYS)
               .agg(F.count("*").alias("messages"), F.countDistinct("queue").alias("queues"),
                    F.unix_micros(F.min("dlh_put_ts")).alias("first"),
-                   F.unix_micros(F.max("dlh_put_ts")).alias("last")))
-    ranked = groups.withColumn("group", F.row_number().over(
-        Window.orderBy(F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])))
-    shown = ranked.where(F.col("group") <= int(top)).orderBy("group").toPandas()
-    total = int(left.count()) if len(shown) else 0
-    group_count = int(groups.count()) if len(shown) else 0
-    samples = []
-    if len(shown) and examples > 0:
-        keys = ranked.where(F.col("group") <= int(top)).select("group", *_GROUP_KEYS)
-        cond = [left[k].eqNullSafe(keys[k]) for k in _GROUP_KEYS]
-        picked = (left.join(F.broadcast(keys), cond).select("group", "source", "message_number")
-                  .withColumn("n", F.row_number().over(
-                      Window.partitionBy("group").orderBy("source", "message_number")))
-                  .where(F.col("n") <= int(examples)).orderBy("group", "n").collect())
-        samples = [(r["group"], r["source"], r["message_number"]) for r in picked]
+                   F.unix_micros(F.max("dlh_put_ts")).alias("last"))
+              .cache())  # small: one row per group; read three times below
+    try:
+        counts = groups.agg(F.sum("messages").alias("total"), F.count("*").alias("groups")).first()
+        total, group_count = int(counts["total"] or 0), int(counts["groups"] or 0)
+        ranked = groups.withColumn("group", F.row_number().over(
+            Window.orderBy(F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])))
+        first_groups = ranked.where(F.col("group") <= int(top))
+        shown = first_groups.orderBy("group").toPandas()
+        samples = []
+        if len(shown) and examples > 0:
+            keys = first_groups.select("group", *_GROUP_KEYS)
+            cond = [left[k].eqNullSafe(keys[k]) for k in _GROUP_KEYS]
+            picked = (left.join(F.broadcast(keys), cond)
+                      .select("group", "source", "message_number")
+                      .withColumn("n", F.row_number().over(
+                          Window.partitionBy("group").orderBy("source", "message_number")))
+                      .where(F.col("n") <= int(examples)).orderBy("group", "n").collect())
+            samples = [(r["group"], r["source"], r["message_number"]) for r in picked]
+    finally:
+        groups.unpersist()
     return total, group_count, shown, samples
 
 

@@ -52,12 +52,15 @@ def chromium():
 class Visit:
     """One page opened in a fresh context, with its requests and dialogs recorded."""
 
-    def __init__(self, browser, path: Path):
+    def __init__(self, browser, path: Path, *, bypass_csp: bool = True):
         self.requests: list[str] = []
         self.dialogs: list[str] = []
-        self.context = browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 900})
+        self.errors: list[str] = []
+        self.context = browser.new_context(bypass_csp=bypass_csp,
+                                           viewport={"width": 1280, "height": 900})
         self.page = self.context.new_page()
         self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
 
         def on_dialog(dialog):
             self.dialogs.append(dialog.message)
@@ -129,6 +132,22 @@ def test_sample_report_in_a_browser(chromium, sample_report):
         visit.open_everything()
         _no_script_ran(visit)
         assert page.locator("details.explanation table").count() > 10
+    finally:
+        visit.close()
+
+
+def test_sample_report_under_its_own_policy(chromium, sample_report):
+    """With the page's Content-Security-Policy in force, its own styles and figures
+    still apply (they are inline and data: URIs) and nothing is refused."""
+    visit = Visit(chromium, sample_report["path"], bypass_csp=False)
+    try:
+        page = visit.page
+        images = visit.images()
+        assert images and all(i["complete"] and i["width"] > 0 for i in images)
+        badge = page.evaluate("getComputedStyle(document.querySelector('.badge'))"
+                              ".backgroundColor")
+        assert badge == "rgb(198, 40, 40)"  # --high: the stylesheet applied
+        assert visit.errors == [] and visit.external_requests() == []
     finally:
         visit.close()
 
