@@ -176,3 +176,22 @@ def test_template_is_package_data():
         assert (ROOT / "dlqlens/report/templates" / name).is_file()
         assert any(re.fullmatch(p.replace(".", r"\.").replace("*", ".*"), f"templates/{name}")
                    for p in patterns), name
+
+
+@pytest.mark.parametrize("extra, text", [
+    (["--rules", "/nonexistent.rul"], "cannot read rules table /nonexistent.rul"),
+    (["--queue-defs", "/nonexistent.mqsc"], "cannot read queue definitions /nonexistent.mqsc"),
+    (["--out", "/nonexistent/x.html"], "no such directory /nonexistent"),
+    (["--world", "nosuchworld"], "world 'nosuchworld'"),
+])
+def test_command_line_refuses_bad_arguments_before_spark(extra, text):
+    """One line on stderr, exit status 2, and no JVM started (the arguments are checked first)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import DATASETS
+
+    proc = subprocess.run([sys.executable, "-m", "dlqlens.cli", "report", str(DATASETS), *extra],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and text in proc.stderr, proc.stderr
