@@ -21,6 +21,7 @@ COMMAND_MODULES: dict[str, str] = {
     "simulate": "dlqlens.commands.simulate",
     "detect": "dlqlens.commands.detect",
     "triggers": "dlqlens.commands.triggers",
+    "report": "dlqlens.commands.report",
 }
 
 

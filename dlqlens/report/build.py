@@ -1,0 +1,972 @@
+"""Build the HTML audit report of a capture DataFrame.
+
+:func:`build_report` runs the analyses of the layers below (the capture
+summary, the detectors, the rules-table lint and replay, the queue
+definitions) and arranges their results in sections; :class:`Report` holds
+the page. Every figure is a Spark aggregation over the capture: only
+bounded results reach the driver (tables of at most ``top`` rows, at most
+``max_findings`` findings, ``examples`` explained messages per finding and
+per group), never the capture itself.
+
+A section is a list of items, each a view with ``_repr_html_()`` (the
+report's own in :mod:`dlqlens.report.views`, or the explanation objects of
+:mod:`dlqlens.explain`) or a matplotlib ``Figure``; the page is rendered by
+an autoescaping jinja2 template shipped with the package
+(``templates/report.html.j2``). It is one self-contained file: styles
+inline, figures as PNG ``data:`` URIs, no script, no external URL.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markupsafe import escape
+
+from dlqlens.report.views import (ExplanationView, FindingView, Group, KeyFigures, Listing, Note,
+                                  Table, environment)
+
+#: The text that stands for a payload left out of the report.
+REDACTED = "payload redacted: {n} bytes; --show-payloads to include"
+
+#: The captures named in the report's header before "and N more".
+SHOWN_SOURCES = 12
+#: Messages named under a finding.
+SHOWN_REFS = 5
+#: Lines of a rules table listed.
+LISTED_LINES = 400
+
+_SEVERITIES = ("critical", "high", "medium", "low", "info")
+_SPARK_CONF_KEPT = ("spark.sql.codegen.hugeMethodLimit",)
+
+
+@dataclass
+class Section:
+    """One section of the report.
+
+    Attributes
+    ----------
+    id : str
+        Its anchor in the page (``#findings``).
+    title : str
+    items : list
+        Views with ``_repr_html_()``, matplotlib Figures or text (see
+        :func:`dlqlens.report.views.render_item`), in order.
+    intro : str, optional
+        A sentence under the title.
+    """
+
+    id: str
+    title: str
+    items: list = field(default_factory=list)
+    intro: str | None = None
+
+
+@dataclass
+class Report:
+    """The audit report.
+
+    Attributes
+    ----------
+    html : str
+        The page: one self-contained HTML document.
+    text : str
+        A short plain-text summary (what the command line prints), control
+        characters from the inputs escaped.
+    title : str
+    sections : list of Section
+    """
+
+    html: str
+    text: str
+    title: str
+    sections: list = field(default_factory=list)
+
+    def write(self, path) -> Path:
+        """Write the page to ``path`` (UTF-8); return the path."""
+        path = Path(path)
+        path.write_text(self.html, encoding="utf-8")
+        return path
+
+    def _repr_html_(self) -> str:
+        # in a notebook: the page in a frame of its own (its styles stay inside)
+        return (f'<iframe srcdoc="{escape(self.html)}" title="{escape(self.title)}" '
+                'style="width:100%;height:640px;border:1px solid #ccc" '
+                'sandbox=""></iframe>')
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dlqlens")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "(source tree)"
+
+
+def _utc(micros) -> _dt.datetime | None:
+    if micros is None:
+        return None
+    return _dt.datetime.fromtimestamp(micros / 1e6, _dt.timezone.utc).replace(tzinfo=None)
+
+
+def _ts(value) -> str:
+    return "—" if value is None else value.isoformat(sep=" ", timespec="seconds")
+
+
+def _span(start, end) -> str:
+    """``2024-03-11 09:12:06 → 09:12:15 UTC`` (the date once when it is the same)."""
+    if start is None and end is None:
+        return "no time known"
+    if start is None or end is None:
+        return f"{_ts(start or end)} UTC"
+    if start.date() == end.date():
+        return f"{_ts(start)} → {end.time().isoformat(timespec='seconds')} UTC"
+    return f"{_ts(start)} → {_ts(end)} UTC"
+
+
+def _dest_group():
+    """DestQName with temporary dynamic queue names grouped by their prefix (``AMQ.*``)."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
+
+    dest = F.col("dlh.DestQName")
+    group = dest
+    for prefix in TEMPORARY_QUEUE_PREFIXES:
+        group = F.when(dest.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(group)
+    return group
+
+
+def _meaning(reason) -> str:
+    from dlqlens.mq.constants import describe_code
+
+    if reason is None:
+        return "no MQDLH: not a dead letter with a header (runmqdlq leaves it alone)"
+    info = describe_code(int(reason))
+    return info.meaning or ""
+
+
+def _reason_label(reason, name) -> str:
+    if reason is None:
+        return "(no MQDLH)"
+    return f"{int(reason)} {name or ''}".strip()
+
+
+def _read_text(path) -> str:
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _value_text(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------
+# next steps of a finding
+# ---------------------------------------------------------------------------
+
+def next_steps(kind: str, evidence: dict, queues: list, window: str) -> list[str]:
+    """What an MQ administrator does next about one finding, in a few sentences.
+
+    Built from the finding's kind and evidence (the reason of a burst, the
+    queue of a backout loop, the process of a trigger failure...). These are
+    the report's stand-in until the explanation objects of
+    :mod:`dlqlens.explain` carry their own next steps.
+    """
+    ev = evidence or {}
+    queue = ", ".join(queues) or "the queue"
+    steps: list[str] = []
+    if kind == "reason_burst":
+        reason = ev.get("reason")
+        q, qm = ev.get("dest_queue") or queue, ev.get("dest_qmgr") or "its queue manager"
+        steps.append(f"Find what changed on {qm} around {window.split(' →')[0]}: "
+                     f"{_meaning(reason) or 'see the reason code'}")
+        specific = {
+            2053: f"Check that {q}'s consumers are running and keeping up (DISPLAY QSTATUS({q}) "
+                  "IPPROCS CURDEPTH MSGAGE); raise MAXDEPTH only if that depth is expected. Once "
+                  f"the queue drains, retry the dead letters (REASON(MQRC_Q_FULL) DESTQ({q}) "
+                  "ACTION(RETRY)).",
+            2035: f"Compare the authority to put to {q} (DISPLAY AUTHREC, dspmqaut) with the "
+                  "user the put ran as: the message's UserIdentifier, or for messages from a "
+                  "channel its MCAUSER or PUTAUT setting. After the authority is restored, retry "
+                  "the dead letters (ACTION(RETRY), PUTAUT(CTX) to put as the original user).",
+            2085: f"{q} does not exist on {qm}: check whether a deployment deleted or renamed "
+                  "it, or the sender names it wrongly; define it or correct the sender, then "
+                  "forward the dead letters to the right queue (ACTION(FWD) FWDQ(...)).",
+            2082: f"The alias {q} on {qm} names a base queue that does not exist: fix its TARGET, "
+                  "then retry the dead letters.",
+            2051: f"{q} is put-inhibited (PUT(DISABLED)): find out who disabled it and whether "
+                  f"that is still intended; after ALTER QLOCAL({q}) PUT(ENABLED), retry the dead "
+                  "letters.",
+            2086: f"{qm} is not known where the message arrived: check the transmission queue "
+                  "and remote queue definitions, or the sender's ObjectQMgrName.",
+            2048: f"{q} accepts nonpersistent messages only (a temporary dynamic queue): the "
+                  "sender must put nonpersistent replies, or the requester use a permanent "
+                  "reply queue.",
+        }.get(int(reason) if reason is not None else None)
+        steps.append(specific or "When the cause is fixed, check what the DLQ handler would do "
+                     "with these messages before running it (dlqlens rules replay).")
+        if ev.get("ongoing_at_capture"):
+            steps.append("The burst was still going when the capture was taken: take another "
+                         "capture to see whether it has stopped.")
+    elif kind == "backout_loop":
+        q = ev.get("queue") or queue
+        steps.append(f"Take one of the messages below and find out why {q}'s consumer backs it "
+                     "out every time: a message it cannot process (a poison message), or a "
+                     "failure the consumer meets on every message (a database or service down).")
+        if not ev.get("boqname"):
+            steps.append(f"Give {q} a backout queue (ALTER QLOCAL({q}) BOQNAME(...) "
+                         f"BOTHRESH({ev.get('threshold') or 3})) so that poison messages are "
+                         "moved aside there instead of reaching the dead-letter queue.")
+        steps.append(f"Once the consumer is fixed, retry the dead letters to {q}; a RETRY rule "
+                     "before that only sends them round the loop again.")
+    elif kind == "trigger_failure":
+        proc, applid = ev.get("process") or "(unknown)", ev.get("applid") or "(unknown)"
+        steps.append(f"Check that the trigger monitor can start {applid} for process {proc}: "
+                     "APPLTYPE and APPLICID of the process definition, the program's presence "
+                     "and the authority of the user the trigger monitor runs as (for CICS, the "
+                     "transaction is defined and enabled); read the trigger monitor's log.")
+        steps.append(f"The messages on {queues[0] if queues else 'the application queue'} wait "
+                     "for a program: start it by hand or fix the process definition; the next "
+                     "trigger event then starts it.")
+        steps.append("The dead-lettered trigger messages themselves can be discarded once the "
+                     "program runs: they only asked for it to be started.")
+    elif kind == "trigger_storm":
+        steps.append(f"Compare the rate of trigger messages for {queue} with TRIGINT and with "
+                     "what the triggered program does: a program that closes the queue without "
+                     "draining it is triggered again at each close (TRIGTYPE(FIRST)/(DEPTH)).")
+        steps.append("Let the program read until MQRC_NO_MSG_AVAILABLE with a wait interval, or "
+                     "raise the queue manager's TRIGINT.")
+    elif kind == "expiry_buildup":
+        last = ev.get("last_expiry")
+        steps.append(f"{ev.get('expiring_soon', 'These')} message(s) will have expired "
+                     + (f"by {str(last).replace('T', ' ').rstrip('Z')[:19]} UTC" if last
+                        else "soon")
+                     + ": decide before then whether any must be kept (copy the queue with "
+                     "dmpmqmsg, or forward them with a rules table); an expired message is "
+                     "removed at the next get that reaches it.")
+        if ev.get("report_requested"):
+            steps.append(f"{ev['report_requested']} message(s) asked for an expiry report: "
+                         "their senders will be told they expired.")
+    elif kind == "orphaned_reply":
+        responders = ", ".join(ev.get("responders") or []) or "the responders"
+        steps.append(f"The requesters gave up before their replies came: compare the response "
+                     f"times of {responders} with the requesters' wait intervals (MQGMO "
+                     "WaitInterval, JMS receive timeout).")
+        steps.append("These replies have no reader left: once the requesters have retried or "
+                     "reported the failure they can be discarded (for example MSGTYPE(MQMT_REPLY) "
+                     f"DESTQ({ev.get('queue_prefix', 'AMQ.')}*) ACTION(DISCARD)).")
+    else:
+        steps.append("Read the statement and the evidence; the messages below show what was "
+                     "dead-lettered.")
+    return steps
+
+
+# ---------------------------------------------------------------------------
+# the parts, each computed in Spark
+# ---------------------------------------------------------------------------
+
+def _time_span(df) -> dict:
+    from pyspark.sql import functions as F
+
+    row = df.agg(F.min(F.unix_micros("put_ts")).alias("oldest_put"),
+                 F.max(F.unix_micros("put_ts")).alias("newest_put"),
+                 F.min(F.unix_micros("dlh_put_ts")).alias("oldest_dlq_put"),
+                 F.max(F.unix_micros("dlh_put_ts")).alias("newest_dlq_put")).first()
+    return {k: _utc(row[k]) for k in row.asDict()}
+
+
+def _collect_findings(findings, max_findings: int, examples: int) -> list[dict]:
+    from pyspark.sql import functions as F
+
+    rows = (findings.select(
+        "kind", "severity", "severity_rank", "queues",
+        F.unix_micros("window_start").alias("start"), F.unix_micros("window_end").alias("end"),
+        "message_count", F.slice("messages", 1, max(int(examples), SHOWN_REFS)).alias("messages"),
+        "evidence", "statement")
+        .orderBy("severity_rank", "window_start", "kind").limit(int(max_findings)).collect())
+    out = []
+    for r in rows:
+        out.append({
+            "kind": r["kind"], "severity": r["severity"], "queues": list(r["queues"] or []),
+            "start": _utc(r["start"]), "end": _utc(r["end"]),
+            "message_count": int(r["message_count"] or 0),
+            "messages": [(m["source"], m["message_number"]) for m in (r["messages"] or [])],
+            "evidence": json.loads(r["evidence"]) if r["evidence"] else {},
+            "statement": r["statement"] or "",
+        })
+    return out
+
+
+def _group_columns():
+    from pyspark.sql import functions as F
+
+    return [F.col("dlh.Reason").alias("Reason"), F.col("reason_name"),
+            F.col("dlh.DestQMgrName").alias("DestQMgrName"), _dest_group().alias("DestQName")]
+
+
+_GROUP_KEYS = ("Reason", "reason_name", "DestQMgrName", "DestQName")
+
+
+def _no_finding(df, findings, top: int, examples: int):
+    """Messages in no finding: the count, the groups (reason, destination) and
+    the first ``examples`` messages of each of the first groups."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    refs = (findings.select(F.explode("messages").alias("m"))
+            .select(F.col("m.source").alias("source"),
+                    F.col("m.message_number").alias("message_number")).distinct())
+    left = df.join(refs, ["source", "message_number"], "left_anti").select(
+        "source", "message_number", *_group_columns(), F.col("dlh.DestQName").alias("queue"),
+        "dlh_put_ts")
+    groups = (left.groupBy(*_GROUP_KEYS)
+              .agg(F.count("*").alias("messages"), F.countDistinct("queue").alias("queues"),
+                   F.unix_micros(F.min("dlh_put_ts")).alias("first"),
+                   F.unix_micros(F.max("dlh_put_ts")).alias("last"))
+              .cache())  # small: one row per group; read three times below
+    try:
+        counts = groups.agg(F.sum("messages").alias("total"), F.count("*").alias("groups")).first()
+        total, group_count = int(counts["total"] or 0), int(counts["groups"] or 0)
+        ranked = groups.withColumn("group", F.row_number().over(
+            Window.orderBy(F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])))
+        first_groups = ranked.where(F.col("group") <= int(top))
+        shown = first_groups.orderBy("group").toPandas()
+        samples = []
+        if len(shown) and examples > 0:
+            keys = first_groups.select("group", *_GROUP_KEYS)
+            cond = [left[k].eqNullSafe(keys[k]) for k in _GROUP_KEYS]
+            picked = (left.join(F.broadcast(keys), cond)
+                      .select("group", "source", "message_number")
+                      .withColumn("n", F.row_number().over(
+                          Window.partitionBy("group").orderBy("source", "message_number")))
+                      .where(F.col("n") <= int(examples)).orderBy("group", "n").collect())
+            samples = [(r["group"], r["source"], r["message_number"]) for r in picked]
+    finally:
+        groups.unpersist()
+    return total, group_count, shown, samples
+
+
+def _explain_refs(df, refs, show_payloads: bool) -> dict:
+    """Explanations of the messages named by ``refs`` (key, source, message_number),
+    brought to the driver in one job: ``{(source, message_number): Explanation}``."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.explain import EXPLAIN_COLUMNS, explain
+
+    wanted = sorted({(s, int(n)) for _, s, n in refs})
+    if not wanted:
+        return {}
+    spark = df.sparkSession
+    keys = spark.createDataFrame(wanted, "source string, message_number int")
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    cols = []
+    for c in EXPLAIN_COLUMNS:
+        if c in ("put_ts", "dlh_put_ts"):
+            # date_format shows the session's wall clock: shift the instant to show UTC's
+            cols.append(F.date_format(F.to_utc_timestamp(F.col(c), zone),
+                                      "yyyy-MM-dd HH:mm:ss.SSS").alias(c))
+        elif c == "payload_text" and not show_payloads:
+            cols.append(F.lit(None).cast("string").alias(c))  # never leaves Spark
+        elif c in df.columns:
+            cols.append(F.col(c))
+    rows = (df.join(F.broadcast(keys), ["source", "message_number"]).select(*cols)
+            .orderBy("source", "message_number").collect())
+    out = {}
+    for row in rows:
+        data = row.asDict(recursive=True)
+        explanation = explain(data)
+        if not show_payloads:
+            _redact(explanation, data.get("payload_length"))
+        out[(data["source"], int(data["message_number"]))] = explanation
+    return out
+
+
+def _redact(explanation, length) -> None:
+    """Replace the payload fact of an explanation by the redaction notice."""
+    if not length:  # nothing to hide: the fact says 0 bytes
+        return
+    facts = []
+    for label, text in explanation.facts:
+        if label == "Payload":
+            text = REDACTED.format(n=length)
+        facts.append((label, text))
+    explanation.facts = facts
+
+
+def _rules_part(table, df, world, top):
+    """Lint, per-rule coverage, fates and the fall-through groups of a rules table."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.rules.lint import lint
+    from dlqlens.rules.replay import replay, summarize as replay_summary
+
+    findings = lint(table)
+    replayed = replay(table, df, world, allow_errors=True).cache()
+    try:
+        stats = replay_summary(replayed, table)
+        left = (replayed.where(F.col("disposition") == "left")
+                .select("source", "message_number", "left_reason"))
+        fall = (df.join(left, ["source", "message_number"])
+                .groupBy("left_reason", *_group_columns())
+                .agg(F.count("*").alias("messages"),
+                     F.countDistinct("dlh.DestQName").alias("queues"))
+                .orderBy(F.desc("messages"), "left_reason", "Reason").limit(int(top))
+                .toPandas())
+    finally:
+        replayed.unpersist()
+    return findings, stats, fall
+
+
+def _destinations(df, limit: int = 500):
+    """Messages per destination (temporary queues grouped), with their reasons."""
+    from pyspark.sql import functions as F
+
+    return (df.where(F.col("dlh").isNotNull())
+            .groupBy(F.col("dlh.DestQMgrName").alias("DestQMgrName"),
+                     _dest_group().alias("DestQName"))
+            .agg(F.count("*").alias("messages"),
+                 F.countDistinct("dlh.DestQName").alias("queues"),
+                 F.array_sort(F.collect_set("dlh.Reason")).alias("reasons"))
+            .orderBy(F.desc("messages"), "DestQMgrName", "DestQName").limit(int(limit))
+            .toPandas())
+
+
+# ---------------------------------------------------------------------------
+# sections
+# ---------------------------------------------------------------------------
+
+def _summary_section(summary, span, figures, findings_total, by_severity, no_finding_total):
+    from dlqlens.report.views import render_item
+
+    severities = ", ".join(f"{by_severity[s]} {s}" for s in _SEVERITIES if by_severity.get(s))
+    boxes = [
+        ("Messages", f"{summary.messages:,}",
+         f"of {summary.framed:,} framed" if summary.framed != summary.messages else None),
+        ("Capture files", f"{len(summary.sources):,}", None),
+        ("Decode problems", f"{summary.problem_count:,}",
+         f"{summary.without_dlh:,} without an MQDLH"),
+        ("Findings", f"{findings_total:,}", severities or None),
+        ("In no finding", f"{no_finding_total:,}", "messages no detector grouped"),
+        ("Put on the DLQ", _span(span["oldest_dlq_put"], span["newest_dlq_put"]),
+         "MQDLH put time"),
+        ("Originally put", _span(span["oldest_put"], span["newest_put"]), "MQMD put time"),
+    ]
+    wrapped = _Wrapped("summary-tables", render_item(summary))
+    return Section("summary", "Summary",
+                   [KeyFigures(boxes[:5]),
+                    KeyFigures(boxes[5:], wide=("Put on the DLQ", "Originally put")),
+                    *figures, wrapped],
+                   intro="What is on the dead-letter queue: messages by reason, destination and "
+                         "putting application, when they came, and how well they decoded.")
+
+
+@dataclass
+class _Wrapped:
+    css_class: str
+    html: object
+
+    def _repr_html_(self) -> str:
+        return f'<div class="{escape(self.css_class)}">{self.html}</div>'
+
+
+def _finding_views(findings):
+    views = []
+    for i, f in enumerate(findings, 1):
+        window = _span(f["start"], f["end"])
+        shown = [f"{s} #{n}" for s, n in f["messages"][:SHOWN_REFS]]
+        views.append(FindingView(
+            number=i, severity=f["severity"], kind=f["kind"], queues=", ".join(f["queues"]),
+            window=window, message_count=f["message_count"], statement=f["statement"],
+            next_steps=next_steps(f["kind"], f["evidence"], f["queues"], window),
+            evidence=[(k, _value_text(v)) for k, v in f["evidence"].items()],
+            messages=shown, more_messages=max(f["message_count"] - len(shown), 0)))
+    return views
+
+
+def _findings_section(findings, total, examples):
+    items: list = _finding_views(findings)
+    if not findings:
+        items = [Note("The detectors found nothing: no burst, backout loop, trigger failure, "
+                      "expiry build-up or orphaned reply.", "none")]
+    if total > len(findings):
+        items.append(Note(f"{total - len(findings)} more finding(s) not shown: "
+                          "dlqlens detect CAPTURE --jsonl lists them all."))
+    return Section("findings", "Findings", items,
+                   intro=f"{total} finding(s) of the detectors, most severe first: what pattern "
+                         "put these messages on the DLQ, what to do next, the evidence, and the "
+                         "messages each groups (explained below).")
+
+
+def _lint_section(table, source, text, lint_findings):
+    rows, classes = [], []
+    for d in table.diagnostics:
+        rows.append([d.line, d.severity, d.code, d.rule_index or "", d.message])
+        classes.append("error" if d.severity == "error" else "")
+    for f in lint_findings:
+        rows.append([f.line or "", f.severity, f.code, f.rule_index or "", f.message])
+        classes.append("")
+    items: list = []
+    if table.errors:
+        items.append(Note(f"The DLQ handler would not start with this table: {len(table.errors)} "
+                          "error(s). The replay below leaves out the rules that have errors.",
+                          "warning"))
+    items.append(Table(["line", "severity", "code", "rule", "message"], rows,
+                       caption=f"Diagnostics and lint ({len(rows)})", empty="none: the handler "
+                       "would accept the table and the lint has nothing to say",
+                       numeric=("line", "rule"), row_classes=classes))
+    if text is not None:
+        lines = text.splitlines()
+        listed = [(i, line) for i, line in enumerate(lines[:LISTED_LINES], 1)]
+        items.append(Listing(listed, caption="The table",
+                             note=(f"{len(lines) - LISTED_LINES} more line(s) not shown"
+                                   if len(lines) > LISTED_LINES else None)))
+    return Section("rules-lint", "Rules table: diagnostics and lint", items,
+                   intro=f"{source}: {len(table.rules)} rule(s), {len(table.errors)} error(s), "
+                         f"{len(table.warnings)} warning(s), {len(lint_findings)} lint "
+                         "finding(s): what the handler would reject at start-up and what an "
+                         "auditor should look at.")
+
+
+_FATE_WORDS = {
+    ("retried", None): "put to its original destination again (RETRY)",
+    ("forwarded", None): "forwarded (FWD)",
+    ("discarded", None): "removed (DISCARD)",
+    ("left", "ignore_rule"): "left by an ACTION(IGNORE) rule",
+    ("left", "rules_exhausted"): "left: every matching rule failed all its attempts "
+                                 "(falls through to the implicit IGNORE)",
+    ("left", "no_match"): "left: no rule matches (falls through to the implicit IGNORE)",
+    ("left", "no_dlh"): "left: no MQDLH, the handler cannot process it",
+}
+
+
+def _coverage_section(table, text, stats, fall, world, top):
+    lines = text.splitlines() if text is not None else []
+
+    def rule_text(rule_line):
+        if 0 < rule_line <= len(lines):
+            t = lines[rule_line - 1].strip()
+            return t if len(t) <= 110 else t[:109] + "…"
+        return ""
+
+    rows, classes = [], []
+    for r in stats.rules:
+        rows.append([r["rule_index"], r["line"], r["action"] or "", rule_text(r["line"]),
+                     r["matched"], r["first_match"], r["tried"], r["disposed"], r["ignored"]])
+        classes.append("fall-through" if r["first_match"] == 0 else "")
+    per_rule = Table(["rule", "line", "action", "as written", "matched", "first match", "tried",
+                      "disposed", "ignored"], rows, caption="Per rule",
+                     numeric=("rule", "line", "matched", "first match", "tried", "disposed",
+                              "ignored"),
+                     row_classes=classes,
+                     note="matched: the rule's patterns match; first match: it is the first "
+                          "rule that does; tried: the handler got to it; disposed: it took the "
+                          "message off the DLQ. A rule first for no message is highlighted.")
+    fate_rows = []
+    for (disposition, why), n in sorted(stats.fates.items(), key=lambda kv: -kv[1]):
+        fate_rows.append([disposition + (f"/{why}" if why else ""),
+                          _FATE_WORDS.get((disposition, why), ""), n])
+    fates = Table(["fate", "meaning", "messages"], fate_rows,
+                  caption=f"What the handler would do with the {stats.messages:,} message(s)",
+                  numeric=("messages",),
+                  row_classes=["fall-through" if f[0].startswith("left/") else ""
+                               for f in fate_rows])
+    fall_rows = []
+    for r in fall.itertuples(index=False):
+        fall_rows.append([r.left_reason or "", _reason_label(r.Reason, r.reason_name),
+                          r.DestQMgrName or "", r.DestQName or "",
+                          int(r.queues), int(r.messages)])
+    fallthrough = Table(["why left", "reason", "DestQMgrName", "DestQName", "queues", "messages"],
+                        fall_rows, caption="Messages left on the DLQ, by reason and destination",
+                        empty="none: every message is taken by a rule",
+                        numeric=("queues", "messages"),
+                        note=(f"The first {top} groups. " if len(fall_rows) >= top else "")
+                        + "Temporary dynamic queues (AMQ.*, CSQ.*) are grouped by prefix; "
+                        "queues counts the names in a row.")
+    left = sum(n for (d, _), n in stats.fates.items() if d == "left")
+    return Section("rules-coverage", "Rules table: coverage and fall-through",
+                   [per_rule, fates, fallthrough],
+                   intro=f"The table replayed over the capture in the {world} world "
+                         "(what runmqdlq would do, without a queue manager; "
+                         + ("every put succeeds" if world == "optimistic" else
+                            "puts to a message's original destination fail again"
+                            if world == "pessimistic" else "puts as the world file says")
+                         + f"): {left:,} of {stats.messages:,} message(s) would stay on the DLQ.")
+
+
+def _queue_defs_section(defs, source, destinations):
+    from dlqlens.mq.constants import MQAT_NAMES
+
+    named = {}
+    for r in destinations.itertuples(index=False):
+        named[r.DestQName] = named.get(r.DestQName, 0) + int(r.messages)
+    rows = []
+    for name, q in sorted(defs.items()):
+        a = q.attributes
+        inhibited = ", ".join(k.upper() for k in ("put", "get") if a.get(k) == "DISABLED")
+        if q.type in ("QLOCAL", "QMODEL"):
+            trigger = (f"{a.get('trigtype')} → {a.get('initq') or '(no INITQ)'}, process "
+                       f"{a.get('process') or '(none)'}" if a.get("trigger") else "off")
+            backout = (f"{a.get('bothresh')} → {a.get('boqname') or '(no BOQNAME)'}"
+                       if a.get("bothresh") else "—")
+            rows.append([name, q.type, named.get(name, 0), a.get("maxdepth", ""),
+                         inhibited or "—", backout, trigger, a.get("defpsist", ""),
+                         a.get("descr", "")])
+        else:
+            target = a.get("target") or a.get("rname") or ""
+            rows.append([name, q.type, named.get(name, 0), "", inhibited or "—", "",
+                         f"→ {target}" if target else "", a.get("defpsist", ""),
+                         a.get("descr", "")])
+    queues = Table(["queue", "type", "dead letters for it", "MAXDEPTH", "inhibited",
+                    "BOTHRESH → BOQNAME", "trigger", "DEFPSIST", "DESCR"], rows,
+                   caption=f"Queues ({len(rows)})", numeric=("dead letters for it", "MAXDEPTH"),
+                   row_classes=["fall-through" if r[4] != "—" else "" for r in rows],
+                   note="Highlighted: put or get inhibited.")
+    items: list = [queues]
+    processes = getattr(defs, "processes", {})
+    if processes:
+        items.append(Table(["process", "APPLTYPE", "APPLICID", "DESCR"],
+                           [[p.name, MQAT_NAMES.get(p.get("appltype"), p.get("appltype")),
+                             p.get("applicid", ""), p.get("descr", "")]
+                            for _, p in sorted(processes.items())],
+                           caption=f"Processes ({len(processes)})"))
+    qmgr = getattr(defs, "qmgr", None)
+    if qmgr:
+        items.append(Table(["attribute", "value"],
+                           [["TRIGINT", f"{qmgr.get('trigint')} ms"],
+                            ["DEADQ", qmgr.get("deadq") or "—"]], caption="Queue manager"))
+    missing = [[r.DestQMgrName or "", r.DestQName or "", int(r.queues),
+                ", ".join(str(x) for x in (r.reasons if r.reasons is not None else [])),
+                int(r.messages)]
+               for r in destinations.itertuples(index=False) if r.DestQName not in defs]
+    items.append(Table(["DestQMgrName", "DestQName", "queues", "reasons", "messages"], missing,
+                       caption="Destinations of dead letters with no definition in the file",
+                       empty="none: every destination is defined",
+                       numeric=("queues", "messages"),
+                       note="A dead letter with reason 2085 (MQRC_UNKNOWN_OBJECT_NAME) names a "
+                            "queue its queue manager did not have; others may simply be defined "
+                            "on a queue manager the file does not cover."))
+    warnings = getattr(defs, "warnings", [])
+    if warnings:
+        items.append(Table(["warning"], [[w] for w in warnings[:100]],
+                           caption=f"Read but not used ({len(warnings)})"))
+    return Section("queue-definitions", "Queue definitions used", items,
+                   intro=f"{source}: {len(defs)} queue(s), {len(processes)} process(es), "
+                         "as the detectors read them (BOTHRESH and BOQNAME for backout loops, "
+                         "the trigger attributes for trigger failures and storms).")
+
+
+def _no_finding_section(total, group_count, shown, top):
+    rows = []
+    for r in shown.itertuples(index=False):
+        reason = None if r.Reason is None or r.Reason != r.Reason else int(r.Reason)
+        rows.append([_reason_label(reason, r.reason_name), _meaning(reason),
+                     r.DestQMgrName or "", r.DestQName or "", int(r.queues), int(r.messages),
+                     _span(_utc(r.first), _utc(r.last))])
+    note = None
+    if group_count > len(rows):
+        note = f"The first {len(rows)} of {group_count} groups."
+    table = Table(["reason", "meaning", "DestQMgrName", "DestQName", "queues", "messages",
+                   "put on the DLQ"], rows, numeric=("queues", "messages"), note=note,
+                  empty="none: every message is in a finding")
+    return Section("no-finding", "Messages in no finding",
+                   [Note(f"{total:,} message(s) are in no finding, in {group_count} group(s) by "
+                         "reason and destination. No detector recognised a pattern in them: "
+                         "look at them one group at a time (explained below).", "intro"),
+                    table])
+
+
+def _short(headline: str) -> str:
+    """The reason part of an explanation's headline (``MQRC_Q_FULL (2053)``)."""
+    if headline.startswith("Dead-lettered with "):
+        return headline[len("Dead-lettered with "):].split(" while ")[0]
+    return headline if len(headline) <= 60 else headline[:59] + "…"
+
+
+def _explanations_section(findings, samples, shown, explanations, examples):
+    items = []
+    seen: dict = {}  # message -> the group it was explained in
+
+    def views(refs, where):
+        out = []
+        for s, n in refs:
+            e = explanations.get((s, int(n)))
+            if e is None:
+                continue
+            if (s, int(n)) in seen:
+                out.append(Note(f"{s} #{n}: explained above, under {seen[(s, int(n))]}."))
+                continue
+            seen[(s, int(n))] = where
+            first = not any(isinstance(v, ExplanationView) for v in out)
+            out.append(ExplanationView(f"{s} #{n}", _short(e.headline), e, open=first))
+        return out
+
+    for i, f in enumerate(findings, 1):
+        refs = f["messages"][:examples]
+        items.append(Group(f"Finding {i}: {f['kind']} {', '.join(f['queues'])}",
+                           views(refs, f"finding {i}"),
+                           intro=f"{len(refs)} of {f['message_count']} message(s)."))
+    by_group: dict = {}
+    for g, s, n in samples:
+        by_group.setdefault(g, []).append((s, n))
+    for r in shown.itertuples(index=False):
+        refs = by_group.get(r.group, [])
+        if not refs:
+            continue
+        reason = None if r.Reason is None or r.Reason != r.Reason else int(r.Reason)
+        items.append(Group(f"No finding: {_reason_label(reason, r.reason_name)} for "
+                           f"{r.DestQName or '(blank)'} on {r.DestQMgrName or '(blank)'}",
+                           views(refs, f"the group {_reason_label(reason, r.reason_name)}"),
+                           intro=f"{len(refs)} of {int(r.messages)} message(s)."))
+    if not items:
+        items = [Note("No message to explain.", "none")]
+    return Section("explanations", "Explanations of the messages that need action", items,
+                   intro=f"Why each message is on the DLQ, in words: the first {examples} "
+                         "message(s) of every finding and of every group in no finding (never "
+                         "the whole capture). dlqlens explain CAPTURE -m N explains any other.")
+
+
+# ---------------------------------------------------------------------------
+# the report
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ReportData:
+    """Everything the report shows, on the driver (bounded: see :func:`gather`).
+
+    Rendering (:func:`render`) needs no Spark, so the same data can be
+    rendered again (another title, a test).
+    """
+
+    summary: object
+    span: dict
+    figures: list
+    findings: list
+    findings_total: int
+    by_severity: dict
+    no_finding_total: int
+    no_finding_groups: int
+    no_finding_shown: object
+    no_finding_samples: list
+    explanations: dict
+    examples: int
+    top: int
+    show_payloads: bool
+    table: object = None
+    rules_source: str | None = None
+    rules_text: str | None = None
+    lint: list | None = None
+    replay: object = None
+    fall_through: object = None
+    world: str = "optimistic"
+    defs: object = None
+    defs_source: str | None = None
+    destinations: object = None
+
+
+def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
+           capture_queues=None, world="optimistic", top: int = 20, examples: int = 3,
+           max_findings: int = 50, figures=None) -> ReportData:
+    """Run the analyses for the report in Spark and bring their bounded results
+    to the driver (the parameters are :func:`build_report`'s)."""
+    from dlqlens.detect import run
+    from dlqlens.explain import summarize
+    from dlqlens.report.figures import arrivals_by_reason
+    from dlqlens.rules.model import RulesTable
+    from dlqlens.rules.parser import parse_file
+
+    rules_text = rules_source = None
+    table = None
+    if rules is not None:
+        if isinstance(rules, RulesTable):
+            table, rules_source = rules, rules.source or "(rules table)"
+        else:
+            table, rules_source = parse_file(rules), os.fspath(rules)
+            rules_text = _read_text(rules)
+    defs = defs_source = None
+    if queue_defs is not None:
+        if isinstance(queue_defs, dict):
+            defs, defs_source = queue_defs, "(queue definitions)"
+        else:
+            from dlqlens.mq.mqsc import read_queue_defs
+
+            defs, defs_source = read_queue_defs(queue_defs), os.fspath(queue_defs)
+
+    spark = df.sparkSession
+    saved = {k: spark.conf.get(k, None) for k in _SPARK_CONF_KEPT}
+    was_cached = df.is_cached
+    df = df.cache()
+    findings_df = None
+    try:
+        summary = summarize(df, top=top)
+        span = _time_span(df)
+        plots = [fn(df) for fn in (figures if figures is not None else (arrivals_by_reason,))]
+        findings_df = run(df, queue_defs=defs, capture_queues=capture_queues or None).cache()
+        by_severity = {r["severity"]: int(r["count"])
+                       for r in findings_df.groupBy("severity").count().collect()}
+        findings = _collect_findings(findings_df, max_findings, examples)
+        nf_total, nf_groups, nf_shown, nf_samples = _no_finding(df, findings_df, top, examples)
+        rules_part = _rules_part(table, df, world, top) if table is not None else None
+        destinations = _destinations(df) if defs is not None else None
+        refs = [(None, s, n) for f in findings for s, n in f["messages"][:examples]]
+        explanations = _explain_refs(df, refs + list(nf_samples), show_payloads)
+    finally:
+        if findings_df is not None:
+            findings_df.unpersist()
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+        if not was_cached:
+            df.unpersist()
+    data = ReportData(
+        summary=summary, span=span, figures=plots, findings=findings,
+        findings_total=sum(by_severity.values()), by_severity=by_severity,
+        no_finding_total=nf_total, no_finding_groups=nf_groups, no_finding_shown=nf_shown,
+        no_finding_samples=nf_samples, explanations=explanations, examples=examples, top=top,
+        show_payloads=show_payloads, table=table, rules_source=rules_source,
+        rules_text=rules_text, world=getattr(world, "name", world), defs=defs,
+        defs_source=defs_source, destinations=destinations)
+    if rules_part is not None:
+        data.lint, data.replay, data.fall_through = rules_part
+    return data
+
+
+def render(data: ReportData, title: str | None = None) -> Report:
+    """The report of gathered data: the sections, the page and the text summary."""
+    from dlqlens.safe import printable
+
+    summary, span, by_severity = data.summary, data.span, data.by_severity
+    sections = [_summary_section(summary, span, data.figures, data.findings_total, by_severity,
+                                 data.no_finding_total),
+                _findings_section(data.findings, data.findings_total, data.examples)]
+    if data.table is not None:
+        sections.append(_lint_section(data.table, data.rules_source, data.rules_text, data.lint))
+        sections.append(_coverage_section(data.table, data.rules_text, data.replay,
+                                          data.fall_through, data.world, data.top))
+    if data.defs is not None:
+        sections.append(_queue_defs_section(data.defs, data.defs_source, data.destinations))
+    sections.append(_no_finding_section(data.no_finding_total, data.no_finding_groups,
+                                        data.no_finding_shown, data.top))
+    sections.append(_explanations_section(data.findings, data.no_finding_samples,
+                                          data.no_finding_shown, data.explanations,
+                                          data.examples))
+
+    title = title or "DLQ audit report"
+    sources = list(summary.sources)
+    page = environment().get_template("report.html.j2").render(
+        title=title, version=_version(),
+        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
+        sources=sources[:SHOWN_SOURCES], more_sources=max(len(sources) - SHOWN_SOURCES, 0),
+        rules_source=data.rules_source, queue_defs_source=data.defs_source,
+        payloads=("shown (show_payloads)" if data.show_payloads else
+                  "redacted: each payload is shown as its length only (--show-payloads to "
+                  "include them)"),
+        sections=sections)
+
+    # the short text summary
+    lines = [f"{title}: {summary.messages:,} message(s) in {len(sources)} capture file(s); "
+             f"put on the DLQ {_span(span['oldest_dlq_put'], span['newest_dlq_put'])}"]
+    top_reasons = ", ".join(f"{int(r.messages)} × {_reason_label(r.Reason, r.reason_name)}"
+                            for r in summary.by_reason.head(5).itertuples(index=False))
+    if top_reasons:
+        lines.append(f"  by reason: {top_reasons}")
+    lines.append(f"  decode problems: {summary.problem_count}; without an MQDLH: "
+                 f"{summary.without_dlh}")
+    severities = ", ".join(f"{by_severity[s]} {s}" for s in _SEVERITIES if by_severity.get(s))
+    lines.append(f"findings: {data.findings_total}" + (f" ({severities})" if severities else "")
+                 + f"; {data.no_finding_total:,} message(s) in no finding")
+    if data.table is not None:
+        left = {why: n for (d, why), n in data.replay.fates.items() if d == "left"}
+        lines.append(f"rules table {data.rules_source}: {len(data.table.rules)} rule(s), "
+                     f"{len(data.table.errors)} error(s), {len(data.lint)} lint finding(s); "
+                     f"replayed ({data.world}): "
+                     f"{left.get('no_match', 0):,} message(s) match no rule, "
+                     f"{left.get('rules_exhausted', 0):,} exhaust their rules "
+                     "(both stay on the DLQ: implicit IGNORE)")
+    if data.defs is not None:
+        undefined = sum(1 for r in data.destinations.itertuples(index=False)
+                        if r.DestQName not in data.defs)
+        lines.append(f"queue definitions {data.defs_source}: {len(data.defs)} queue(s), "
+                     f"{len(getattr(data.defs, 'processes', {}))} process(es); "
+                     f"{undefined} destination(s) of dead letters not defined there")
+    text = printable("\n".join(lines)) + "\n"
+    return Report(html=page, text=text, title=title, sections=sections)
+
+
+def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
+                 capture_queues=None, title: str | None = None, world="optimistic",
+                 top: int = 20, examples: int = 3, max_findings: int = 50,
+                 figures=None) -> Report:
+    """The HTML audit report of a capture DataFrame.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (:func:`dlqlens.spark.load_capture`, ``PERMISSIVE``
+        mode, every column). Cached for the report's duration unless the
+        caller has cached it.
+    rules : str, path or RulesTable, optional
+        A runmqdlq rules table: adds its diagnostics and lint, and its
+        coverage and fall-through (the table replayed over the capture).
+    queue_defs : str, path or dict, optional
+        Queue definitions (an MQSC file, or
+        :func:`dlqlens.mq.mqsc.read_queue_defs`' result): given to the
+        detectors and shown.
+    show_payloads : bool
+        Include payload text in the explanations; by default each payload
+        is replaced by ``payload redacted: N bytes; ...`` and no payload
+        text leaves Spark.
+    capture_queues : dict, optional
+        The queue each capture file was taken from
+        (:func:`dlqlens.capture.reader.captured_queues`), for the detectors.
+    title : str, optional
+        The page's title (default ``DLQ audit report``).
+    world : str or World
+        The world of the rules replay (``optimistic``, ``pessimistic`` or a
+        world file; :mod:`dlqlens.rules.world`).
+    top : int
+        Rows of each grouped table, and groups of messages in no finding.
+    examples : int
+        Messages explained per finding and per group in no finding.
+    max_findings : int
+        Findings shown (most severe first); the rest are counted.
+    figures : list of callable, optional
+        Functions ``f(df) -> matplotlib.figure.Figure`` (aggregating in
+        Spark) whose figures the summary shows, in order; default
+        :func:`dlqlens.report.figures.arrivals_by_reason`.
+
+    Returns
+    -------
+    Report
+
+    Notes
+    -----
+    The session's configuration is left as it was found (the rules replay
+    caps ``spark.sql.codegen.hugeMethodLimit`` while it runs).
+    """
+    return render(gather(df, rules=rules, queue_defs=queue_defs, show_payloads=show_payloads,
+                         capture_queues=capture_queues, world=world, top=top,
+                         examples=examples, max_findings=max_findings, figures=figures), title)
+
+
+__all__ = ["REDACTED", "Report", "ReportData", "Section", "build_report", "gather", "render",
+           "next_steps"]

@@ -1,0 +1,197 @@
+"""The HTML audit report: its sections, self-containment, escaping, redaction and bounds.
+
+The page is read as HTML (``html.parser``); what a browser shows of it is in
+``test_browser.py``."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from tests.report.hostile import ALERT_IMG, ALERT_SCRIPT, PWN_IMG, PWN_SCRIPT, PWN_URL
+
+
+class _Page(HTMLParser):
+    """Every start tag with its attributes, the text, and the section headings."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self.h2: list[str] = []
+        self._in_h2 = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in_h2 = tag == "h2"
+        if self._in_h2:
+            self.h2.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "h2":
+            self._in_h2 = False
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._in_h2:
+            self.h2[-1] += data
+
+
+def _self_contained(html: str) -> _Page:
+    """Fail on anything that would run or fetch: scripts, event handlers, frames,
+    external links; every src a data: URI, every href a fragment."""
+    page = _Page(html)
+    names = [t for t, _ in page.tags]
+    for tag in ("script", "iframe", "object", "embed", "link", "base", "form", "svg"):
+        assert tag not in names, tag
+    for tag, attrs in page.tags:
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (tag, name)
+            if name == "src":
+                assert value.startswith("data:image/png;base64,"), (tag, value[:40])
+            if name == "href":
+                assert value.startswith("#"), (tag, value)
+    assert "url(" not in html and "@import" not in html  # no fetch from the stylesheet
+    csp = [a for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
+    assert csp and "default-src 'none'" in csp[0]["content"]
+    return page
+
+
+SECTIONS = ["Contents", "1. Summary", "2. Findings", "3. Rules table: diagnostics and lint",
+            "4. Rules table: coverage and fall-through", "5. Queue definitions used",
+            "6. Messages in no finding", "7. Explanations of the messages that need action"]
+
+
+@pytest.mark.spark
+def test_sample_report_from_the_command_line(sample_report):
+    html = sample_report["path"].read_text(encoding="utf-8")
+    page = _self_contained(html)
+    assert page.h2 == SECTIONS
+    text = " ".join(page.text)
+    out = sample_report["stdout"]
+    assert "669 message(s) in 7 capture file(s)" in out
+    assert "findings: 8 (7 high, 1 medium); 33 message(s) in no finding" in out
+    assert "292 message(s) match no rule" in out  # fall-through to the implicit IGNORE
+    assert out.rstrip().endswith(f"report written to {sample_report['path']}")
+    # findings most severe first, each with next steps
+    severities = re.findall(r'<span class="badge severity-(\w+)">', html)
+    assert severities == ["high"] * 7 + ["medium"]
+    assert html.count("<h4>Next steps</h4>") == 8
+    # the figure: one embedded PNG
+    imgs = [a for t, a in page.tags if t == "img"]
+    assert len(imgs) == 1 and "Dead letters by reason over time" in imgs[0]["alt"]
+    # lint, coverage, queue definitions, messages in no finding
+    assert "no-catch-all" in text and "left/no_match" in text
+    assert "INVOICES.IN" in text and "ORDERS.ARCHVE" in text  # destinations without definition
+    assert "33 message(s) are in no finding, in 3 group(s)" in text
+    assert "MQRC_PERSISTENT_NOT_ALLOWED" in text
+    # bounded explanations: 3 per finding (8) and per group in no finding (3), some shared
+    explained = html.count('<details class="explanation"')
+    assert 0 < explained <= 3 * (8 + 3)
+    # payloads redacted: a reply's JSON is never on the page, its length is
+    assert '"quote":' not in html and "&#34;quote&#34;" not in html
+    assert re.search(r"payload redacted: \d+ bytes; --show-payloads to include", text)
+    # the session's configuration as it was (the replay caps hugeMethodLimit while it runs)
+    before, after = sample_report["conf"]
+    assert before == after
+
+
+@pytest.mark.spark
+def test_hostile_capture_is_text(hostile_report):
+    html = hostile_report["path"].read_text(encoding="utf-8")
+    page = _self_contained(html)
+    text = "".join(page.text)
+    for s in (PWN_SCRIPT, PWN_IMG, ALERT_SCRIPT, ALERT_IMG, PWN_URL):
+        assert s in text, s  # shown, as text
+    for raw in ("<script", "<img src=x", "<iframe", "<style>body", "<a href=\"javascript",
+                "<b>bold"):
+        assert raw not in html, raw
+    # the payload is shown (show_payloads) and escaped; the hostile rules table and MQSC
+    # file are listed and tabled as text
+    assert "window.__pwned=4" in text and "window.__pwned=7" in text
+    assert "Rules table: diagnostics and lint" in text and "unknown-keyword" in text
+    # the strays to a hostile queue are in no finding, grouped under its name, explained
+    assert "3 message(s) are in no finding, in 1 group(s)" in text
+    assert f"No finding: 2085 MQRC_UNKNOWN_OBJECT_NAME for {PWN_IMG} on QM.HOSTILE" in text
+    assert hostile_report["report"].title.startswith("Hostile <script>")
+    assert "<title>Hostile &lt;script&gt;alert(1)&lt;/script&gt;</title>" in html
+    assert not hostile_report["cached_after"]  # the caller's DataFrame is left uncached
+    assert "\x1b" not in hostile_report["report"].text
+
+
+def test_render_item_escapes_what_is_not_a_view():
+    from markupsafe import Markup
+
+    from dlqlens.report.views import Note, Table, render_item
+
+    assert render_item(PWN_SCRIPT) == Markup("<p>&lt;script&gt;window.__pwned=1&lt;/script&gt;</p>")
+    assert PWN_SCRIPT not in render_item(Table(["queue"], [[PWN_SCRIPT]], caption=PWN_IMG))
+    assert PWN_IMG not in render_item(Note(PWN_IMG))
+    assert render_item(None) == ""
+
+
+def test_figure_is_an_embedded_png():
+    import datetime as dt
+
+    import pandas as pd
+
+    from dlqlens.report.figures import arrivals_figure, bucket_seconds
+    from dlqlens.report.views import render_item
+
+    frame = pd.DataFrame({"reason": ["2053 MQRC_Q_FULL", "2085 MQRC_UNKNOWN_OBJECT_NAME"],
+                          "bucket": [dt.datetime(2024, 3, 11, 9), dt.datetime(2024, 3, 12, 9)],
+                          "messages": [102, 5]})
+    html = str(render_item(arrivals_figure(frame, 3600)))
+    assert html.startswith('<figure class="plot">\n<img src="data:image/png;base64,iVBORw0KGgo')
+    assert 'alt="Dead letters by reason over time; a dot per hour' in html
+    assert bucket_seconds(4 * 86400) == 900 and bucket_seconds(30) == 1
+
+
+def test_next_steps_name_the_queue_and_the_cure():
+    from dlqlens.report.build import next_steps
+
+    steps = next_steps("reason_burst", {"reason": 2051, "dest_queue": "RATES.IN",
+                                        "dest_qmgr": "MQP2", "ongoing_at_capture": True},
+                       ["RATES.IN"], "2024-03-15 06:20:05 → 06:24:56 UTC")
+    assert "MQP2 around 2024-03-15 06:20:05" in steps[0]
+    assert "ALTER QLOCAL(RATES.IN) PUT(ENABLED)" in steps[1]
+    assert "still going" in steps[2]
+    steps = next_steps("backout_loop", {"queue": "APP.IN", "threshold": 3, "boqname": None},
+                       ["APP.IN"], "")
+    assert any("BOQNAME" in s for s in steps)
+
+
+def test_template_is_package_data():
+    """The templates ship in the wheel: pyproject names them as package data."""
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = data["package-data"]["dlqlens.report"]
+    for name in ("report.html.j2", "views.html.j2", "report.css"):
+        assert (ROOT / "dlqlens/report/templates" / name).is_file()
+        assert any(re.fullmatch(p.replace(".", r"\.").replace("*", ".*"), f"templates/{name}")
+                   for p in patterns), name
+
+
+@pytest.mark.parametrize("extra, text", [
+    (["--rules", "/nonexistent.rul"], "cannot read rules table /nonexistent.rul"),
+    (["--queue-defs", "/nonexistent.mqsc"], "cannot read queue definitions /nonexistent.mqsc"),
+    (["--out", "/nonexistent/x.html"], "no such directory /nonexistent"),
+    (["--world", "nosuchworld"], "world 'nosuchworld'"),
+])
+def test_command_line_refuses_bad_arguments_before_spark(extra, text):
+    """One line on stderr, exit status 2, and no JVM started (the arguments are checked first)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import DATASETS
+
+    proc = subprocess.run([sys.executable, "-m", "dlqlens.cli", "report", str(DATASETS), *extra],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and text in proc.stderr, proc.stderr
