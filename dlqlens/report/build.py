@@ -418,10 +418,13 @@ def _rules_part(table, df, world, top):
     from dlqlens.rules.lint import lint
     from dlqlens.rules.replay import replay, summarize as replay_summary
 
+    from dlqlens.plots import rule_coverage
+
     findings = lint(table)
     replayed = replay(table, df, world, allow_errors=True).cache()
     try:
         stats = replay_summary(replayed, table)
+        coverage = rule_coverage(replayed, table)
         left = (replayed.where(F.col("disposition") == "left")
                 .select("source", "message_number", "left_reason"))
         fall = (df.join(left, ["source", "message_number"])
@@ -432,7 +435,7 @@ def _rules_part(table, df, world, top):
                 .toPandas())
     finally:
         replayed.unpersist()
-    return findings, stats, fall
+    return findings, stats, fall, coverage
 
 
 def _destinations(df, limit: int = 500):
@@ -557,7 +560,7 @@ _FATE_WORDS = {
 }
 
 
-def _coverage_section(table, text, stats, fall, world, top):
+def _coverage_section(table, text, stats, fall, world, top, figure=None):
     lines = text.splitlines() if text is not None else []
 
     def rule_text(rule_line):
@@ -602,7 +605,7 @@ def _coverage_section(table, text, stats, fall, world, top):
                         "queues counts the names in a row.")
     left = sum(n for (d, _), n in stats.fates.items() if d == "left")
     return Section("rules-coverage", "Rules table: coverage and fall-through",
-                   [per_rule, fates, fallthrough],
+                   [figure, per_rule, fates, fallthrough],
                    intro=f"The table replayed over the capture in the {world} world "
                          "(what runmqdlq would do, without a queue manager; "
                          + ("every put succeeds" if world == "optimistic" else
@@ -775,10 +778,19 @@ class ReportData:
     lint: list | None = None
     replay: object = None
     fall_through: object = None
+    coverage_figure: object = None
     world: str = "optimistic"
     defs: object = None
     defs_source: str | None = None
     destinations: object = None
+
+
+def default_figures() -> tuple:
+    """The summary's figures: functions of :mod:`dlqlens.plots` taking the capture DataFrame."""
+    from dlqlens import plots
+
+    return (plots.arrivals, plots.reasons_by_destination, plots.ages, plots.remaining_expiry,
+            plots.backout_counts, plots.trigger_rate)
 
 
 def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
@@ -788,7 +800,6 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     to the driver (the parameters are :func:`build_report`'s)."""
     from dlqlens.detect import run
     from dlqlens.explain import summarize
-    from dlqlens.report.figures import arrivals_by_reason
     from dlqlens.rules.model import RulesTable
     from dlqlens.rules.parser import parse_file
 
@@ -817,7 +828,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     try:
         summary = summarize(df, top=top)
         span = _time_span(df)
-        plots = [fn(df) for fn in (figures if figures is not None else (arrivals_by_reason,))]
+        plots = [fn(df) for fn in (figures if figures is not None else default_figures())]
         findings_df = run(df, queue_defs=defs, capture_queues=capture_queues or None).cache()
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
@@ -846,7 +857,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         rules_text=rules_text, world=getattr(world, "name", world), defs=defs,
         defs_source=defs_source, destinations=destinations)
     if rules_part is not None:
-        data.lint, data.replay, data.fall_through = rules_part
+        data.lint, data.replay, data.fall_through, data.coverage_figure = rules_part
     return data
 
 
@@ -861,7 +872,8 @@ def render(data: ReportData, title: str | None = None) -> Report:
     if data.table is not None:
         sections.append(_lint_section(data.table, data.rules_source, data.rules_text, data.lint))
         sections.append(_coverage_section(data.table, data.rules_text, data.replay,
-                                          data.fall_through, data.world, data.top))
+                                          data.fall_through, data.world, data.top,
+                                          data.coverage_figure))
     if data.defs is not None:
         sections.append(_queue_defs_section(data.defs, data.defs_source, data.destinations))
     sections.append(_no_finding_section(data.no_finding_total, data.no_finding_groups,
@@ -952,7 +964,10 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
     figures : list of callable, optional
         Functions ``f(df) -> matplotlib.figure.Figure`` (aggregating in
         Spark) whose figures the summary shows, in order; default
-        :func:`dlqlens.report.figures.arrivals_by_reason`.
+        :func:`default_figures` (arrivals by reason, reasons by destination,
+        ages, remaining expiry, backout counts, trigger-message rate). With a
+        rules table, the coverage section also shows
+        :func:`dlqlens.plots.rule_coverage`.
 
     Returns
     -------

@@ -134,20 +134,16 @@ def test_render_item_escapes_what_is_not_a_view():
 
 
 def test_figure_is_an_embedded_png():
-    import datetime as dt
+    from matplotlib.figure import Figure
 
-    import pandas as pd
-
-    from dlqlens.report.figures import arrivals_figure, bucket_seconds
     from dlqlens.report.views import render_item
 
-    frame = pd.DataFrame({"reason": ["2053 MQRC_Q_FULL", "2085 MQRC_UNKNOWN_OBJECT_NAME"],
-                          "bucket": [dt.datetime(2024, 3, 11, 9), dt.datetime(2024, 3, 12, 9)],
-                          "messages": [102, 5]})
-    html = str(render_item(arrivals_figure(frame, 3600)))
+    fig = Figure(figsize=(4, 2))
+    fig.suptitle("Dead letters by reason over time")
+    fig.add_subplot().bar(["2053 MQRC_Q_FULL", "2085 MQRC_UNKNOWN_OBJECT_NAME"], [102, 5])
+    html = str(render_item(fig))
     assert html.startswith('<figure class="plot">\n<img src="data:image/png;base64,iVBORw0KGgo')
-    assert 'alt="Dead letters by reason over time; a dot per hour' in html
-    assert bucket_seconds(4 * 86400) == 900 and bucket_seconds(30) == 1
+    assert 'alt="Dead letters by reason over time"' in html
 
 
 def test_next_steps_name_the_queue_and_the_cure():
