@@ -82,7 +82,11 @@ def test_sample_report_from_the_command_line(sample_report):
     assert html.count("<h4>Next steps</h4>") == 8
     # the figure: one embedded PNG
     imgs = [a for t, a in page.tags if t == "img"]
-    assert len(imgs) == 1 and "Dead letters by reason over time" in imgs[0]["alt"]
+    # the six summary figures and the rules table's coverage, each with its title as alt text
+    assert len(imgs) == 7
+    assert imgs[0]["alt"].startswith("Messages put on the dead-letter queue, by reason")
+    assert any(a["alt"].startswith("Messages by destination") for a in imgs)
+    assert all(a["src"].startswith("data:image/png;base64,") and a["alt"] for a in imgs)
     # lint, coverage, queue definitions, messages in no finding
     assert "no-catch-all" in text and "left/no_match" in text
     assert "INVOICES.IN" in text and "ORDERS.ARCHVE" in text  # destinations without definition
