@@ -79,6 +79,29 @@ def banner(head: bytes) -> tuple[str | None, str | None]:
     return found.get(b"Qmgr"), found.get(b"Queue")
 
 
+_CREATED = re.compile(rb"^\* (?:QLOAD|DMPMQMSG)\b[^\r\n]*?Created: *([^\r\n]*?) *\r?$", re.M)
+
+
+def created(head: bytes):
+    """When the dump was written: the ``Created:`` time of the ``* QLOAD`` /
+    ``* DMPMQMSG`` banner line (``spec/capture-formats.md`` §1.3), a C
+    ``ctime()`` text (``Wed Mar 13 22:40:30 2024``) read as a naive
+    datetime, or None when the line is absent or not such a time.
+
+    ``ctime()`` writes the local time of the machine that ran the dump and
+    names no time zone: callers take it as UTC and say so."""
+    import datetime as _dt
+
+    m = _CREATED.search(head[:4096])
+    if not m:
+        return None
+    text = m.group(1).decode("latin-1").strip()
+    try:
+        return _dt.datetime.strptime(text, "%a %b %d %H:%M:%S %Y")
+    except ValueError:
+        return None
+
+
 def _unescape_s(value: str) -> str:
     """The text of an ``S`` line: quotes removed, ``~x`` -> ``x`` (§1.5)."""
     v = value.rstrip()
