@@ -42,21 +42,15 @@ import json
 SEVERITIES = ("critical", "high", "medium", "low", "info")
 
 #: What each severity means; every detector assigns severities by this scale
-#: (``docs/detectors.md``, "Severity"). "At the capture" is said only when the
-#: capture's time is known (given, or a dmpmqmsg banner), never from the
-#: newest put alone.
+#: (``docs/detectors.md``, "Severity", says which finding gets which). "Still
+#: going when the capture was taken" is said only when the capture's time is
+#: known (given, or a dmpmqmsg banner), never from the newest put alone.
 SEVERITY_SCALE = {
-    "critical": "messages are being lost, or will be soon: most of a queue's messages expire "
-                "(and are discarded) within the hour after the capture",
-    "high": "a failure still going when the capture was taken: a burst, loop, storm or "
-            "trigger failure whose latest message came within its gap of a known capture time, "
-            "or messages still going round at the capture",
-    "medium": "an incident that ended (or whose end the capture cannot show) and needs a fix: "
-              "a past burst, poison messages parked on a DLQ or backout queue, an application "
-              "that was not started, replies that found their requester gone",
-    "low": "hygiene: a few messages, a slow trigger storm, messages backed out below the "
-           "threshold, messages that will expire some day",
-    "info": "context worth knowing that asks for nothing",
+    "critical": "messages are being lost, or will be soon",
+    "high": "a failure still going when the capture was taken",
+    "medium": "an incident that ended, or whose end the capture cannot show, and needs a fix",
+    "low": "hygiene",
+    "info": "context that asks for nothing",
 }
 
 #: Spark DDL of a findings DataFrame (the column order is part of the contract).
