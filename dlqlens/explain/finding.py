@@ -340,6 +340,8 @@ _BACKOUT_SITUATION = {"backout_count": "BACKOUT_COUNT", "backed_out": "BACKED_OU
 
 
 def _reason_step(code, name, names, title=None) -> NextStep:
+    if not name and isinstance(code, int):
+        name = code_name(code)
     entry = REMEDIES.get(name or "")
     if entry is None:
         entry = SITUATIONS["GENERIC"]

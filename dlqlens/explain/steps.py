@@ -158,8 +158,9 @@ class NextStep:
             f"<br><code>{esc(c.text)}</code>"
             f"{'' if c.complete else ' <i>(a name is not in the capture)</i>'}</li>"
             for c in self.commands)
-        return (f"<div><b>{esc(self.title)}</b> — <a href=\"{esc(self.page)}\">"
-                f"{esc(self.reference())}</a>"
+        return (f"<div><b>{esc(self.title)}</b> — <i>{esc(self.reference())}</i>"
+                + (f"<p>{esc(self.happened[0].upper() + self.happened[1:])}.</p>"
+                   if self.happened else "")
                 + (f"<p>Usual causes:</p><ol>{causes}</ol>" if causes else "")
                 + (f"<p>Commands (shown, not run):</p><ul>{commands}</ul>" if commands else "")
                 + "</div>")
