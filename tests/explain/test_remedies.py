@@ -73,3 +73,15 @@ def test_page_titles_are_ibms():
         "2362 (093A) (RC2362): MQRC_BACKOUT_THRESHOLD_REACHED"
     assert page_title(265, "MQFB_APPL_CANNOT_BE_STARTED") == \
         "MQFB_APPL_CANNOT_BE_STARTED (X'00000109')"
+
+
+def test_the_documented_severity_scale_is_the_code_s():
+    from pathlib import Path
+
+    from dlqlens.detect.findings import SEVERITIES, SEVERITY_SCALE
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "detectors.md").read_text()
+    table = page.split("## Severity", 1)[1]
+    assert list(SEVERITY_SCALE) == list(SEVERITIES)
+    for severity, meaning in SEVERITY_SCALE.items():
+        assert f"| `{severity}` | {meaning} |" in table, severity
