@@ -138,8 +138,8 @@ class Coverage:
             step = g["next_step"]
             first = next((c for c in step.commands if not c.change), None)
             if first is not None:
-                lines.append(f"          check: {one_line(first.purpose)} ({one_line(first.where)}): "
-                             f"{one_line(first.text)}")
+                lines.append(f"          check: {one_line(first.purpose)} "
+                             f"({one_line(first.where)}): {one_line(first.text)}")
         return "\n".join(lines) + "\n"
 
     def _repr_html_(self) -> str:

@@ -464,6 +464,10 @@ def explain(row: Mapping, *, findings=None, replay: Mapping | None = None, captu
                                     else "an unreadable reason")
         orphan = (name in ("MQRC_UNKNOWN_OBJECT_NAME", "MQRC_Q_DELETED") and _temporary(dest))
         happened = next_step(entry, names).happened
+        if orphan:
+            happened = (f"{dest} on {prose_name('qmgr', dest_qm)} no longer existed: a temporary "
+                        "dynamic queue, gone with the requester that opened it, before this "
+                        "message came back to it")
         failed_put = entry.failed_put
         reason_info = {"code": reason, "name": name, "family": info.family if info else None,
                        "meaning": (info.meaning if info and info.meaning else None),
@@ -515,7 +519,9 @@ def explain(row: Mapping, *, findings=None, replay: Mapping | None = None, captu
                           "one; the requester needs a permanent dynamic or predefined reply queue"))
         # what to check next: the reason's remedy (an orphaned reply's own)
         if orphan:
-            names_orphan = dict(names, queue=dest)
+            # the requester's reply queues by their name pattern (AMQ.*): one rule for them all
+            prefix = next(p for p in TEMPORARY_QUEUE_PREFIXES if dest.startswith(p.rstrip("*")))
+            names_orphan = dict(names, queue=prefix)
             next_steps.append(next_step(SITUATIONS["ORPHANED_REPLY"], names_orphan,
                                         title=f"{name} ({reason}): an orphaned reply",
                                         page_title=page_title(reason, name)))
@@ -551,7 +557,8 @@ def explain(row: Mapping, *, findings=None, replay: Mapping | None = None, captu
             facts.append(("Route", f"{r['header']}: {r['text']}"))
 
     # -- the original message ----------------------------------------------------------
-    mt = MQMT_NAMES.get(msg_type, f"MsgType {msg_type}") if msg_type is not None else "MsgType unknown"
+    mt = (MQMT_NAMES.get(msg_type, f"MsgType {msg_type}") if msg_type is not None
+          else "MsgType unknown")
     per = _get(md, "Persistence")
     per_text = (MQPER_NAMES.get(per, f"Persistence {per}") if per is not None
                 else "persistence unknown")

@@ -9,8 +9,7 @@ reason (a finding's kind, a message about to expire). Explanations
 nothing here runs a command.
 
 The facts are IBM's, from the "Reason codes" pages (each entry's ``page``:
-"API reason codes", https://ibm.com/support/knowledgecenter/en/SSFKSJ_9.2.0/com.ibm.mq.tro.doc/q040710_.htm,
-one page per code, e.g. "2053 (0805) (RC2053): MQRC_Q_FULL"), the MQDLH
+"API reason codes" (:data:`REASON_CODES_PAGE`), one page per code, e.g. "2053 (0805) (RC2053): MQRC_Q_FULL"), the MQDLH
 ``Reason`` page for the feedback values that occur only there, the "Reason
 and feedback codes in ASF" page for 2362-2364, and ``spec/reason-codes.md``;
 the MQSC and control commands are those of IBM's command references
@@ -458,6 +457,7 @@ def page_title(code: int, name: str) -> str:
     return f"{name} (X'{code & 0xFFFFFFFF:08X}')"
 
 
-__all__ = ["ASF_CODES_PAGE", "BACKOUT_COUNT_PAGE", "EXPIRY_PAGE", "Check", "DLH_REASON_PAGE", "LANGUAGES", "MD_FEEDBACK_PAGE",
+__all__ = ["ASF_CODES_PAGE", "BACKOUT_COUNT_PAGE", "EXPIRY_PAGE", "Check", "DLH_REASON_PAGE",
+           "LANGUAGES", "MD_FEEDBACK_PAGE",
            "PLACES", "REASON_CODES_PAGE", "REMEDIES", "REPORT_FEEDBACK", "Remedy", "SITUATIONS",
            "mqsc_literal", "page_title", "remedy"]

@@ -150,8 +150,11 @@ def test_report_with_feedback_to_a_vanished_reply_queue():
                         "meaning": e.report["meaning"]}
     assert "an expiration report" in dict(e.facts)["Report"]
     assert "orphaned reply" in e.next_steps[0].title
-    assert "DISPLAY QSTATUS('AMQ.*') TYPE(QUEUE) CURDEPTH IPPROCS" not in commands(e)
-    assert "DISPLAY QSTATUS('AMQ.5F2A0001') TYPE(QUEUE) CURDEPTH IPPROCS" in commands(e)
+    assert e.reason["happened"].startswith("AMQ.5F2A0001 on QM.PORTAL no longer existed: a "
+                                           "temporary dynamic queue")
+    # one rule and one look for every reply queue of the pattern, not for this one
+    assert "DISPLAY QSTATUS('AMQ.*') TYPE(QUEUE) CURDEPTH IPPROCS" in commands(e)
+    assert "DESTQ('AMQ.*') REASON(MQRC_UNKNOWN_OBJECT_NAME) ACTION(DISCARD)" in commands(e)
 
 
 def test_who_put_it_on_the_dlq_and_who_put_the_original():
