@@ -484,7 +484,12 @@ def explain_finding(record, *, qmgr: str | None = None, capture_queues: Mapping 
         on it, else on "the destination's queue manager".
     capture_queues : mapping, optional
         ``{source: (qmgr, queue)}`` (:func:`dlqlens.capture.reader.captured_queues`):
-        names the queue manager of an expiry build-up's capture.
+        the capture of the finding's first message names the dead-letter queue
+        and its queue manager (for the DLQ handler's commands), and, for the
+        findings made of dead letters that do not name a queue manager
+        (trigger failures, backout-threshold dead letters), the queue manager
+        of their queue: a trigger monitor and a JMS consumer dead-letter to
+        the DLQ of the queue manager they are connected to.
     dlq, dlq_qmgr : str, optional
         The dead-letter queue and its queue manager, for the DLQ handler's commands.
 
@@ -498,11 +503,16 @@ def explain_finding(record, *, qmgr: str | None = None, capture_queues: Mapping 
     severity = record.get("severity") or ""
     ev = dict(record.get("evidence") or {})
     queues = [str(q) for q in (record.get("queues") or [])]
-    if kind == "expiry_buildup" and capture_queues and qmgr is None:
-        entry = capture_queues.get(ev.get("source"))
-        if isinstance(entry, (tuple, list)):
-            qmgr = entry[0]
+    if capture_queues:
+        first = next(iter(record.get("messages") or ()), None)
+        source = ev.get("source") if kind == "expiry_buildup" else _get(first, "source")
+        entry = capture_queues.get(source)
+        if isinstance(entry, (tuple, list)) and len(entry) == 2:
             dlq, dlq_qmgr = dlq or entry[1], dlq_qmgr or entry[0]
+            dead_letters = kind == "trigger_failure" or (
+                kind == "backout_loop" and ev.get("signal") == "threshold_reached")
+            if qmgr is None and (kind == "expiry_buildup" or dead_letters):
+                qmgr = entry[0]
     return FindingExplanation(
         kind=kind, severity=severity, statement=record.get("statement") or "",
         severity_reason=severity_reason(kind, severity, ev), queues=queues,

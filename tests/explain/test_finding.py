@@ -148,3 +148,23 @@ def test_the_filter_selects_the_findings_messages_in_spark(spark):
     scattered = MessageFilter.from_refs(refs(SRC, range(1, 40, 2)))  # 20 ranges: an IN list
     assert df.where(scattered.column()).count() == 5
     assert df.where(MessageFilter().column()).count() == 0
+
+
+def test_the_captures_banner_names_the_dlq_and_the_queue_manager():
+    record = {"kind": "backout_loop", "severity": "medium", "queues": ["APP.IN"],
+              "message_count": 1, "messages": refs("shop.dmp", [1]), "statement": "...",
+              "evidence": {"signal": "threshold_reached", "queue": "APP.IN", "messages": 1,
+                           "max_backout_count": 0, "threshold": 3, "bothresh": None,
+                           "boqname": None, "distinct_msgids": 1}}
+    bare = explain_finding(record)
+    cmds = {c.text: c.where for s in bare.next_steps for c in s.commands}
+    assert cmds["DISPLAY QLOCAL('APP.IN') BOTHRESH BOQNAME HARDENBO"] == \
+        "runmqsc on the destination's queue manager (not in the capture)"
+    named = explain_finding(record, capture_queues={"shop.dmp": ("QM.SHOP", "DLQ.SHOP")})
+    cmds = {c.text: c.where for s in named.next_steps for c in s.commands}
+    assert cmds["DISPLAY QLOCAL('APP.IN') BOTHRESH BOQNAME HARDENBO"] == "runmqsc QM.SHOP"
+    assert any(w == "a rules-table line for runmqdlq on QM.SHOP" for w in cmds.values())
+    # a banner without a queue manager (amqsbcg) names none
+    amqsbcg = explain_finding(record, capture_queues={"shop.dmp": (None, "DLQ.SHOP")})
+    assert "runmqsc QM.SHOP" not in {c.where for s in amqsbcg.next_steps for c in s.commands}
+
