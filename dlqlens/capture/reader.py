@@ -213,6 +213,36 @@ def captured_queues(pieces) -> dict[str, tuple[str | None, str]]:
     return out
 
 
+def captured_times(pieces) -> dict:
+    """When each capture file says it was written: the ``Created:`` time of
+    dmpmqmsg's banner (:func:`dlqlens.capture.dmpmqmsg.created`), as a naive
+    datetime taken as UTC, by ``source`` (the file's path, as the readers
+    record it). Files of other formats and dumps without the banner are left
+    out. This is the ``capture_time`` mapping of the detectors
+    (:func:`dlqlens.detect.common.capture_time_column`).
+
+    Raises
+    ------
+    CaptureError
+        When a file cannot be read.
+    """
+    from dlqlens.capture.dmpmqmsg import created
+
+    out: dict = {}
+    for piece in pieces:
+        if piece.format != "dmpmqmsg" or piece.path in out:
+            continue
+        try:
+            with open(piece.path, "rb") as fh:
+                head = fh.read(SNIFF_BYTES)
+        except OSError as exc:
+            raise CaptureError(f"{piece.path}: cannot open: {exc.strerror or exc}") from exc
+        when = created(head)
+        if when is not None:
+            out[piece.path] = when
+    return out
+
+
 def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
     """The pieces to read: one per file, large captures split.
 

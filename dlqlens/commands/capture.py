@@ -31,12 +31,18 @@ def register(sub) -> None:
                        description="Explain messages of captures one by one: the reason and "
                                    "its meaning, who put the message on the DLQ and in which "
                                    "role, where it was going, the original put, backouts, "
-                                   "expiry, headers and payload.")
+                                   "expiry, headers and payload, then what to check or do "
+                                   "next with the queue and queue-manager names put in.")
     e.add_argument("captures", nargs="+", metavar="CAPTURE")
     e.add_argument("-m", "--message", type=int, action="append", metavar="N",
                    help="message number (1-based, in every capture given; repeatable); "
                         "default: the first --limit messages")
     e.add_argument("--limit", type=int, default=20, help="messages shown without -m (default 20)")
+    e.add_argument("--capture-time", metavar="ISO8601",
+                   help="when the captures were taken (UTC), for the age of each message and "
+                        "its expiry instant; default: a dmpmqmsg banner's time, else unknown")
+    e.add_argument("--jsonl", action="store_true",
+                   help="one JSON object per message: the explanation's data (to_dict)")
     add_format_option(e)
     e.set_defaults(func=run_explain)
 
@@ -46,7 +52,8 @@ def register(sub) -> None:
                                    "decode problems, then the findings of every detector "
                                    "(bursts, backout loops, trigger failures, expiry build-up, "
                                    "orphaned replies; most severe first, as 'dlqlens detect' "
-                                   "prints them). Needs Java 17+ (Spark).")
+                                   "prints them, each with what to do next) and the messages "
+                                   "in no finding. Needs Java 17+ (Spark).")
     s.add_argument("captures", nargs="+", metavar="CAPTURE")
     add_format_option(s)
     add_mode_option(s)
@@ -54,6 +61,9 @@ def register(sub) -> None:
     add_master_option(s)
     s.add_argument("--no-findings", action="store_true",
                    help="leave out the detectors' findings (faster on large captures)")
+    s.add_argument("--capture-time", metavar="ISO8601",
+                   help="when the captures were taken (UTC); default: each dmpmqmsg banner's "
+                        "time, else each capture's newest put (and the findings say so)")
     s.set_defaults(func=run_summary)
 
 
@@ -81,18 +91,39 @@ def run_decode(args) -> int:
     return 0
 
 
+def _capture_time_arg(value):
+    """``--capture-time`` as a naive UTC datetime (None when not given)."""
+    if not value:
+        return None
+    from dlqlens.detect.common import to_utc
+    from dlqlens.errors import UsageError
+
+    try:
+        return to_utc(value)
+    except ValueError:
+        raise UsageError(f"--capture-time {value!r}: expected ISO 8601, "
+                         "e.g. 2024-03-15T08:30:00Z") from None
+
+
 def run_explain(args) -> int:
+    import json
+
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
+    from dlqlens.capture.reader import (ReadOptions, captured_queues, captured_times, plan_pieces,
+                                        read_piece)
     from dlqlens.explain import EXPLAIN_COLUMNS, explain
 
+    given = _capture_time_arg(args.capture_time)
     options = ReadOptions(format=args.format, columns=EXPLAIN_COLUMNS)
     wanted = sorted(set(args.message or ()))
     found: set[int] = set()
     shown = 0
-    for piece in plan_pieces(args.captures, options):
+    pieces = plan_pieces(args.captures, options)
+    banners = captured_queues(pieces)
+    times = {} if given is not None else captured_times(pieces)
+    for piece in pieces:
         for batch in read_piece(piece, options):
             if wanted:
                 batch = batch.filter(pc.is_in(batch.column("message_number"),
@@ -100,7 +131,15 @@ def run_explain(args) -> int:
             for row in batch.to_pylist():
                 if not wanted and shown >= args.limit:
                     return 0
-                sys.stdout.write(("\n" if shown else "") + explain(row).to_text())
+                qmgr, dlq = banners.get(row["source"], (None, None))
+                when = given if given is not None else times.get(row["source"])
+                e = explain(row, capture_time=when,
+                            capture_time_origin="given" if given is not None else "banner",
+                            dlq=dlq, dlq_qmgr=qmgr)
+                if args.jsonl:
+                    sys.stdout.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
+                else:
+                    sys.stdout.write(("\n" if shown else "") + e.to_text())
                 found.add(row["message_number"])
                 shown += 1
     sys.stdout.flush()
@@ -117,23 +156,30 @@ def run_explain(args) -> int:
 
 def run_summary(args) -> int:
     from dlqlens.capture.reader import captured_queues
+    from dlqlens.commands.detect import banner_capture_times
     from dlqlens.explain.summary import summarize
 
+    given = _capture_time_arg(args.capture_time)
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
+    capture_time = ({"capture_time": given} if given is not None
+                    else banner_capture_times(pieces)).get("capture_time")
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces)
     df = df.cache()
     try:  # decoded once, read by the summary and by every detector
         print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
         if not args.no_findings:
-            sys.stdout.write("\n" + findings_text(df, captured_queues(pieces)))
+            sys.stdout.write("\n" + findings_text(df, captured_queues(pieces),
+                                                  capture_time=capture_time, coverage_top=args.top))
     finally:
         df.unpersist()
     sys.stdout.flush()
     return 0
 
 
-def findings_text(df, capture_queues=None) -> str:
-    """The findings of every detector on ``df``, most severe first, as text.
+def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: int | None = 20,
+                  with_coverage: bool = True) -> str:
+    """The findings of every detector on ``df``, most severe first, then the
+    messages in no finding, as text.
 
     Parameters
     ----------
@@ -144,22 +190,42 @@ def findings_text(df, capture_queues=None) -> str:
         The queue each capture file was taken from
         (:func:`dlqlens.capture.reader.captured_queues`); see
         :func:`dlqlens.detect.run`.
+    capture_time : datetime or mapping, optional
+        When the captures were taken (given, or
+        :class:`dlqlens.detect.common.CaptureTimes` from the banners).
+    coverage_top : int, optional
+        Groups of messages in no finding shown (all when None).
+    with_coverage : bool
+        Whether to add the messages in no finding.
 
     Returns
     -------
     str
         A heading with the number of findings, an underline, then each
-        finding in the form of ``dlqlens detect`` (severity, kind, queues,
-        UTC window, statement, evidence, the first messages), blank lines
-        between; ``none`` when there is no finding. Capture values are shown
-        with control characters escaped.
+        finding as its explanation's text
+        (:meth:`dlqlens.explain.finding.FindingExplanation.to_text`: heading
+        line, statement, severity and why, evidence, messages as a filter,
+        what to check or do next), blank lines between; ``none`` when there
+        is no finding. Then "Messages in no finding" with their count and
+        their groups by reason and destination
+        (:meth:`dlqlens.explain.coverage.Coverage.to_text`). Capture values
+        are shown with control characters escaped.
     """
     from dlqlens.detect import finding_record, run
-    from dlqlens.commands.detect import format_finding
+    from dlqlens.explain.coverage import coverage
+    from dlqlens.explain.finding import explain_finding
 
-    records = [finding_record(row)
-               for row in run(df, capture_queues=capture_queues or None).toLocalIterator()]
-    title = (f"Findings ({len(records)}, most severe first; 'dlqlens detect' for parameters, "
-             "queue definitions and JSON)")
-    body = "\n\n".join(format_finding(r) for r in records) if records else "  none"
-    return f"{title}\n{'-' * len(title)}\n{body}\n"
+    params = {} if capture_time is None else {"capture_time": capture_time}
+    findings = run(df, capture_queues=capture_queues or None, **params).cache()
+    try:
+        records = [finding_record(row) for row in findings.toLocalIterator()]
+        title = (f"Findings ({len(records)}, most severe first; 'dlqlens detect' for parameters, "
+                 "queue definitions and JSON)")
+        body = ("\n\n".join(explain_finding(r, capture_queues=capture_queues).to_text()
+                             for r in records) if records else "  none")
+        text = f"{title}\n{'-' * len(title)}\n{body}\n"
+        if with_coverage:
+            text += "\n" + coverage(df, findings, top=coverage_top).to_text()
+    finally:
+        findings.unpersist()
+    return text

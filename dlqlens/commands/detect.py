@@ -2,10 +2,12 @@
 
 Runs on Spark (Java 17+).
 
-Text output lists the findings most severe first, each as a heading line
+Text output lists the findings most severe first, each the text of its
+explanation (:func:`dlqlens.explain.explain_finding`): a heading line
 (severity, kind, queues, time window, message count), its statement, its
-evidence and the first messages it points at; ``--jsonl`` prints one JSON
-object per finding instead (:func:`dlqlens.detect.findings.finding_record`).
+severity and why, its evidence as named facts, its messages as a filter and
+what to check or do next; ``--jsonl`` prints one JSON object per finding
+instead (:func:`dlqlens.detect.findings.finding_record`, keys unchanged).
 Values that come from the captures (queue names, application names) are
 printed with control characters escaped, so a hostile message cannot drive
 the terminal.
@@ -18,10 +20,6 @@ import sys
 
 from dlqlens.commands.common import (add_format_option, add_master_option, add_mode_option,
                                      load_captures, plan_captures)
-from dlqlens.safe import one_line
-
-#: Messages listed under each finding in the text output.
-SHOWN_MESSAGES = 5
 
 
 def register(sub) -> None:
@@ -101,30 +99,29 @@ def load_queue_defs(path):
         raise UsageError(f"--queue-defs {path}: {exc.strerror or exc}") from None
 
 
-def format_finding(record: dict) -> str:
-    """The text form of one :func:`finding_record` dict (several lines, no trailing newline)."""
-    def when(v):
-        return (v[:10] + " " + v[11:23] + "Z") if v else "?"  # milliseconds are enough here
+def format_finding(record: dict, *, capture_queues=None) -> str:
+    """The text form of one :func:`finding_record` dict (several lines, no
+    trailing newline): the view of its explanation
+    (:meth:`dlqlens.explain.finding.FindingExplanation.to_text`), ending with
+    what to check or do next.
 
-    head = (f"[{record['severity'].upper()}] {record['kind']}  "
-            f"{one_line(', '.join(record['queues']))}  "
-            f"{when(record['window_start'])} .. {when(record['window_end'])}  "
-            f"{record['message_count']} message(s)")
-    lines = [head, "    " + one_line(record["statement"])]
-    ev = record.get("evidence") or {}
-    if ev:
-        parts = []
-        for k, v in ev.items():
-            if isinstance(v, (dict, list)):
-                v = json.dumps(v, ensure_ascii=True, separators=(",", ":"))
-            parts.append(f"{k}={one_line(v)}")
-        lines.append("    evidence: " + "; ".join(parts))
-    msgs = record["messages"][:SHOWN_MESSAGES]
-    if msgs:
-        shown = ", ".join(f"{one_line(m['source'])}#{m['message_number']}" for m in msgs)
-        more = record["message_count"] - len(msgs)
-        lines.append("    messages: " + shown + (f" (+{more} more)" if more > 0 else ""))
-    return "\n".join(lines)
+    ``capture_queues`` (``{source: (qmgr, queue)}``) names the queue manager
+    of a capture's queue for the commands."""
+    from dlqlens.explain.finding import explain_finding
+
+    return explain_finding(record, capture_queues=capture_queues).to_text()
+
+
+def banner_capture_times(pieces) -> dict:
+    """``{"capture_time": CaptureTimes}`` of the files whose dmpmqmsg banner
+    says when they were written (:func:`dlqlens.capture.reader.captured_times`,
+    taken as UTC), or ``{}`` when none does: the detectors then take each
+    capture's newest put, and say so."""
+    from dlqlens.capture.reader import captured_times
+    from dlqlens.detect.common import CaptureTimes
+
+    times = captured_times(pieces)
+    return {"capture_time": CaptureTimes(times, origin="banner")} if times else {}
 
 
 def run_detect(args) -> int:
@@ -152,6 +149,9 @@ def run_detect(args) -> int:
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
     # the queue each file was taken from, from its banner; --param capture_queues wins
     capture_queues = {**captured_queues(pieces), **(params.pop("capture_queues", None) or {})}
+    # when each file was taken: --capture-time (or --param capture_time), else the banners
+    if "capture_time" not in params:
+        params.update(banner_capture_times(pieces))
     df, _ = load_captures(args, args.captures, mode=args.mode, pieces=pieces)
     df = df.cache()
     df.count()  # decode once; every detector then reads the cached rows
@@ -169,7 +169,7 @@ def run_detect(args) -> int:
             if args.jsonl:
                 out.write(json.dumps(rec, ensure_ascii=False) + "\n")
             else:
-                out.write(format_finding(rec) + "\n\n")
+                out.write(format_finding(rec, capture_queues=capture_queues) + "\n\n")
         out.flush()
     finally:
         df.unpersist()

@@ -37,12 +37,27 @@ Evidence this detector reads, one finding per queue and signal:
     the same set of captures) that were put before the latest of those dead
     letters and are still there, or carry a BackoutCount: they are going round
     between the consumer's backouts and the DLQ handler's retries.
+
+Severity (``SEVERITY_SCALE``): ``high`` for messages still going round at the
+capture (``ping_pong``, ``redelivered``; ``backout_count`` on a queue whose
+definition has no BOQNAME, so nothing moves them away) and for 2362 dead
+letters still arriving at a known capture time (the last within ``recent``
+seconds of it); ``medium`` for poison messages parked on the DLQ
+(``threshold_reached`` not shown going on) or on a backout queue, and for
+``backout_count`` otherwise; ``low`` for ``backed_out``.
+
+``md.BackoutCount`` is what the queue manager counted on the queue the
+capture read (MQPUT ignores the field): on a dead letter it counts backouts
+on the dead-letter queue, not on the queue the message was going to, which
+is why 2362 dead letters usually show 0.
 """
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (definition_attr, glob_regex, message_ref, queue_defs_frame,
-                                   sorted_refs, with_capture_queues)
+from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
+                                   capture_time_origin_column, definition_attr, epoch_seconds,
+                                   glob_regex, message_ref, queue_defs_frame, sorted_refs,
+                                   with_capture_queues)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQRC
 
@@ -59,7 +74,8 @@ SIGNALS = ("threshold_reached", "backout_count", "backed_out", "backout_queue", 
 
 def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count: int = 1,
            min_repeats: int = 3,
-           backout_queue_patterns=DEFAULT_BACKOUT_QUEUE_PATTERNS, capture_queues=None):
+           backout_queue_patterns=DEFAULT_BACKOUT_QUEUE_PATTERNS, capture_queues=None,
+           recent: float = 60.0, capture_time=None):
     """Find backout loops and poison messages.
 
     Parameters
@@ -88,6 +104,12 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     capture_queues : mapping, optional
         Queue browsed by each capture file (see
         :func:`dlqlens.detect.common.with_capture_queues`).
+    recent : float, default 60
+        Seconds before a known capture time within which the last 2362 dead
+        letter for a queue makes ``threshold_reached`` ``high`` (its consumer
+        was still parking messages at the capture).
+    capture_time : datetime, str or mapping, optional
+        When the captures were taken (:func:`dlqlens.detect.common.capture_time_column`).
 
     Returns
     -------
@@ -124,6 +146,9 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.col("put_ts"), F.col("dlh_put_ts"),
         F.coalesce("dlh_put_ts", "put_ts").alias("latest_put_ts"),
         digest.alias("digest"),
+        capture_time_column(capture_time).alias("captured"),
+        capture_time_known_column(capture_time).cast("int").alias("captured_known"),
+        capture_time_origin_column(capture_time).alias("captured_origin"),
     )
     rows = with_capture_queues(rows, capture_queues).drop("capture_key")
     rows = rows.withColumn("home_queue", F.when(F.col("is_dead_letter"), F.col("DestQName"))
@@ -199,7 +224,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     hits = (rows.withColumn("hit", F.explode(F.filter(signals, lambda x: x.isNotNull())))
             .select("hit.signal", "hit.queue", "source", "message_number", "BackoutCount",
                     "msgid", "latest_put_ts", "threshold", "bothresh", "boqname",
-                    "same_payload_msgids"))
+                    "same_payload_msgids", "captured", "captured_known", "captured_origin"))
     groups = hits.groupBy("signal", "queue").agg(
         sorted_refs(message_ref()).alias("refs"),
         F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
@@ -209,11 +234,16 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.max("same_payload_msgids").alias("same_payload_msgids"),
         F.max("threshold").alias("threshold"), F.max("bothresh").alias("bothresh"),
         F.max("boqname").alias("boqname"),
+        F.max("captured").alias("captured"), F.max("captured_known").alias("captured_known"),
+        F.first("captured_origin").alias("captured_origin"),
     )
     message_count = F.size("refs")
     no_boqname = F.col("bothresh").isNotNull() & F.col("boqname").isNull()
-    looping = F.col("signal").isin("threshold_reached", "ping_pong", "redelivered")
-    severity = (F.when(looping, "high")
+    since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
+    still_parking = ((F.col("signal") == "threshold_reached") & (F.col("captured_known") == 1)
+                     & (since <= float(recent)))
+    looping = F.col("signal").isin("ping_pong", "redelivered")
+    severity = (F.when(looping | still_parking, "high")
                 .when((F.col("signal") == "backout_count") & no_boqname, "high")
                 .when(F.col("signal") == "backed_out", "low")
                 .otherwise("medium"))
@@ -221,7 +251,11 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.when(F.col("signal") == "threshold_reached", F.format_string(
             "%d message(s) for %s were dead-lettered with MQRC_BACKOUT_THRESHOLD_REACHED (2362): "
             "its consumer backed each out until the backout threshold and had no backout queue "
-            "to move it to.", message_count, F.col("queue")))
+            "to move it to%s.", message_count, F.col("queue"),
+            F.when(still_parking, F.format_string(
+                "; still arriving when the capture was taken (%s UTC, %s)",
+                F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.col("captured_origin")))
+             .otherwise(F.lit(""))))
         .when(F.col("signal") == "backout_count", F.format_string(
             "%d message(s) for %s have a BackoutCount of %d or more (up to %d): they were got and "
             "backed out again and again%s.", message_count, F.col("queue"), F.col("threshold"),

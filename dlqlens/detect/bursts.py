@@ -14,8 +14,16 @@ are ordered by their DLQ put time (``dlh_put_ts``); a gap longer than
 ``min_messages`` distinct messages at a mean rate of at least ``min_rate``
 per second. Each burst gives its onset and end (first and last DLQ put), its
 first and last message, its duration, mean and peak (busiest minute) rates,
-the quiet time before it, and whether it was still going at the capture
-(its end within ``max_gap`` of the capture's latest put).
+the quiet time before it, and whether it was still going at the capture.
+
+"Still going" needs the capture's time (``capture_time``: given, or read from
+a dmpmqmsg banner): a burst whose last dead letter came within ``max_gap`` of
+it had not ended (severity ``high``). Without it, the capture's newest put is
+a lower bound only: a burst that ended more than ``max_gap`` before that put
+had ended, and one that runs to the end of the capture may or may not have
+gone on (``ongoing_at_capture`` null). Bursts that are not shown to be going
+on are ``medium`` (an incident that needs a fix). The statement says where
+the capture time came from.
 
 Reasons that a dedicated detector explains are left out by default (see
 :data:`DEFAULT_EXCLUDED_REASONS`); pass ``exclude_reasons=()`` to keep them.
@@ -23,7 +31,9 @@ Reasons that a dedicated detector explains are left out by default (see
 
 from __future__ import annotations
 
-from dlqlens.detect.common import epoch_seconds, message_ref, sorted_refs
+from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
+                                   capture_time_origin_column, epoch_seconds, message_ref,
+                                   sorted_refs)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQFB, MQRC
 
@@ -36,7 +46,7 @@ DEFAULT_EXCLUDED_REASONS = (MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"],
 
 
 def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float = 0.2,
-           exclude_reasons=DEFAULT_EXCLUDED_REASONS, high_count: int = 100):
+           exclude_reasons=DEFAULT_EXCLUDED_REASONS, capture_time=None):
     """Find bursts of one reason to one destination.
 
     Parameters
@@ -55,9 +65,10 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         Mean dead letters per second a burst needs (0.2/s = 12 a minute).
     exclude_reasons : sequence of int
         Reasons not considered (:data:`DEFAULT_EXCLUDED_REASONS`).
-    high_count : int, default 100
-        Messages from which a burst is ``high`` severity; bursts still going at
-        the capture are ``high`` too; others are ``medium``.
+    capture_time : datetime, str or mapping, optional
+        When the captures were taken (UTC): one time, or one per source
+        (:func:`dlqlens.detect.common.capture_time_column`). Default: unknown;
+        the newest put of each capture bounds it from below.
 
     Returns
     -------
@@ -68,7 +79,9 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         ``dest_qmgr``, ``messages``, ``first_message``, ``last_message``
         (``{source, message_number}``), ``duration_seconds``,
         ``rate_per_second``, ``peak_per_minute``, ``quiet_before_seconds``
-        (null for the first burst of its kind), ``ongoing_at_capture``.
+        (null for the first burst of its kind), ``ongoing_at_capture``
+        (true: had not ended at a known capture time; false: had ended;
+        null: the capture's time does not show it).
 
     Raises
     ------
@@ -86,7 +99,7 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         raise ValueError(f"min_rate must be 0 or more per second, not {min_rate}")
     excluded = [int(r) for r in exclude_reasons]
 
-    latest = F.max(F.greatest("put_ts", "dlh_put_ts")).over(Window.partitionBy("source"))
+    captured = capture_time_column(capture_time)
     rows = df.select(
         "source", "message_number",
         F.col("dlh.Reason").alias("reason"),
@@ -97,7 +110,9 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
                    F.concat_ws("#", "source", F.col("message_number").cast("string")))
          .alias("message_key"),
         F.col("dlh_put_ts"),
-        latest.alias("captured"),
+        captured.alias("captured"),
+        capture_time_known_column(capture_time).alias("captured_known"),
+        capture_time_origin_column(capture_time).alias("captured_origin"),
         F.col("dlh").isNotNull().alias("is_dead_letter"),
     ).where(F.col("is_dead_letter") & F.col("dlh_put_ts").isNotNull()
             & F.col("reason").isNotNull())
@@ -120,6 +135,8 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         F.min("dlh_put_ts").alias("first"), F.max("dlh_put_ts").alias("last"),
         F.max("quiet").alias("quiet_before"),
         F.max("captured").alias("captured"),
+        F.max(F.col("captured_known").cast("int")).alias("captured_known"),
+        F.first("captured_origin").alias("captured_origin"),
         F.first("reason_name", ignorenulls=True).alias("reason_name"),
         F.min_by(ref, F.struct("dlh_put_ts", "message_key")).alias("first_ref"),
         F.max_by(ref, F.struct("dlh_put_ts", "message_key")).alias("last_ref"),
@@ -135,7 +152,13 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
              .agg(F.countDistinct("message_key", "dlh_put_ts").alias("per_minute"))
              .groupBy(*key, "burst").agg(F.max("per_minute").alias("peak")))
     runs = runs.join(peaks, key + ["burst"], "left")
-    ongoing = (epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))) <= float(max_gap)
+    since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
+    runs = runs.withColumn("since", since)
+    # ended: quiet for max_gap before the capture (its newest put bounds the capture time from
+    # below); going on: within max_gap of a capture time that is known; otherwise unknown
+    ongoing = (F.when(F.col("since") > float(max_gap), F.lit(False))
+               .when(F.col("captured_known") == 1, F.lit(True))
+               .otherwise(F.lit(None).cast("boolean")))
     runs = runs.withColumn("ongoing", ongoing)
     name = F.coalesce(F.col("reason_name"), F.lit("reason"))
     statement = F.format_string(
@@ -149,8 +172,16 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         F.when(F.col("quiet_before").isNotNull(),
                F.format_string(", after %.0f s without one", F.col("quiet_before")))
          .otherwise(F.lit("")),
-        F.when(F.col("ongoing"), F.lit("; still going when the capture was taken"))
-         .otherwise(F.lit("")),
+        F.when(F.col("ongoing"), F.format_string(
+            "; still going when the capture was taken (%s UTC, %s): its last dead letter came "
+            "%.0f s before, less than the %s s of quiet that end a burst",
+            F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.col("captured_origin"),
+            F.col("since"), F.lit(f"{float(max_gap):g}")))
+         .when(~F.col("ongoing"), F.format_string(
+             "; it had ended %.0f s before the capture (%s UTC, %s)", F.col("since"),
+             F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.col("captured_origin")))
+         .otherwise(F.lit("; it runs to the capture's newest message and the capture holds no "
+                          "time of its own, so whether it went on is unknown")),
     )
     evidence = F.struct(
         F.col("reason"), F.col("reason_name"), F.col("DestQName").alias("dest_queue"),
@@ -161,8 +192,8 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         F.round("quiet_before", 3).alias("quiet_before_seconds"),
         F.col("ongoing").alias("ongoing_at_capture"),
     )
-    big = (F.col("message_count") >= int(high_count)) | F.col("ongoing")
-    severity = F.when(big, "high").otherwise("medium")
+    # SEVERITY_SCALE: high = still going at a known capture time; medium = ended, or not shown
+    severity = F.when(F.coalesce(F.col("ongoing"), F.lit(False)), "high").otherwise("medium")
     return runs.select(*finding_columns(
         kind="reason_burst", severity=severity, queues=F.array(F.col("DestQName")),
         window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),

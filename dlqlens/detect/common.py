@@ -27,9 +27,13 @@ same queue: every queue manager has a SYSTEM.DEAD.LETTER.QUEUE.
 Capture time
 ------------
 :func:`capture_time_column` is the instant a capture (one ``source``) was
-taken: the latest put time found in that capture (``put_ts`` or
-``dlh_put_ts``), unless the caller gives the real time. A browse does not
-record when it ran, and the newest put is the best lower bound the data holds.
+taken: the time the caller gives (one for every capture, or one per file, as
+the command line reads them from dmpmqmsg banners), else the latest put time
+found in that capture (``put_ts`` or ``dlh_put_ts``). A browse does not
+record when it ran, and the newest put is only a lower bound: a detector may
+say that something was "still going when the capture was taken" only when
+:func:`capture_time_known_column` is true for its rows, and its statement says
+where the time came from (:func:`capture_time_origin_column`).
 """
 
 from __future__ import annotations
@@ -139,28 +143,99 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
     return rows.drop(*[c for c in rows.columns if c.startswith("_capture_")])
 
 
+def _capture_time_map(capture_time):
+    """``capture_time`` as ``{source or base name: naive UTC datetime}``, or
+    None for one time given for every capture (or none)."""
+    if capture_time is None or not isinstance(capture_time, Mapping):
+        return None
+    return {str(k): to_utc(v) for k, v in capture_time.items() if v is not None}
+
+
+def _mapped(capture_time):
+    """The given capture time of each row's source (null where none is given)."""
+    from pyspark.sql import functions as F
+
+    table = _capture_time_map(capture_time)
+    if table is None:
+        if capture_time is None:
+            return F.lit(None).cast("timestamp")
+        return F.lit(to_utc(capture_time)).cast("timestamp")
+    if not table:
+        return F.lit(None).cast("timestamp")
+    lookup = F.create_map(*[x for k, v in sorted(table.items())
+                            for x in (F.lit(k), F.lit(v).cast("timestamp"))])
+    base = F.regexp_extract(F.col("source"), r"([^/\\]+)$", 1)
+    return F.coalesce(lookup[F.col("source")], lookup[base])
+
+
 def capture_time_column(capture_time=None):
     """The capture instant of each row's capture (UTC timestamp).
 
     Parameters
     ----------
-    capture_time : datetime or str, optional
-        The real time of the capture, for every source (naive datetimes are
-        taken as UTC; strings as ISO 8601). When omitted, the latest put time
-        (``put_ts`` or ``dlh_put_ts``) within the row's ``source``.
+    capture_time : datetime, str or mapping, optional
+        The real time of the capture: one for every source (naive datetimes
+        are taken as UTC; strings as ISO 8601), or a mapping of source (the
+        full ``source`` value or its base name) to such a time, as
+        :func:`dlqlens.capture.reader.captured_times` reads them from the
+        files' banners. Sources without a given time take the latest put
+        time (``put_ts`` or ``dlh_put_ts``) within the row's ``source``.
 
     Returns
     -------
     pyspark.sql.Column
-        timestamp; a window over ``source`` when ``capture_time`` is omitted.
+        timestamp; a window over ``source`` where the time is not given.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    if capture_time is not None:
+    if capture_time is not None and not isinstance(capture_time, Mapping):
         return F.lit(to_utc(capture_time)).cast("timestamp")
     latest = F.greatest(F.col("put_ts"), F.col("dlh_put_ts"))
-    return F.max(latest).over(Window.partitionBy("source"))
+    return F.coalesce(_mapped(capture_time), F.max(latest).over(Window.partitionBy("source")))
+
+
+def capture_time_known_column(capture_time=None):
+    """True where the row's capture time was given (by the caller or a
+    banner), false where it is only the capture's newest put."""
+    return _mapped(capture_time).isNotNull()
+
+
+#: How :func:`capture_time_origin_column` words each origin.
+CAPTURE_TIME_ORIGINS = {
+    "given": "the capture time given",
+    "banner": "the capture time from its dmpmqmsg banner",
+    "newest_put": "the capture's newest put (the capture holds no time of its own)",
+}
+
+
+class CaptureTimes(dict):
+    """Capture times by source (file path or base name), with where they came
+    from: ``origin`` ``"banner"`` (dmpmqmsg's ``Created:`` line, read by
+    :func:`dlqlens.capture.reader.captured_times`) or ``"given"``. A plain
+    mapping counts as given."""
+
+    def __init__(self, times=(), origin: str = "given"):
+        super().__init__(times)
+        if origin not in CAPTURE_TIME_ORIGINS or origin == "newest_put":
+            raise ValueError(f"origin must be 'given' or 'banner', not {origin!r}")
+        self.origin = origin
+
+
+def capture_time_origin(capture_time) -> str:
+    """``"given"`` or ``"banner"``: where the times of ``capture_time`` came from."""
+    return getattr(capture_time, "origin", "given")
+
+
+def capture_time_origin_column(capture_time=None):
+    """Where each row's capture time comes from, in words
+    (:data:`CAPTURE_TIME_ORIGINS`): the given or banner time where there is
+    one, else the newest put."""
+    from pyspark.sql import functions as F
+
+    origin = CAPTURE_TIME_ORIGINS[capture_time_origin(capture_time)]
+    return F.when(capture_time_known_column(capture_time), F.lit(origin)) \
+        .otherwise(F.lit(CAPTURE_TIME_ORIGINS["newest_put"]))
 
 
 def to_utc(value) -> _dt.datetime:

@@ -25,8 +25,8 @@ or removed otherwise).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, message_ref, sorted_refs,
-                                   with_capture_queues)
+from dlqlens.detect.common import (capture_time_column, capture_time_origin_column, message_ref,
+                                   sorted_refs, with_capture_queues)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQRO
 
@@ -47,10 +47,12 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         Capture rows: reads ``source``, ``message_number``, ``md`` (``Expiry``
         in tenths of a second, ``Report``, ``MsgId``), ``dlh``, ``put_ts`` and
         ``dlh_put_ts``.
-    capture_time : datetime or str, optional
-        When the captures were taken (UTC; naive datetimes are UTC). Default:
-        for each capture, the latest put time in it (a lower bound, so remaining
-        lifetimes are overstated by the time between that put and the browse).
+    capture_time : datetime, str or mapping, optional
+        When the captures were taken (UTC; naive datetimes are UTC): one time,
+        or one per source (:func:`dlqlens.detect.common.capture_time_column`).
+        Default: for each capture, the latest put time in it (a lower bound,
+        so remaining lifetimes are overstated by the time between that put
+        and the browse); the statement says which.
     min_messages : int, default 10
         Messages with a finite expiry a capture must hold to be reported.
     soon : float, default 3600
@@ -58,8 +60,10 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         "soon expired".
     dominance : float, default 0.5
         Fraction of the capture's depth (messages) that, expiring within
-        ``soon``, makes the finding ``high`` severity (``medium`` when that
-        fraction of the depth has any finite expiry, ``low`` otherwise).
+        ``soon``, makes the finding ``critical`` (messages about to be lost:
+        discarded at the next get or browse that reaches them);
+        ``medium`` when that fraction of the depth has any finite expiry (they
+        will be lost unless handled), ``low`` otherwise.
     capture_queues : mapping, optional
         Queue browsed by each capture file (a name, or ``(queue manager,
         queue)`` from the file's banner); captures are compared as snapshots
@@ -102,6 +106,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         F.hex("md.MsgId").alias("msgid"),
         F.coalesce("put_ts", "dlh_put_ts").alias("earliest_put_ts"),
         capture_time_column(capture_time).alias("captured"),
+        capture_time_origin_column(capture_time).alias("captured_origin"),
     )
     rows = with_capture_queues(rows, capture_queues)
     finite = F.col("expiry") >= 0
@@ -135,6 +140,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
                       for s in CURVE_SECONDS])
     groups = rows.groupBy("capture_queue", "source").agg(
         F.max("captured").alias("captured"),
+        F.first("captured_origin").alias("captured_origin"),
         F.count(F.lit(1)).alias("depth"),
         count_if(F.col("finite")).alias("finite_count"),
         count_if(F.col("finite") & (F.col("expiry") == 0)).alias("expired_now"),
@@ -154,14 +160,15 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
 
     soon_fraction = F.col("soon_count") / F.col("depth")
     finite_fraction = F.col("finite_count") / F.col("depth")
-    severity = (F.when(soon_fraction >= float(dominance), "high")
+    # SEVERITY_SCALE: critical = most of the depth is discarded within `soon` of the capture
+    severity = (F.when(soon_fraction >= float(dominance), "critical")
                 .when(finite_fraction >= float(dominance), "medium").otherwise("low"))
     statement = F.format_string(
-        "%s (capture %s, taken about %s UTC): %d of %d messages have a finite expiry; %d of them "
+        "%s (capture %s, taken %s UTC, %s): %d of %d messages have a finite expiry; %d of them "
         "will have expired within %s s of the capture yet keep counting in the queue's depth "
         "until a get reaches them%s%s.",
         F.col("capture_queue"), F.col("source"),
-        F.date_format("captured", "yyyy-MM-dd HH:mm:ss"),
+        F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.col("captured_origin"),
         F.col("finite_count"), F.col("depth"), F.col("soon_count"), F.lit(f"{horizon:g}"),
         F.when(F.col("reports") > 0, F.format_string("; %d asked for expiration reports, which "
                                                      "are made only when they are discarded",

@@ -12,7 +12,8 @@ kind : string
     ``trigger_failure``, ``expiry_buildup``, ``orphaned_reply``,
     ``reason_burst`` (the names the simulator's ground truth uses).
 severity : string
-    ``critical``, ``high``, ``medium``, ``low`` or ``info``.
+    ``critical``, ``high``, ``medium``, ``low`` or ``info``, by the scale of
+    :data:`SEVERITY_SCALE`.
 severity_rank : int
     0 for ``critical`` ... 4 for ``info``; sort ascending for most severe first.
 queues : array<string>
@@ -39,6 +40,18 @@ import json
 
 #: Severity names, most severe first; the index is ``severity_rank``.
 SEVERITIES = ("critical", "high", "medium", "low", "info")
+
+#: What each severity means; every detector assigns severities by this scale
+#: (``docs/detectors.md``, "Severity", says which finding gets which). "Still
+#: going when the capture was taken" is said only when the capture's time is
+#: known (given, or a dmpmqmsg banner), never from the newest put alone.
+SEVERITY_SCALE = {
+    "critical": "messages are being lost, or will be soon",
+    "high": "a failure still going when the capture was taken",
+    "medium": "an incident that ended, or whose end the capture cannot show, and needs a fix",
+    "low": "hygiene",
+    "info": "context that asks for nothing",
+}
 
 #: Spark DDL of a findings DataFrame (the column order is part of the contract).
 FINDINGS_SCHEMA = (

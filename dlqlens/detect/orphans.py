@@ -17,11 +17,19 @@ name prefix of the reply queues (``AMQ.``, or a model's prefix) and the queue
 manager that created the request's MsgId, read from the reply's CorrelId when
 it starts ``AMQ `` (the default for replies and reports is to copy the request's
 MsgId there).
+
+Severity (``SEVERITY_SCALE``): ``high`` when such replies were still arriving
+at a known capture time (the last within ``recent`` seconds of it: requesters
+are timing out now); otherwise ``medium`` from ``medium_count`` dead letters
+(a service too slow for its requesters' wait, to fix), ``low`` below (a few
+late replies are what request/reply with timeouts produces).
 """
 
 from __future__ import annotations
 
-from dlqlens.detect.common import glob_regex, message_ref, sorted_refs
+from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
+                                   capture_time_origin_column, epoch_seconds, glob_regex,
+                                   message_ref, sorted_refs)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQMT, MQRC, TEMPORARY_QUEUE_PREFIXES
 
@@ -33,7 +41,7 @@ DEFAULT_PREFIXES = TEMPORARY_QUEUE_PREFIXES
 
 
 def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int = 1,
-           high_count: int = 100):
+           medium_count: int = 10, recent: float = 60.0, capture_time=None):
     """Find replies and reports dead-lettered because their temporary reply queue is gone.
 
     Parameters
@@ -51,8 +59,15 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         ``CSQ.*``.
     min_messages : int, default 1
         Dead letters a group needs to be reported.
-    high_count : int, default 100
-        Dead letters from which a group is ``high`` severity (``medium`` below).
+    medium_count : int, default 10
+        Dead letters from which a group that is not shown still going is
+        ``medium`` (``low`` below).
+    recent : float, default 60
+        Seconds before a known capture time within which the group's last
+        dead letter makes it ``high`` (still going at the capture).
+    capture_time : datetime, str or mapping, optional
+        When the captures were taken (:func:`dlqlens.detect.common.capture_time_column`);
+        without it no group is said to be still going.
 
     Returns
     -------
@@ -93,6 +108,9 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         F.col("md.PutApplName").alias("PutApplName"),
         F.col("md.UserIdentifier").alias("UserIdentifier"),
         F.coalesce("dlh_put_ts", "put_ts").alias("latest_put_ts"),
+        capture_time_column(capture_time).alias("captured"),
+        capture_time_known_column(capture_time).alias("captured_known"),
+        capture_time_origin_column(capture_time).alias("captured_origin"),
     )
     groups = rows.groupBy("reply_qmgr", "prefix", "requester_qmgr").agg(
         sorted_refs(message_ref()).alias("refs"),
@@ -103,6 +121,9 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         F.slice(F.array_sort(F.collect_set("PutApplName")), 1, 10).alias("responders"),
         F.slice(F.array_sort(F.collect_set("UserIdentifier")), 1, 10).alias("users"),
         F.array_sort(F.collect_set("reason")).alias("reason_list"),
+        F.max("captured").alias("captured"),
+        F.max(F.col("captured_known").cast("int")).alias("captured_known"),
+        F.first("captured_origin").alias("captured_origin"),
     ).where(F.size("refs") >= int(min_messages))
     by_reason = (rows.groupBy("reply_qmgr", "prefix", "requester_qmgr", "reason").count()
                  .groupBy("reply_qmgr", "prefix", "requester_qmgr")
@@ -113,15 +134,21 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
     requester = F.when(F.col("requester_qmgr") != "",
                        F.format_string(" (requests from queue manager %s)", F.col("requester_qmgr"))
                        ).otherwise(F.lit(""))
+    since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
+    ongoing = (F.col("captured_known") == 1) & (since <= float(recent))
     statement = F.format_string(
         "%d repl%s and report(s) to %d temporary dynamic queue(s) %s* on %s could not be "
         "delivered because the queue no longer exists (%s)%s: the requesting application had "
-        "closed its reply queue, most likely after giving up waiting.",
+        "closed its reply queue, most likely after giving up waiting%s.",
         message_count, F.when(message_count == 1, F.lit("y")).otherwise(F.lit("ies")),
         F.col("distinct_queues"), F.col("prefix"),
         F.when(F.col("reply_qmgr") != "", F.col("reply_qmgr"))
          .otherwise(F.lit("its queue manager")),
-        F.array_join(F.col("reason_list").cast("array<string>"), ", "), requester)
+        F.array_join(F.col("reason_list").cast("array<string>"), ", "), requester,
+        F.when(ongoing, F.format_string(
+            "; still arriving when the capture was taken (%s UTC, %s): the last came %.0f s "
+            "before", F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.col("captured_origin"),
+            since)).otherwise(F.lit("")))
     evidence = F.struct(
         F.col("reply_qmgr"), F.col("prefix").alias("queue_prefix"), F.col("requester_qmgr"),
         F.col("by_reason").alias("reasons"), F.col("replies").cast("long").alias("replies"),
@@ -129,7 +156,8 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         (message_count - F.col("replies") - F.col("reports")).cast("long").alias("other"),
         F.col("distinct_queues"), F.col("responders"), F.col("users"),
     )
-    severity = F.when(message_count >= int(high_count), "high").otherwise("medium")
+    severity = (F.when(ongoing, "high")
+                .when(message_count >= int(medium_count), "medium").otherwise("low"))
     return groups.select(*finding_columns(
         kind="orphaned_reply", severity=severity,
         queues=F.array(F.concat(F.col("prefix"), F.lit("*"))),

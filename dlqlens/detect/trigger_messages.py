@@ -41,11 +41,21 @@ A row is a trigger message when its Format (``md.Format``, or
 ``'TM  '``) was decoded; the MQTM may be missing when the capture is
 truncated, and the finding then names the initiation queue (``dlh.DestQName``)
 instead of the application queue.
+
+Severity (``SEVERITY_SCALE``): a storm or a run of failures whose last
+trigger message came within ``gap`` (storms) or ``recent`` (failures)
+seconds of a known capture time (given, or a dmpmqmsg banner) was still going
+at the capture: ``high``. Otherwise a failure is ``medium`` (an application
+was not started: its queue's messages wait until the next trigger event), a
+storm ``medium`` from ``high_rate`` trigger messages a minute and ``low``
+below (a TRIGINT to tune).
 """
 
 from __future__ import annotations
 
-from dlqlens.detect.common import definition_attr, epoch_seconds, message_ref, sorted_refs
+from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
+                                   capture_time_origin_column, definition_attr, epoch_seconds,
+                                   message_ref, sorted_refs)
 from dlqlens.detect.findings import finding_columns
 from dlqlens.mq.constants import MQFB, MQFB_NAMES, MQRC_NAMES
 
@@ -89,7 +99,7 @@ def is_trigger_message():
     return F.coalesce((fmt == MQFMT["MQFMT_TRIGGER"].strip()) | has_mqtm, F.lit(False))
 
 
-def _trigger_rows(df):
+def _trigger_rows(df, capture_time=None):
     """Trigger-message rows with the columns the detectors read.
 
     Columns: ``is_dead_letter`` (bool: the row starts with an MQDLH),
@@ -97,12 +107,18 @@ def _trigger_rows(df):
     (ProcessName), ``applid`` (ApplId), ``appltype`` (ApplType), ``reason``
     (dlh.Reason), ``DestQName`` (dlh.DestQName), ``earliest_put_ts`` (put
     time: the MQMD's, else the MQDLH's), ``dlh_put_ts``, ``ref``
-    (struct(source, message_number)).
+    (struct(source, message_number)), ``captured`` (the capture time of the
+    row's capture), ``captured_known`` (1 when that time was given, else 0)
+    and ``captured_origin`` (where it came from, in words).
     """
     from pyspark.sql import functions as F
 
-    rows = df.where(is_trigger_message())
     is_dead_letter = dead_letter_column()
+    # the capture time over every row of a capture (its newest put when not given), then the filter
+    rows = (df.withColumn("captured", capture_time_column(capture_time))
+            .withColumn("captured_known", capture_time_known_column(capture_time).cast("int"))
+            .withColumn("captured_origin", capture_time_origin_column(capture_time))
+            .where(is_trigger_message()))
     blank = lambda c: F.when(_trim(c) == "", F.lit(None)).otherwise(_trim(c))  # noqa: E731
     return rows.select(
         is_dead_letter.alias("is_dead_letter"),
@@ -115,11 +131,13 @@ def _trigger_rows(df):
         F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")).alias("earliest_put_ts"),
         F.col("dlh_put_ts"),
         message_ref().alias("ref"),
+        "captured", "captured_known", "captured_origin",
     )
 
 
 def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int = 5,
-                  min_rate: float = 1.0, high_rate: float = 10.0, trigint: int | None = None):
+                  min_rate: float = 1.0, high_rate: float = 10.0, trigint: int | None = None,
+                  capture_time=None):
     """Find bursts of trigger messages for one application queue and process.
 
     Trigger messages that are not dead-lettered (captures of initiation
@@ -152,11 +170,16 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         Trigger messages per minute a burst needs (count over its span,
         the span taken as at least one second).
     high_rate : float, default 10.0
-        Trigger messages per minute from which the finding is ``high``
-        severity (``medium`` below).
+        Trigger messages per minute from which a storm not shown still going
+        at the capture is ``medium`` (``low`` below); one still going is
+        ``high``.
     trigint : int, optional
         The queue manager's TRIGINT in milliseconds, when the definitions do
         not carry it.
+    capture_time : datetime, str or mapping, optional
+        When the captures were taken (:func:`dlqlens.detect.common.capture_time_column`);
+        a storm whose last trigger message came within ``gap`` of it was
+        still going.
 
     Returns
     -------
@@ -171,14 +194,17 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
-    rows = _trigger_rows(df).where(~F.col("is_dead_letter")
-                                   & F.col("application_queue").isNotNull())
+    rows = _trigger_rows(df, capture_time).where(~F.col("is_dead_letter")
+                                                 & F.col("application_queue").isNotNull())
     burst = F.session_window(F.col("earliest_put_ts"), f"{float(gap)} seconds").alias("burst")
     grouped = (rows.groupBy("application_queue", "process", burst)
                .agg(F.count(F.lit(1)).alias("message_count"),
                     F.min("earliest_put_ts").alias("first"),
                     F.max("earliest_put_ts").alias("last"),
                     F.first("applid", ignorenulls=True).alias("applid"),
+                    F.max("captured").alias("captured"),
+                    F.max("captured_known").alias("captured_known"),
+                    F.first("captured_origin").alias("captured_origin"),
                     sorted_refs(F.col("ref")).alias("refs")))
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
     grouped = grouped.withColumn("span", span) \
@@ -203,7 +229,10 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     storm = (grouped.where((F.col("message_count") >= int(min_messages))
                            & (F.col("rate") >= float(min_rate)))
              .where(F.col("trigtype").isNull() | (F.col("trigtype") != "EVERY")))
-    severity = F.when(F.col("rate") >= float(high_rate), "high").otherwise("medium")
+    since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
+    ongoing = (F.col("captured_known") == 1) & (since <= float(gap))
+    severity = (F.when(ongoing, "high").when(F.col("rate") >= float(high_rate), "medium")
+                .otherwise("low"))
     rate_text = F.format_number(F.col("rate"), 1)
     why = F.when(F.col("allowed").isNotNull() & (F.col("message_count") > F.col("allowed")),
                  F.concat(F.lit(", more than the "), F.col("allowed").cast("string"),
@@ -219,7 +248,10 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         F.col("message_count").cast("string"),
         F.lit(" times in "), F.format_number(F.col("span"), 0), F.lit(" s ("), rate_text,
         F.lit(" per minute) for process "), F.coalesce(F.col("process"), F.lit("(blank)")),
-        why, F.lit("."))
+        why, F.when(ongoing, F.concat(
+            F.lit("; still going when the capture was taken ("),
+            F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.lit(" UTC, "),
+            F.col("captured_origin"), F.lit(")"))).otherwise(F.lit("")), F.lit("."))
     evidence = F.struct(
         F.col("message_count").alias("count"), F.round(F.col("span"), 3).alias("span_seconds"),
         F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
@@ -230,7 +262,8 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         evidence=evidence, statement=statement))
 
 
-def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: int = 10):
+def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float = 60.0,
+                    capture_time=None):
     """Find trigger messages on a dead-letter queue: applications that were not started.
 
     Dead-lettered trigger messages are grouped by application queue
@@ -249,9 +282,13 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: i
         Accepted for the common detector signature; not used.
     min_messages : int, default 1
         Dead-lettered trigger messages a group needs to be reported.
-    high_count : int, default 10
-        From this many the finding is ``high`` (``medium`` below; a single
-        unstartable application is still a failure to look at).
+    recent : float, default 60
+        Seconds before a known capture time within which the group's last
+        dead-lettered trigger message makes it ``high`` (still failing at the
+        capture); otherwise ``medium``: a single unstartable application is
+        still a failure to fix.
+    capture_time : datetime, str or mapping, optional
+        When the captures were taken (:func:`dlqlens.detect.common.capture_time_column`).
 
     Returns
     -------
@@ -264,7 +301,7 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: i
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
-    rows = _trigger_rows(df).where(F.col("is_dead_letter"))
+    rows = _trigger_rows(df, capture_time).where(F.col("is_dead_letter"))
     dead_lettered_at = F.coalesce("dlh_put_ts", "earliest_put_ts")
     grouped = (rows.groupBy(F.coalesce("application_queue", "DestQName").alias("application_queue"),
                             "process", "applid", "reason")
@@ -273,6 +310,9 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: i
                     F.first("appltype", ignorenulls=True).alias("appltype"),
                     F.min(dead_lettered_at).alias("first"),
                     F.max(dead_lettered_at).alias("last"),
+                    F.max("captured").alias("captured"),
+                    F.max("captured_known").alias("captured_known"),
+                    F.first("captured_origin").alias("captured_origin"),
                     sorted_refs(F.col("ref")).alias("refs"))
                .where(F.col("message_count") >= int(min_messages)))
     reason_rows = [(code, MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code),
@@ -285,7 +325,9 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: i
     grouped = grouped.join(F.broadcast(reason_names), "reason", "left")
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
     grouped = grouped.withColumn("rate", F.col("message_count") * 60.0 / span)
-    severity = F.when(F.col("message_count") >= int(high_count), "high").otherwise("medium")
+    since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
+    ongoing = (F.col("captured_known") == 1) & (since <= float(recent))
+    severity = F.when(ongoing, "high").otherwise("medium")
     reason_text = F.concat(F.col("reason").cast("string"), F.lit(" "),
                            F.coalesce(F.col("reason_name"), F.lit("(unknown)")))
     statement = F.concat(
@@ -295,7 +337,11 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, high_count: i
         F.coalesce(F.col("applid"), F.lit("?")), F.lit(") were dead-lettered with "), reason_text,
         F.lit(": "), F.coalesce(F.col("meaning"), F.lit("the trigger did not reach a program")),
         F.lit("; the messages on the application queue were not processed by a triggered "
-              "program."))
+              "program"),
+        F.when(ongoing, F.concat(
+            F.lit("; still failing when the capture was taken ("),
+            F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.lit(" UTC, "),
+            F.col("captured_origin"), F.lit(")"))).otherwise(F.lit("")), F.lit("."))
     evidence = F.struct(
         F.col("message_count").alias("count"), F.col("reason"), F.col("reason_name"),
         F.col("process"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -137,7 +138,8 @@ def test_summary_ends_with_the_findings(spark):
         text = findings_text(df, captured_queues(plan_pieces([DATASETS], ReadOptions())))
     finally:
         df.unpersist()
-    head, underline, body = text.split("\n", 2)
+    findings_part, _, no_finding = text.partition("\nMessages in no finding (")
+    head, underline, body = findings_part.split("\n", 2)
     assert head.startswith("Findings (") and "most severe first" in head
     assert underline == "-" * len(head)
     blocks = [b for b in body.split("\n\n") if b.strip()]
@@ -152,4 +154,10 @@ def test_summary_ends_with_the_findings(spark):
     assert "MQRC_Q_FULL (2053) for ORDERS.IN on QM.ORDERS" in text
     # the z/OS dump's banner names its queue (its file name does not)
     assert "expiry_buildup  SYSTEM.DEAD.LETTER.QUEUE  " in text
-    assert "queue=SYSTEM.DEAD.LETTER.QUEUE; source=" in text and "zos_ebcdic1047 (" not in text
+    assert "      Queue    " in text and "SYSTEM.DEAD.LETTER.QUEUE\n      Capture  " in text
+    assert "zos_ebcdic1047 (" not in text
+    # every finding ends with what to do next; the messages in no finding are counted
+    assert all("What to check or do next:" in b for b in blocks)
+    m = re.match(r"(\d+) of (\d+); (\d+) in at least one finding\)", no_finding)
+    assert m and int(m[1]) + int(m[3]) == int(m[2]) == df.count() and int(m[1]) > 0
+    assert "2048 MQRC_PERSISTENT_NOT_ALLOWED for AMQ.* on QM.PORTAL, 27 queues" in no_finding

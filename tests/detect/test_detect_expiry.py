@@ -32,7 +32,7 @@ def test_remaining_expiry_curve_and_reports(spark):
     assert ev["report_requested"] == 2
     curve = {p["after_seconds"]: p["expired_in_depth"] for p in ev["curve"]}
     assert curve[0] == 0 and curve[60] == 1 and curve[300] == 5 and curve[900] == 12
-    assert ev["expiring_soon"] == 12 and f.severity == "high"  # 12/13 within the hour
+    assert ev["expiring_soon"] == 12 and f.severity == "critical"  # 12/13 within the hour: about to be lost
     assert ev["first_expiry"] == "2024-03-15T08:02:40.000000Z"
     assert f.window_end == datetime(2024, 3, 15, 8, 13, 40)
     assert sorted(m.message_number for m in f.messages) == list(range(1, 13))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from detect_frames import frame, msgid, row
@@ -67,10 +68,22 @@ def test_bursts_onset_end_and_rate_but_not_the_trickle(spark):
     assert first["messages"] == 30 and first["first_message"]["message_number"] == 1
     assert first["last_message"]["message_number"] == 30
     assert first["duration_seconds"] == 14.5 and first["quiet_before_seconds"] is None
-    assert first["ongoing_at_capture"] is False
+    assert first["ongoing_at_capture"] is False and found[0].severity == "medium"
+    assert "it had ended 700 s before the capture" in found[0].statement
     assert second["quiet_before_seconds"] == pytest.approx(685.5)
-    assert second["ongoing_at_capture"] is True  # it ends with the capture's latest put
+    # it ends with the capture's latest put, and the capture holds no time: unknown, not "going on"
+    assert second["ongoing_at_capture"] is None and found[1].severity == "medium"
+    assert "whether it went on is unknown" in found[1].statement
     assert found[0].statement.startswith("Burst of 30 dead letters with MQRC_Q_FULL (2053)")
+    # a capture time 20 s after its last dead letter shows it still going (SEVERITY_SCALE: high)
+    last = found[1].window_end
+    at = bursts.detect(frame(spark, rows), capture_time=last + timedelta(seconds=20)).collect()
+    going = max(at, key=lambda f: f.window_start)
+    assert json.loads(going.evidence)["ongoing_at_capture"] is True and going.severity == "high"
+    assert "still going when the capture was taken" in going.statement
+    assert "the capture time given" in going.statement
+    later = bursts.detect(frame(spark, rows), capture_time=last + timedelta(seconds=600)).collect()
+    assert {f.severity for f in later} == {"medium"}
     with_all = bursts.detect(frame(spark, rows), exclude_reasons=()).collect()
     assert sorted(f.queues[0] for f in with_all) == ["APP.IN", "ORDERS.IN", "ORDERS.IN"]
     slow = bursts.detect(frame(spark, rows), min_rate=0.04, max_gap=30).collect()

@@ -79,5 +79,11 @@ def test_text_form_escapes_capture_values():
     assert "\x1b" not in text and "\\x1b[2J" in text
     assert text.splitlines()[0] == ("[HIGH] reason_burst  EVIL\\x1b[2J.Q  "
                                     "2024-03-15 08:00:25.160Z .. ?  7 message(s)")
-    assert "(+2 more)" in text and "f5.raw#5" in text and "f6.raw" not in text
+    # the messages as a filter, not a list: the first captures, then how many more
+    assert "Messages (7, as a filter): f1.raw #1; f2.raw #2; f3.raw #3; and 4 more capture(s)" \
+        in text
+    assert "f4.raw" not in text
+    # it ends with what to do next, the hostile name quoted as an MQSC literal and escaped
+    assert "DISPLAY QLOCAL('EVIL\\x1b[2J.Q') CURDEPTH MAXDEPTH" in text
+    assert "\n\n" not in text  # one block: the summary splits findings on blank lines
     assert one_line(None) == "" and one_line("a b") == "a b"

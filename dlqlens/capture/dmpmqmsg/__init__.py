@@ -20,8 +20,8 @@ Modules:
 
 ``sniffing``
     :func:`sniff` (format detection), :func:`banner` (the queue manager and
-    queue a file was dumped from), :func:`plan` (slices cut at message
-    boundaries).
+    queue a file was dumped from), :func:`created` (when it was dumped),
+    :func:`plan` (slices cut at message boundaries).
 ``lines``
     :data:`CODES` and the line-by-line reader.
 ``fast``
@@ -38,8 +38,8 @@ where a test changes them.
 
 from dlqlens.capture.dmpmqmsg.fast import read_dmpmqmsg
 from dlqlens.capture.dmpmqmsg.lines import CODES
-from dlqlens.capture.dmpmqmsg.sniffing import banner, plan, sniff
+from dlqlens.capture.dmpmqmsg.sniffing import banner, created, plan, sniff
 from dlqlens.capture.dmpmqmsg.writer import format_message, write_dmpmqmsg
 
-__all__ = ["CODES", "banner", "format_message", "plan", "read_dmpmqmsg", "sniff",
+__all__ = ["CODES", "banner", "created", "format_message", "plan", "read_dmpmqmsg", "sniff",
            "write_dmpmqmsg"]

@@ -1,7 +1,8 @@
 """dmpmqmsg files: format detection, the banner, and planning.
 
 :func:`sniff` tells a dmpmqmsg file from its first bytes, :func:`banner`
-gives the queue manager and queue it was dumped from, and :func:`plan` cuts
+gives the queue manager and queue it was dumped from, :func:`created` when
+it was dumped, and :func:`plan` cuts
 a large file into slices at message boundaries (with the fast reader's
 blocks: :mod:`dlqlens.capture.dmpmqmsg.fast`).
 """
@@ -41,6 +42,30 @@ def banner(head: bytes) -> tuple[str | None, str | None]:
         if m.group(1) not in found and OBJECT_NAME.fullmatch(name):
             found[m.group(1)] = name
     return found.get(b"Qmgr"), found.get(b"Queue")
+
+
+_CREATED = re.compile(rb"^\* (?:QLOAD|DMPMQMSG)\b[^\r\n]*?Created: *([^\r\n]*?) *\r?$", re.M)
+
+
+def created(head: bytes):
+    """When the dump was written: the ``Created:`` time of the ``* QLOAD`` /
+    ``* DMPMQMSG`` banner line (``docs/capture-formats.md``, "dmpmqmsg / QLOAD
+    files"), a C ``ctime()`` text (``Wed Mar 13 22:40:30 2024``) read as a
+    naive datetime, or None when the line is absent or not such a time. Only
+    the first 4 KiB of ``head`` are searched.
+
+    ``ctime()`` writes the local time of the machine that ran the dump and
+    names no time zone: callers take it as UTC and say so."""
+    import datetime as _dt
+
+    m = _CREATED.search(head[:4096])
+    if not m:
+        return None
+    text = m.group(1).decode("latin-1").strip()
+    try:
+        return _dt.datetime.strptime(text, "%a %b %d %H:%M:%S %Y")
+    except ValueError:
+        return None
 
 
 def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:

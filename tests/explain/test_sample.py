@@ -1,0 +1,120 @@
+"""The explanations on the bundled sample captures: severities, coverage, explained messages.
+
+One detectors run (with the capture times of the dmpmqmsg banners, as the
+command line reads them) serves every test of the module.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dlqlens.detect.findings import SEVERITIES
+from dlqlens.explain import coverage, explain_finding, explain_messages, unexplained
+from dlqlens.explain.finding import EVIDENCE
+from tests.conftest import DATASETS
+
+pytestmark = pytest.mark.spark
+
+#: The sample's findings by the severity scale, most severe first (before the scale:
+#: seven "high" and one "medium").
+EXPECTED = [
+    ("critical", "expiry_buildup", "SYSTEM.DEAD.LETTER.QUEUE"),  # 112 of 112 expire within 5 min
+    ("high", "reason_burst", "LEDGER.POST"),    # banner: 20 s after its last dead letter
+    ("high", "reason_burst", "INVOICES.IN"),    # banner: 11 s after
+    ("high", "reason_burst", "RATES.IN"),       # banner: 9 s after
+    ("medium", "reason_burst", "ORDERS.IN"),    # raw capture: no time, end unknown
+    ("medium", "trigger_failure", "APP.WORK"),
+    ("medium", "backout_loop", "APP.IN"),
+    ("medium", "orphaned_reply", "AMQ.*"),
+]
+
+
+@pytest.fixture(scope="module")
+def sample(spark):
+    from dlqlens.capture.reader import ReadOptions, captured_queues, captured_times, plan_pieces
+    from dlqlens.detect import finding_record, run
+    from dlqlens.detect.common import CaptureTimes
+    from dlqlens.spark.session import load_capture
+
+    pieces = plan_pieces([DATASETS], ReadOptions())
+    queues = captured_queues(pieces)
+    df = load_capture(spark, DATASETS).cache()
+    findings = run(df, capture_queues=queues,
+                   capture_time=CaptureTimes(captured_times(pieces), origin="banner")).cache()
+    records = [finding_record(r) for r in findings.collect()]
+    yield df, findings, records, queues
+    findings.unpersist()
+    df.unpersist()
+
+
+def test_severities_follow_the_scale(sample):
+    _, _, records, _ = sample
+    got = [(r["severity"], r["kind"], r["queues"][0]) for r in records]
+    assert got == EXPECTED
+    ranks = [SEVERITIES.index(r["severity"]) for r in records]
+    assert ranks == sorted(ranks)
+    high = sum(r["severity"] == "high" for r in records)
+    assert 2 * high < len(records)  # at most a minority HIGH
+    # a "still going" statement says where the capture time came from
+    for r in records:
+        if "still going" in r["statement"]:
+            assert "the capture time from its dmpmqmsg banner" in r["statement"]
+    orders = next(r for r in records if r["queues"] == ["ORDERS.IN"])
+    assert orders["evidence"]["ongoing_at_capture"] is None
+    assert "whether it went on is unknown" in orders["statement"]
+
+
+def test_every_finding_is_explained_with_next_steps(sample):
+    _, _, records, queues = sample
+    for r in records:
+        f = explain_finding(r, capture_queues=queues)
+        table = EVIDENCE[r["kind"]]
+        assert set(r["evidence"]) - {"reason_name"} <= set(table), r["kind"]  # all labelled
+        assert f.next_steps and f.next_steps[0].commands
+        assert f.messages.count == r["message_count"]
+        assert "What to check or do next:" in f.to_text()
+    rates = explain_finding(next(r for r in records if r["queues"] == ["RATES.IN"]))
+    assert "ALTER QLOCAL('RATES.IN') PUT(ENABLED)" in [c.text for c in
+                                                       rates.next_steps[0].commands]
+
+
+def test_the_finding_filter_selects_its_messages(sample):
+    df, _, records, _ = sample
+    for r in records:
+        f = explain_finding(r)
+        assert df.where(f.messages.column()).count() == r["message_count"]
+
+
+def test_messages_in_no_finding_grouped_with_counts(sample):
+    from pyspark.sql import DataFrame
+
+    df, findings, _, _ = sample
+    groups = unexplained(df, findings)
+    assert isinstance(groups, DataFrame)  # lazy: nothing collected
+    rows = [(r.Reason, r.DestQMgrName, r.DestQName, r.messages) for r in groups.collect()]
+    assert rows == [(2048, "QM.PORTAL", "AMQ.*", 27), (2085, "QM.LEDGER", "LEDGER.REPORT", 5),
+                    (2085, "QM.ORDERS", "ORDERS.ARCHVE", 1)]
+    cov = coverage(df, findings)
+    total = df.count()
+    assert cov.total == total and cov.unexplained == sum(g["messages"] for g in cov.groups)
+    assert cov.unexplained + cov.covered == total
+    text = cov.to_text()
+    assert text.startswith(f"Messages in no finding ({cov.unexplained} of {total};")
+    assert "check: whether LEDGER.REPORT exists on QM.LEDGER (runmqsc QM.LEDGER): " \
+           "DISPLAY QUEUE('LEDGER.REPORT')" in text
+    assert "<script>" not in cov._repr_html_()
+
+
+def test_explained_messages_name_their_findings(sample):
+    from pyspark.sql import functions as F
+
+    df, findings, _, _ = sample
+    one = df.where(F.col("source").endswith("dlq_aix.dmp") & (F.col("message_number") == 3))
+    [e] = explain_messages(one, findings=findings)
+    assert [f["kind"] for f in e.findings] == ["reason_burst"]
+    assert dict(e.facts)["Findings"].startswith("reason_burst (high): Burst of 131")
+    lone = df.where(F.col("source").endswith("dlq_linux_x86.raw")
+                    & (F.col("dlh.DestQName") == "ORDERS.ARCHVE"))
+    [e] = explain_messages(lone, findings=findings)
+    assert dict(e.facts)["Findings"] == "in no finding"
+    assert "DISPLAY QUEUE('ORDERS.ARCHVE')" in [c.text for s in e.next_steps for c in s.commands]
