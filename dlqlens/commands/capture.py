@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import sys
 
-from dlqlens.commands.common import (add_format_option, add_master_option, add_mode_option,
-                                     load_captures, plan_captures)
+from dlqlens.commands.common import (add_capture_time_option, add_format_option,
+                                     add_master_option, add_mode_option, capture_time_arg,
+                                     capture_times, load_captures, plan_captures)
 
 
 def register(sub) -> None:
@@ -61,9 +62,7 @@ def register(sub) -> None:
     add_master_option(s)
     s.add_argument("--no-findings", action="store_true",
                    help="leave out the detectors' findings (faster on large captures)")
-    s.add_argument("--capture-time", metavar="ISO8601",
-                   help="when the captures were taken (UTC); default: each dmpmqmsg banner's "
-                        "time, else each capture's newest put (and the findings say so)")
+    add_capture_time_option(s)
     s.set_defaults(func=run_summary)
 
 
@@ -91,20 +90,6 @@ def run_decode(args) -> int:
     return 0
 
 
-def _capture_time_arg(value):
-    """``--capture-time`` as a naive UTC datetime (None when not given)."""
-    if not value:
-        return None
-    from dlqlens.detect.common import to_utc
-    from dlqlens.errors import UsageError
-
-    try:
-        return to_utc(value)
-    except ValueError:
-        raise UsageError(f"--capture-time {value!r}: expected ISO 8601, "
-                         "e.g. 2024-03-15T08:30:00Z") from None
-
-
 def run_explain(args) -> int:
     import json
 
@@ -115,7 +100,7 @@ def run_explain(args) -> int:
                                         read_piece)
     from dlqlens.explain import EXPLAIN_COLUMNS, explain
 
-    given = _capture_time_arg(args.capture_time)
+    given = capture_time_arg(args.capture_time)
     options = ReadOptions(format=args.format, columns=EXPLAIN_COLUMNS)
     wanted = sorted(set(args.message or ()))
     found: set[int] = set()
@@ -156,13 +141,10 @@ def run_explain(args) -> int:
 
 def run_summary(args) -> int:
     from dlqlens.capture.reader import captured_queues
-    from dlqlens.commands.detect import banner_capture_times
     from dlqlens.explain.summary import summarize
 
-    given = _capture_time_arg(args.capture_time)
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
-    capture_time = ({"capture_time": given} if given is not None
-                    else banner_capture_times(pieces)).get("capture_time")
+    capture_time = capture_times(args.capture_time, pieces)
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces)
     df = df.cache()
     try:  # decoded once, read by the summary and by every detector

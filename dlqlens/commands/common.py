@@ -78,3 +78,45 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
     spark = get_spark(args.master)
     kw = {} if columns is None else {"columns": list(columns)}
     return load_capture(spark, paths, format=args.format, mode=mode, **kw), pieces
+
+
+def add_capture_time_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """``--capture-time``: when the captures were taken (ISO 8601, UTC)."""
+    parser.add_argument("--capture-time", metavar="ISO8601", help=help or (
+        "when the captures were taken (UTC); default: each dmpmqmsg banner's time, else each "
+        "capture's newest put (and the findings say so)"))
+
+
+def capture_time_arg(value):
+    """``--capture-time`` as a naive UTC datetime (None when not given).
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        When the value is not ISO 8601.
+    """
+    if not value:
+        return None
+    from dlqlens.detect.common import to_utc
+    from dlqlens.errors import UsageError
+
+    try:
+        return to_utc(value)
+    except ValueError:
+        raise UsageError(f"--capture-time {value!r}: expected ISO 8601, "
+                         "e.g. 2024-03-15T08:30:00Z") from None
+
+
+def capture_times(value, pieces):
+    """The detectors' ``capture_time``: ``--capture-time`` when given, else the
+    files' dmpmqmsg banners (:class:`dlqlens.detect.common.CaptureTimes`, taken
+    as UTC), else None (each capture's newest put stands in, and the findings
+    say so)."""
+    given = capture_time_arg(value)
+    if given is not None:
+        return given
+    from dlqlens.capture.reader import captured_times
+    from dlqlens.detect.common import CaptureTimes
+
+    times = captured_times(pieces)
+    return CaptureTimes(times, origin="banner") if times else None

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import sys
 
-from dlqlens.commands.common import (add_format_option, add_master_option, add_mode_option,
+from dlqlens.commands.common import (add_capture_time_option, add_format_option,
+                                     add_master_option, add_mode_option, capture_times,
                                      load_captures, plan_captures)
 
 
@@ -38,8 +39,7 @@ def register(sub) -> None:
     p.add_argument("--param", metavar="NAME=VALUE", action="append", default=[],
                    help="a detector parameter, e.g. --param backout_threshold=5 "
                         "--param max_gap=120 (VALUE read as JSON when it parses, else text)")
-    p.add_argument("--capture-time", metavar="ISO8601",
-                   help="when the captures were taken (UTC); default: each capture's latest put")
+    add_capture_time_option(p)
     p.add_argument("--jsonl", action="store_true", help="one JSON object per finding")
     p.add_argument("--list", action="store_true", help="print the detector names and exit")
     add_format_option(p)
@@ -112,18 +112,6 @@ def format_finding(record: dict, *, capture_queues=None) -> str:
     return explain_finding(record, capture_queues=capture_queues).to_text()
 
 
-def banner_capture_times(pieces) -> dict:
-    """``{"capture_time": CaptureTimes}`` of the files whose dmpmqmsg banner
-    says when they were written (:func:`dlqlens.capture.reader.captured_times`,
-    taken as UTC), or ``{}`` when none does: the detectors then take each
-    capture's newest put, and say so."""
-    from dlqlens.capture.reader import captured_times
-    from dlqlens.detect.common import CaptureTimes
-
-    times = captured_times(pieces)
-    return {"capture_time": CaptureTimes(times, origin="banner")} if times else {}
-
-
 def run_detect(args) -> int:
     from dlqlens.capture.reader import captured_queues
     from dlqlens.detect import DETECTORS, finding_record, run
@@ -137,21 +125,15 @@ def run_detect(args) -> int:
         raise UsageError("detect: give at least one CAPTURE (file, directory or glob pattern)")
     names = detector_names(args.detectors)
     params = parse_params(args.param)
-    if args.capture_time:
-        from dlqlens.detect.common import to_utc
-
-        try:
-            params["capture_time"] = to_utc(args.capture_time)
-        except ValueError:
-            raise UsageError(f"--capture-time {args.capture_time!r}: expected ISO 8601, "
-                             "e.g. 2024-03-15T08:30:00Z") from None
     queue_defs = load_queue_defs(args.queue_defs) if args.queue_defs else None
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
     # the queue each file was taken from, from its banner; --param capture_queues wins
     capture_queues = {**captured_queues(pieces), **(params.pop("capture_queues", None) or {})}
-    # when each file was taken: --capture-time (or --param capture_time), else the banners
+    # when each file was taken: --param capture_time, else --capture-time, else the banners
     if "capture_time" not in params:
-        params.update(banner_capture_times(pieces))
+        taken = capture_times(args.capture_time, pieces)
+        if taken is not None:
+            params["capture_time"] = taken
     df, _ = load_captures(args, args.captures, mode=args.mode, pieces=pieces)
     df = df.cache()
     df.count()  # decode once; every detector then reads the cached rows

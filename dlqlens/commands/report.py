@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
-from dlqlens.commands.common import (add_format_option, add_master_option, load_captures,
+from dlqlens.commands.common import (add_capture_time_option, add_format_option,
+                                     add_master_option, capture_times, load_captures,
                                      plan_captures)
 
 #: Where the page goes without ``--out``: the current directory.
@@ -41,6 +42,7 @@ def register(sub) -> None:
                    help="outcome of the DLQ handler's puts in the rules replay (default "
                         "optimistic; see 'dlqlens rules replay')")
     p.add_argument("--title", help="the page's title (default 'DLQ audit report')")
+    add_capture_time_option(p)
     add_format_option(p)
     add_master_option(p)
     p.set_defaults(func=run_report)
@@ -66,11 +68,12 @@ def run_report(args) -> int:
 
         raise UsageError(f"--out {args.out}: no such directory {os.path.dirname(out)}")
     pieces = plan_captures(args.captures, args.format)
+    capture_time = capture_times(args.capture_time, pieces)  # given, else the banners'
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces)
     report = build_report(df, rules=args.rules, queue_defs=args.queue_defs,
                           show_payloads=args.show_payloads,
                           capture_queues=captured_queues(pieces) or None, title=args.title,
-                          world=world)
+                          world=world, capture_time=capture_time)
     path = report.write(out)
     sys.stdout.write(report.text)
     print(f"report written to {path}")

@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from dlqlens.report.views import (ExplanationView, FindingView, Group, KeyFigures, Listing, Note,
                                   Table, environment)
@@ -40,7 +40,6 @@ SHOWN_REFS = 5
 LISTED_LINES = 400
 
 _SEVERITIES = ("critical", "high", "medium", "low", "info")
-_SPARK_CONF_KEPT = ("spark.sql.codegen.hugeMethodLimit",)
 
 
 @dataclass
@@ -168,117 +167,6 @@ def _read_text(path) -> str:
         return data.decode("latin-1")
 
 
-def _value_text(value) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-# ---------------------------------------------------------------------------
-# next steps of a finding
-# ---------------------------------------------------------------------------
-
-def next_steps(kind: str, evidence: dict, queues: list, window: str) -> list[str]:
-    """What an MQ administrator does next about one finding, in a few sentences.
-
-    Built from the finding's kind and evidence (the reason of a burst, the
-    queue of a backout loop, the process of a trigger failure...). These are
-    the report's stand-in until the explanation objects of
-    :mod:`dlqlens.explain` carry their own next steps.
-    """
-    ev = evidence or {}
-    queue = ", ".join(queues) or "the queue"
-    steps: list[str] = []
-    if kind == "reason_burst":
-        reason = ev.get("reason")
-        q, qm = ev.get("dest_queue") or queue, ev.get("dest_qmgr") or "its queue manager"
-        steps.append(f"Find what changed on {qm} around {window.split(' →')[0]}: "
-                     f"{_meaning(reason) or 'see the reason code'}")
-        specific = {
-            2053: f"Check that {q}'s consumers are running and keeping up (DISPLAY QSTATUS({q}) "
-                  "IPPROCS CURDEPTH MSGAGE); raise MAXDEPTH only if that depth is expected. Once "
-                  f"the queue drains, retry the dead letters (REASON(MQRC_Q_FULL) DESTQ({q}) "
-                  "ACTION(RETRY)).",
-            2035: f"Compare the authority to put to {q} (DISPLAY AUTHREC, dspmqaut) with the "
-                  "user the put ran as: the message's UserIdentifier, or for messages from a "
-                  "channel its MCAUSER or PUTAUT setting. After the authority is restored, retry "
-                  "the dead letters (ACTION(RETRY), PUTAUT(CTX) to put as the original user).",
-            2085: f"{q} does not exist on {qm}: check whether a deployment deleted or renamed "
-                  "it, or the sender names it wrongly; define it or correct the sender, then "
-                  "forward the dead letters to the right queue (ACTION(FWD) FWDQ(...)).",
-            2082: f"The alias {q} on {qm} names a base queue that does not exist: fix its TARGET, "
-                  "then retry the dead letters.",
-            2051: f"{q} is put-inhibited (PUT(DISABLED)): find out who disabled it and whether "
-                  f"that is still intended; after ALTER QLOCAL({q}) PUT(ENABLED), retry the dead "
-                  "letters.",
-            2086: f"{qm} is not known where the message arrived: check the transmission queue "
-                  "and remote queue definitions, or the sender's ObjectQMgrName.",
-            2048: f"{q} accepts nonpersistent messages only (a temporary dynamic queue): the "
-                  "sender must put nonpersistent replies, or the requester use a permanent "
-                  "reply queue.",
-        }.get(int(reason) if reason is not None else None)
-        steps.append(specific or "When the cause is fixed, check what the DLQ handler would do "
-                     "with these messages before running it (dlqlens rules replay).")
-        if ev.get("ongoing_at_capture"):
-            steps.append("The burst was still going when the capture was taken: take another "
-                         "capture to see whether it has stopped.")
-    elif kind == "backout_loop":
-        q = ev.get("queue") or queue
-        steps.append(f"Take one of the messages below and find out why {q}'s consumer backs it "
-                     "out every time: a message it cannot process (a poison message), or a "
-                     "failure the consumer meets on every message (a database or service down).")
-        if not ev.get("boqname"):
-            steps.append(f"Give {q} a backout queue (ALTER QLOCAL({q}) BOQNAME(...) "
-                         f"BOTHRESH({ev.get('threshold') or 3})) so that poison messages are "
-                         "moved aside there instead of reaching the dead-letter queue.")
-        steps.append(f"Once the consumer is fixed, retry the dead letters to {q}; a RETRY rule "
-                     "before that only sends them round the loop again.")
-    elif kind == "trigger_failure":
-        proc, applid = ev.get("process") or "(unknown)", ev.get("applid") or "(unknown)"
-        steps.append(f"Check that the trigger monitor can start {applid} for process {proc}: "
-                     "APPLTYPE and APPLICID of the process definition, the program's presence "
-                     "and the authority of the user the trigger monitor runs as (for CICS, the "
-                     "transaction is defined and enabled); read the trigger monitor's log.")
-        steps.append(f"The messages on {queues[0] if queues else 'the application queue'} wait "
-                     "for a program: start it by hand or fix the process definition; the next "
-                     "trigger event then starts it.")
-        steps.append("The dead-lettered trigger messages themselves can be discarded once the "
-                     "program runs: they only asked for it to be started.")
-    elif kind == "trigger_storm":
-        steps.append(f"Compare the rate of trigger messages for {queue} with TRIGINT and with "
-                     "what the triggered program does: a program that closes the queue without "
-                     "draining it is triggered again at each close (TRIGTYPE(FIRST)/(DEPTH)).")
-        steps.append("Let the program read until MQRC_NO_MSG_AVAILABLE with a wait interval, or "
-                     "raise the queue manager's TRIGINT.")
-    elif kind == "expiry_buildup":
-        last = ev.get("last_expiry")
-        steps.append(f"{ev.get('expiring_soon', 'These')} message(s) will have expired "
-                     + (f"by {str(last).replace('T', ' ').rstrip('Z')[:19]} UTC" if last
-                        else "soon")
-                     + ": decide before then whether any must be kept (copy the queue with "
-                     "dmpmqmsg, or forward them with a rules table); an expired message is "
-                     "removed at the next get that reaches it.")
-        if ev.get("report_requested"):
-            steps.append(f"{ev['report_requested']} message(s) asked for an expiry report: "
-                         "their senders will be told they expired.")
-    elif kind == "orphaned_reply":
-        responders = ", ".join(ev.get("responders") or []) or "the responders"
-        steps.append(f"The requesters gave up before their replies came: compare the response "
-                     f"times of {responders} with the requesters' wait intervals (MQGMO "
-                     "WaitInterval, JMS receive timeout).")
-        steps.append("These replies have no reader left: once the requesters have retried or "
-                     "reported the failure they can be discarded (for example MSGTYPE(MQMT_REPLY) "
-                     f"DESTQ({ev.get('queue_prefix', 'AMQ.')}*) ACTION(DISCARD)).")
-    else:
-        steps.append("Read the statement and the evidence; the messages below show what was "
-                     "dead-lettered.")
-    return steps
-
-
 # ---------------------------------------------------------------------------
 # the parts, each computed in Spark
 # ---------------------------------------------------------------------------
@@ -293,8 +181,11 @@ def _time_span(df) -> dict:
     return {k: _utc(row[k]) for k in row.asDict()}
 
 
-def _collect_findings(findings, max_findings: int, examples: int) -> list[dict]:
+def _collect_findings(findings, max_findings: int, examples: int,
+                      capture_queues=None) -> list[dict]:
     from pyspark.sql import functions as F
+
+    from dlqlens.explain import explain_finding
 
     rows = (findings.select(
         "kind", "severity", "severity_rank", "queues",
@@ -312,6 +203,11 @@ def _collect_findings(findings, max_findings: int, examples: int) -> list[dict]:
             "evidence": json.loads(r["evidence"]) if r["evidence"] else {},
             "statement": r["statement"] or "",
         })
+        # the finding in words (severity's reason, evidence, next steps): dlqlens.explain's
+        out[-1]["explanation"] = explain_finding(
+            {**out[-1], "window_start": None, "window_end": None,
+             "messages": [{"source": s, "message_number": n} for s, n in out[-1]["messages"]]},
+            capture_queues=capture_queues)
     return out
 
 
@@ -495,11 +391,13 @@ def _finding_views(findings):
     for i, f in enumerate(findings, 1):
         window = _span(f["start"], f["end"])
         shown = [f"{s} #{n}" for s, n in f["messages"][:SHOWN_REFS]]
+        explained = f["explanation"]
         views.append(FindingView(
             number=i, severity=f["severity"], kind=f["kind"], queues=", ".join(f["queues"]),
             window=window, message_count=f["message_count"], statement=f["statement"],
-            next_steps=next_steps(f["kind"], f["evidence"], f["queues"], window),
-            evidence=[(k, _value_text(v)) for k, v in f["evidence"].items()],
+            severity_reason=explained.severity_reason,
+            next_steps=[Markup(step.to_html()) for step in explained.next_steps],
+            evidence=[(e["label"], e["text"]) for e in explained.evidence],
             messages=shown, more_messages=max(f["message_count"] - len(shown), 0)))
     return views
 
@@ -795,7 +693,7 @@ def default_figures() -> tuple:
 
 def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
            capture_queues=None, world="optimistic", top: int = 20, examples: int = 3,
-           max_findings: int = 50, figures=None) -> ReportData:
+           max_findings: int = 50, figures=None, capture_time=None) -> ReportData:
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
     from dlqlens.detect import run
@@ -820,8 +718,6 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
 
             defs, defs_source = read_queue_defs(queue_defs), os.fspath(queue_defs)
 
-    spark = df.sparkSession
-    saved = {k: spark.conf.get(k, None) for k in _SPARK_CONF_KEPT}
     was_cached = df.is_cached
     df = df.cache()
     findings_df = None
@@ -829,10 +725,12 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         summary = summarize(df, top=top)
         span = _time_span(df)
         plots = [fn(df) for fn in (figures if figures is not None else default_figures())]
-        findings_df = run(df, queue_defs=defs, capture_queues=capture_queues or None).cache()
+        timing = {} if capture_time is None else {"capture_time": capture_time}
+        findings_df = run(df, queue_defs=defs, capture_queues=capture_queues or None,
+                          **timing).cache()
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
-        findings = _collect_findings(findings_df, max_findings, examples)
+        findings = _collect_findings(findings_df, max_findings, examples, capture_queues)
         nf_total, nf_groups, nf_shown, nf_samples = _no_finding(df, findings_df, top, examples)
         rules_part = _rules_part(table, df, world, top) if table is not None else None
         destinations = _destinations(df) if defs is not None else None
@@ -841,11 +739,6 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     finally:
         if findings_df is not None:
             findings_df.unpersist()
-        for key, value in saved.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
         if not was_cached:
             df.unpersist()
     data = ReportData(
@@ -927,7 +820,7 @@ def render(data: ReportData, title: str | None = None) -> Report:
 def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
                  capture_queues=None, title: str | None = None, world="optimistic",
                  top: int = 20, examples: int = 3, max_findings: int = 50,
-                 figures=None) -> Report:
+                 figures=None, capture_time=None) -> Report:
     """The HTML audit report of a capture DataFrame.
 
     Parameters
@@ -968,6 +861,11 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
         ages, remaining expiry, backout counts, trigger-message rate). With a
         rules table, the coverage section also shows
         :func:`dlqlens.plots.rule_coverage`.
+    capture_time : datetime or CaptureTimes, optional
+        When the captures were taken (UTC), passed to the detectors
+        (:func:`dlqlens.detect.run`): a burst is said to be still going only
+        when this time shows it. Default: each capture's newest put, and the
+        findings say so.
 
     Returns
     -------
@@ -975,13 +873,12 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
 
     Notes
     -----
-    The session's configuration is left as it was found (the rules replay
-    caps ``spark.sql.codegen.hugeMethodLimit`` while it runs).
+    The session's configuration is left as it was found.
     """
     return render(gather(df, rules=rules, queue_defs=queue_defs, show_payloads=show_payloads,
                          capture_queues=capture_queues, world=world, top=top,
-                         examples=examples, max_findings=max_findings, figures=figures), title)
+                         examples=examples, max_findings=max_findings, figures=figures,
+                         capture_time=capture_time), title)
 
 
-__all__ = ["REDACTED", "Report", "ReportData", "Section", "build_report", "gather", "render",
-           "next_steps"]
+__all__ = ["REDACTED", "Report", "ReportData", "Section", "build_report", "gather", "render"]

@@ -144,8 +144,9 @@ class FindingView(_View):
     window: str
     message_count: int
     statement: str
-    next_steps: list = field(default_factory=list)
-    evidence: list = field(default_factory=list)  # (key, text)
+    severity_reason: str = ""
+    next_steps: list = field(default_factory=list)  # escaped HTML of explain.steps.NextStep
+    evidence: list = field(default_factory=list)  # (label, text)
     messages: list = field(default_factory=list)  # "source #n"
     more_messages: int = 0
     macro = "finding"
