@@ -127,7 +127,7 @@ def test_sample_report_in_a_browser(chromium, sample_report):
             assert text in shown, text
         # the findings are visible, most severe first
         badges = page.locator("article.finding .badge").all_inner_texts()
-        assert [b.lower() for b in badges] == ["high"] * 7 + ["medium"]
+        assert [b.lower() for b in badges] == ["critical"] + ["high"] * 3 + ["medium"] * 4
         visit.screenshot("sample")
         visit.open_everything()
         _no_script_ran(visit)
@@ -146,7 +146,7 @@ def test_sample_report_under_its_own_policy(chromium, sample_report):
         assert images and all(i["complete"] and i["width"] > 0 for i in images)
         badge = page.evaluate("getComputedStyle(document.querySelector('.badge'))"
                               ".backgroundColor")
-        assert badge == "rgb(198, 40, 40)"  # --high: the stylesheet applied
+        assert badge == "rgb(122, 0, 25)"  # --critical (the first finding's): the stylesheet applied
         assert visit.errors == [] and visit.external_requests() == []
     finally:
         visit.close()

@@ -73,13 +73,14 @@ def test_sample_report_from_the_command_line(sample_report):
     text = " ".join(page.text)
     out = sample_report["stdout"]
     assert "669 message(s) in 7 capture file(s)" in out
-    assert "findings: 8 (7 high, 1 medium); 33 message(s) in no finding" in out
+    assert "findings: 8 (1 critical, 3 high, 4 medium); 33 message(s) in no finding" in out
     assert "292 message(s) match no rule" in out  # fall-through to the implicit IGNORE
     assert out.rstrip().endswith(f"report written to {sample_report['path']}")
     # findings most severe first, each with next steps
     severities = re.findall(r'<span class="badge severity-(\w+)">', html)
-    assert severities == ["high"] * 7 + ["medium"]
+    assert severities == ["critical"] + ["high"] * 3 + ["medium"] * 4  # the documented scale
     assert html.count("<h4>Next steps</h4>") == 8
+    assert "DISPLAY QLOCAL(&#x27;ORDERS.IN&#x27;) CURDEPTH MAXDEPTH" in html  # real names
     # the figure: one embedded PNG
     imgs = [a for t, a in page.tags if t == "img"]
     # the six summary figures and the rules table's coverage, each with its title as alt text
