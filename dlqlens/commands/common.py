@@ -71,11 +71,14 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
     (pyspark.sql.DataFrame, list)
         The capture rows and the planned pieces.
     """
+    import sys
+
     from dlqlens.spark.session import get_spark, load_capture
 
     if pieces is None:
         pieces = plan_captures(paths, args.format, mode)
-    spark = get_spark(args.master)
+    # Spark's console progress bar on a terminal: the long stages show they are moving
+    spark = get_spark(args.master, spark_ui_showConsoleProgress=str(sys.stderr.isatty()).lower())
     kw = {} if columns is None else {"columns": list(columns)}
     return load_capture(spark, paths, format=args.format, mode=mode, **kw), pieces
 

@@ -35,7 +35,10 @@ REDACTED = "payload redacted: {n} bytes; --show-payloads to include"
 #: The captures named in the report's header before "and N more".
 SHOWN_SOURCES = 12
 #: Messages named under a finding.
-SHOWN_REFS = 5
+#: Messages of a finding brought to the driver to list it as ranges of message numbers
+#: per capture (every message of the finding reachable from the page); beyond that
+#: the page says how many more there are and how to list them.
+LISTED_REFS = 10_000
 #: Lines of a rules table listed.
 LISTED_LINES = 400
 
@@ -190,7 +193,7 @@ def _collect_findings(findings, max_findings: int, examples: int,
     rows = (findings.select(
         "kind", "severity", "severity_rank", "queues",
         F.unix_micros("window_start").alias("start"), F.unix_micros("window_end").alias("end"),
-        "message_count", F.slice("messages", 1, max(int(examples), SHOWN_REFS)).alias("messages"),
+        "message_count", F.slice("messages", 1, LISTED_REFS).alias("messages"),
         "evidence", "statement")
         .orderBy("severity_rank", "window_start", "kind").limit(int(max_findings)).collect())
     out = []
@@ -390,15 +393,17 @@ def _finding_views(findings):
     views = []
     for i, f in enumerate(findings, 1):
         window = _span(f["start"], f["end"])
-        shown = [f"{s} #{n}" for s, n in f["messages"][:SHOWN_REFS]]
         explained = f["explanation"]
+        listed = explained.messages  # a MessageFilter of the messages brought here
+        shown = [f"{src} " + ", ".join(f"#{lo}" if lo == hi else f"#{lo}-#{hi}" for lo, hi in r)
+                 for src, r in listed.ranges.items()]
         views.append(FindingView(
             number=i, severity=f["severity"], kind=f["kind"], queues=", ".join(f["queues"]),
             window=window, message_count=f["message_count"], statement=f["statement"],
             severity_reason=explained.severity_reason,
             next_steps=[Markup(step.to_html()) for step in explained.next_steps],
             evidence=[(e["label"], e["text"]) for e in explained.evidence],
-            messages=shown, more_messages=max(f["message_count"] - len(shown), 0)))
+            messages=shown, more_messages=max(f["message_count"] - listed.count, 0)))
     return views
 
 
