@@ -3,10 +3,11 @@
 :class:`SparkProgress` is a context manager: the Spark jobs started in its
 body (in the calling thread) carry a job group of their own, and a daemon
 thread polls ``SparkContext.statusTracker()`` for that group's jobs and
-reports the tasks finished out of the tasks known so far. Spark learns a
-job's stages as it plans them, so the total can grow while an operation runs
-(a sort first samples, then sorts); the report says "tasks", not percent of
-the operation. ``report(text, done, total)`` is called from the polling
+reports the tasks finished out of the tasks of the stages started so far
+(a stage Spark skips, its output being already there, never starts and is
+not counted). Jobs and stages appear as Spark plans them, so the total can
+grow while an operation runs (a sort first samples, then sorts); the report
+says "tasks", not percent of the operation. ``report(text, done, total)`` is called from the polling
 thread; ipywidgets can be updated from there.
 
 The job group is set on the calling thread only (a local property; PySpark
@@ -76,8 +77,8 @@ class SparkProgress:
                 continue
             for stage in info.stageIds:
                 s = tracker.getStageInfo(stage)
-                if s is None:
-                    continue
+                if s is None or not (s.numActiveTasks or s.numCompletedTasks or s.numFailedTasks):
+                    continue  # not started yet, or skipped (its output already there)
                 done += s.numCompletedTasks
                 total += s.numTasks
         self.done, self.total = done, max(total, done)
