@@ -983,7 +983,8 @@ class Explorer:
         self.next.on_click(lambda _b: self._turn(+1))
         self.sort.observe(lambda _c: self._resort(), names="value")
         self.order.observe(lambda _c: self._resort(), names="value")
-        self.pick.observe(lambda _c: self._select(), names="value")
+        self.pick.observe(lambda _c: None if self._quiet else self._select(), names="value")
+        self._quiet = False
 
         self.widget = W.VBox([
             W.HBox([W.HTML("<b>DLQ explorer</b>"), self.progress_bar, self.status]),
@@ -1053,10 +1054,12 @@ class Explorer:
         options = [(f"{page.number * page.size + i + 1}. {r['source'].rsplit('/', 1)[-1]} "
                     f"#{r['message_number']} {r['reason_name'] or ''} {r['DestQName'] or ''}",
                     i) for i, r in enumerate(page.rows)]
-        self.pick.unobserve_all("value")
-        self.pick.options = [(printable(label), i) for label, i in options]
-        self.pick.value = 0 if options else None
-        self.pick.observe(lambda _c: self._select(), names="value")
+        self._quiet = True  # the options and value set here must not select twice
+        try:
+            self.pick.options = [(printable(label), i) for label, i in options]
+            self.pick.value = 0 if options else None
+        finally:
+            self._quiet = False
         self._select()
 
     def _select(self) -> None:

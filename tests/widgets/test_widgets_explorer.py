@@ -241,10 +241,15 @@ def test_static_twin_escapes_a_hostile_queue_name(spark, tmp_path):
         assert "<script" not in explorer.table.value and "<script" not in explorer.explanation.value
         assert "<script" not in explorer.headers.value and "<script" not in explorer.payload.value
         assert "\x1b" not in bundle["text/plain"]
-        # the reason filter choice shows the hostile destination as a label, not markup
+        # the destination filter choice shows the hostile name as a label, not markup
         assert any(SCRIPT in label for label, _v in explorer.destinations.options)
     finally:
         explorer.model.close()
+    from dlqlens.widgets import browse
+
+    twin = browse(df)._repr_mimebundle_()  # the one-message browser has its twin too
+    assert "&lt;script&gt;" in twin["text/html"] and "<script" not in twin["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in twin
 
 
 # ---------------------------------------------------------------------------
