@@ -16,6 +16,7 @@ from dlqlens.safe import one_line, printable
 TABLE = "style='border-collapse:collapse;font-size:90%'"
 CELL = "style='text-align:left;vertical-align:top;padding:1px 6px'"
 MONO = "style='font-family:monospace;white-space:pre;text-align:left;vertical-align:top;padding:1px 6px'"
+WRAP = "style='font-family:monospace;white-space:pre-wrap;word-break:break-all;text-align:left'"
 
 
 def esc(value) -> str:

@@ -333,9 +333,7 @@ class Selection:
         return (self.row.get("source"), self.row.get("message_number"))
 
     def to_html(self) -> str:
-        parts = [f"<h4>Message <code>{esc(self.row.get('source'))} "
-                 f"#{esc(self.row.get('message_number'))}</code></h4>",
-                 self.explanation._repr_html_()]
+        parts = ["<h4>Selected message</h4>", self.explanation._repr_html_()]
         if self.fate is not None:
             parts.append("<h4>Rules-table fate</h4>")
             parts.append(self.trace._repr_html_() if self.trace is not None else

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from dlqlens.mq import constants as C
 from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQBYTE, MQCHAR, MQDLH, MQMD, MQRFH2, MQTM, MQXQH, Struct
-from dlqlens.widgets._render import MONO, esc, table, text_table
+from dlqlens.widgets._render import MONO, WRAP, esc, table, text_table
 
 #: Payload bytes shown as text and as hex.
 TEXT_BYTES = 4096
@@ -364,7 +364,7 @@ class PayloadView:
         hexes = "\n".join(f"{o}  {h:<35}  {c}" for o, h, c in self.hex_lines())
         more = (f"<p>(hex of the first {HEX_BYTES} bytes)</p>" if len(self.head) > HEX_BYTES else "")
         return (f"<div><p>{esc(self._caption())}</p>"
-                f"<pre {MONO}>{esc(self.text)}</pre>"
+                f"<pre {WRAP}>{esc(self.text)}</pre>"
                 f"<pre {MONO}>{esc(hexes)}</pre>{more}</div>")
 
 

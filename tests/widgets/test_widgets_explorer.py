@@ -327,3 +327,48 @@ def test_widget_view_filters_pages_and_selects(sample):
         assert model.filters == Filters()
     finally:
         model.close()
+
+
+def test_fate_filters_and_the_selected_messages_rule_trace(sample, rows):
+    from collections import Counter
+
+    from dlqlens.rules import parse
+    from dlqlens.rules.replay import Message, ReplayPlan, replay, simulate
+    from dlqlens.rules.world import World
+    from dlqlens.widgets.trace import message_fields
+
+    table = parse("RETRYINT(10)\n"
+                  "REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)\n"
+                  "DESTQ(AMQ.*) ACTION(DISCARD)\n"
+                  "REASON(MQRC_UNKNOWN_OBJECT_NAME) ACTION(IGNORE)\n"
+                  "ACTION(FWD) FWDQ(DEADQ)\n")
+    plan, world = ReplayPlan.from_table(table), World.pessimistic()
+    expected = Counter()  # the fates worked out in Python, message by message
+    for r in rows:
+        fields = message_fields(r)
+        matched = [rule.index for rule in table.rules if rule.matches(fields)]
+        d = r["dlh"]
+        fate = simulate(matched, Message(True, d["Reason"], d["DestQName"], d["DestQMgrName"]),
+                        plan, world)
+        expected[(fate.disposition, fate.left_reason)] += 1
+    replayed = replay(table, sample, world)
+    with ExplorerModel(sample, replayed=replayed, table=table, world=world, page_size=10) as m:
+        by_fate = {c.value: c.messages for c in m.choices().facets["dispositions"]}
+        by_disposition = Counter()
+        for (disposition, _left_reason), n in expected.items():
+            by_disposition[disposition] += n
+        assert by_fate == dict(by_disposition)
+        m.filters = Filters(dispositions=["left"], left_reasons=["ignore_rule"])
+        assert m.count() == expected[("left", "ignore_rule")] > 0
+        page = m.page(0)
+        assert {(r["disposition"], r["left_reason"]) for r in page.rows} == {("left", "ignore_rule")}
+        sel = m.select(2)
+        trace = sel.trace
+        assert trace.headline == "Left on the DLQ: rule 3 has ACTION(IGNORE)." and trace.notes == []
+        assert trace.steps[0].failed_keywords == ("REASON",)  # 2085 is not MQRC_Q_FULL
+        assert [s.outcome for s in trace.steps] == [None, None, "ignored", None]
+        assert "Rules-table fate" in m.to_html()
+        m.filters = Filters(dispositions=["forwarded"])
+        m.page(0)
+        forwarded = m.select(0).trace
+        assert forwarded.rule_index == 4 and forwarded.target == "DEADQ"
