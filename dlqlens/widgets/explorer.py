@@ -1094,6 +1094,10 @@ class Explorer:
     def to_html(self) -> str:
         return self.model.to_html()
 
+    def close(self) -> None:
+        """Release the model's persisted index (:meth:`ExplorerModel.close`)."""
+        self.model.close()
+
 
 def explore(df, *, findings=None, replayed=None, table=None, world=None, page_size: int = 25,
             sort: str = "dlq_put", cache: bool = True) -> Explorer:
@@ -1121,7 +1125,8 @@ def explore(df, *, findings=None, replayed=None, table=None, world=None, page_si
     -------
     Explorer
         Displays as the widget, with the static HTML twin as ``text/html``;
-        ``.model`` is the :class:`ExplorerModel`.
+        ``.model`` is the :class:`ExplorerModel`; ``.close()`` releases the
+        persisted index.
     """
     model = ExplorerModel(df, findings=findings, replayed=replayed, table=table, world=world,
                           page_size=page_size, sort=sort, cache=cache)

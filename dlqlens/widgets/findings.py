@@ -96,6 +96,10 @@ class FindingsBrowser:
                                    self._explorer.widget])
         return self._widget
 
+    def close(self) -> None:
+        """Release what the model persisted (:meth:`ExplorerModel.close`)."""
+        self.model.close()
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
         bundle["text/html"] = self.to_html()
