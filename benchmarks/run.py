@@ -36,6 +36,10 @@ Stages (each in its own process, so each peak RSS is its own):
     the same capture in the pessimistic world, every replay column written to
     Spark's ``noop`` sink. Both Spark stages share one session.
 
+The DLQ explorer (``dlqlens.widgets.explorer``) has its own script,
+``benchmarks/explorer.py``: a filter change, a page turn and the driver's
+memory over a capture of N messages.
+
 Every timed run is preceded by a warm-up on a 1,000-message capture of the
 same format, so lazy imports and codec look-ups are not counted.
 

@@ -3,11 +3,13 @@
 :func:`browse` shows one message at a time, explained
 (:func:`dlqlens.explain.explain`): pick the capture file and the
 message number; only that row is fetched from Spark. Everything from the
-capture is HTML-escaped before it reaches the page.
+capture is HTML-escaped before it reaches the page. Its static twin (the
+message shown, as HTML) rides in its display data as ``text/html``.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 
 from dlqlens.explain import explain_messages
@@ -30,7 +32,8 @@ def browse(df, *, source: str | None = None, message_number: int = 1):
     -------
     ipywidgets.VBox
         ``children[0]`` holds the file ``Dropdown`` and the message
-        ``BoundedIntText``; ``children[1]`` is the ``HTML`` explanation.
+        ``BoundedIntText``; ``children[1]`` is the ``HTML`` explanation. Its
+        display data carries the message shown as static ``text/html``.
 
     Raises
     ------
@@ -67,4 +70,25 @@ def browse(df, *, source: str | None = None, message_number: int = 1):
     pick.observe(show, names="value")
     number.observe(show, names="value")
     show()
-    return widgets.VBox([widgets.HBox([pick, number]), view])
+    return _twin_box_class()(
+        [widgets.HBox([pick, number]), view],
+        twin=lambda: f"<div><p><i>Message browser (static view)</i></p>{view.value}</div>")
+
+
+@functools.lru_cache(maxsize=1)
+def _twin_box_class():
+    import ipywidgets as widgets
+
+    class TwinBox(widgets.VBox):
+        """A VBox whose display data also holds a static HTML twin."""
+
+        def __init__(self, children, *, twin):
+            super().__init__(children)
+            self._twin = twin
+
+        def _repr_mimebundle_(self, **kwargs):
+            data = dict(super()._repr_mimebundle_(**kwargs) or {})
+            data["text/html"] = self._twin()
+            return data
+
+    return TwinBox
