@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from dlqlens.mq.constants import code_name
 from dlqlens.rules.model import RulesTable
-from dlqlens.rules.replay import Message, ReplayPlan, resolve_target
+from dlqlens.rules.handler import Message, resolve_target
+from dlqlens.rules.replay import ReplayPlan
 from dlqlens.rules.world import World
 from dlqlens.safe import printable
 from dlqlens.widgets._render import esc, table, text_table

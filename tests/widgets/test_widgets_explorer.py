@@ -211,7 +211,7 @@ class Tags(HTMLParser):
 
 
 ALLOWED = {"div", "h3", "h4", "p", "b", "i", "code", "ul", "li", "table", "thead", "tbody", "tr",
-           "th", "td", "pre"}
+           "th", "td", "pre", "ol", "br"}  # the explanation's next steps: lists, line breaks
 SCRIPT = "<script>alert(1)</script>"
 
 
@@ -334,7 +334,8 @@ def test_fate_filters_and_the_selected_messages_rule_trace(sample, rows):
     from collections import Counter
 
     from dlqlens.rules import parse
-    from dlqlens.rules.replay import Message, ReplayPlan, replay, simulate
+    from dlqlens.rules.handler import Message
+    from dlqlens.rules.replay import ReplayPlan, process_message, replay
     from dlqlens.rules.world import World
     from dlqlens.widgets.trace import message_fields
 
@@ -349,7 +350,7 @@ def test_fate_filters_and_the_selected_messages_rule_trace(sample, rows):
         fields = message_fields(r)
         matched = [rule.index for rule in table.rules if rule.matches(fields)]
         d = r["dlh"]
-        fate = simulate(matched, Message(True, d["Reason"], d["DestQName"], d["DestQMgrName"]),
+        fate = process_message(matched, Message(True, d["Reason"], d["DestQName"], d["DestQMgrName"]),
                         plan, world)
         expected[(fate.disposition, fate.left_reason)] += 1
     replayed = replay(table, sample, world)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dlqlens.rules import parse
-from dlqlens.rules.replay import Message, ReplayPlan, simulate
+from dlqlens.rules.handler import Message
+from dlqlens.rules.replay import ReplayPlan, process_message
 from dlqlens.rules.world import World
 from dlqlens.widgets import rule_trace
 
@@ -27,7 +28,7 @@ WORLD = World.from_dict({"default": "succeed", "queues": [
 
 def replayed(matched, message=MESSAGE, world=WORLD) -> dict:
     dlh = message["dlh"]
-    fate = simulate(matched, Message(True, dlh["Reason"], dlh["DestQName"], dlh["DestQMgrName"]),
+    fate = process_message(matched, Message(True, dlh["Reason"], dlh["DestQName"], dlh["DestQMgrName"]),
                     ReplayPlan.from_table(TABLE), world)
     return {"source": message["source"], "message_number": message["message_number"],
             **fate.to_dict(), "matched": matched}
