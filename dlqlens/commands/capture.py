@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import sys
 
-from dlqlens.commands.common import (add_capture_time_option, add_format_option,
-                                     add_master_option, add_mode_option, capture_time_arg,
-                                     capture_times, load_captures, plan_captures)
+from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
+                                     add_format_option, add_master_option, add_mode_option,
+                                     capture_time_arg, capture_times, load_captures, plan_captures)
 
 
 def register(sub) -> None:
     p = sub.add_parser("decode", help="decode captures to JSON lines, one object per message",
                        description="Decode capture files (raw, dmpmqmsg, amqsbcg) and print "
                                    "one JSON object per message.")
-    p.add_argument("captures", nargs="+", metavar="CAPTURE",
-                   help="capture files, directories or glob patterns")
+    add_captures_argument(p)
     p.add_argument("--jsonl", action="store_true",
                    help="one JSON object per line (the default and only output form)")
     add_format_option(p)
@@ -34,7 +33,7 @@ def register(sub) -> None:
                                    "role, where it was going, the original put, backouts, "
                                    "expiry, headers and payload, then what to check or do "
                                    "next with the queue and queue-manager names put in.")
-    e.add_argument("captures", nargs="+", metavar="CAPTURE")
+    add_captures_argument(e)
     e.add_argument("-m", "--message", type=int, action="append", metavar="N",
                    help="message number (1-based, in every capture given; repeatable); "
                         "default: the first --limit messages")
@@ -55,7 +54,7 @@ def register(sub) -> None:
                                    "orphaned replies; most severe first, as 'dlqlens detect' "
                                    "prints them, each with what to do next) and the messages "
                                    "in no finding. Needs Java 17+ (Spark).")
-    s.add_argument("captures", nargs="+", metavar="CAPTURE")
+    add_captures_argument(s)
     add_format_option(s)
     add_mode_option(s)
     s.add_argument("--top", type=int, default=20, help="rows per table (default 20)")

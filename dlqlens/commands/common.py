@@ -12,6 +12,19 @@ import argparse
 from dlqlens.capture.reader import MODES, ReadOptions, plan_pieces
 
 
+def add_captures_argument(parser: argparse.ArgumentParser, nargs: str = "+") -> None:
+    """The ``CAPTURE...`` positional argument: files, directories or glob patterns."""
+    parser.add_argument("captures", nargs=nargs, metavar="CAPTURE",
+                        help="capture files, directories or glob patterns")
+
+
+def print_names(names) -> int:
+    """``--list``: one name a line on standard output; exit status 0."""
+    for name in names:
+        print(name)
+    return 0
+
+
 def add_format_option(parser: argparse.ArgumentParser) -> None:
     """``--format``: the capture format, ``auto`` by default."""
     parser.add_argument("--format", default="auto",

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import sys
 
-from dlqlens.commands.common import (add_capture_time_option, add_format_option,
-                                     add_master_option, add_mode_option, capture_times,
-                                     load_captures, plan_captures)
+from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
+                                     add_format_option, add_master_option, add_mode_option,
+                                     capture_times, load_captures, plan_captures, print_names)
 
 
 def register(sub) -> None:
@@ -29,8 +29,7 @@ def register(sub) -> None:
         description="Run the detectors over one or many captures (snapshots of a dead-letter "
                     "queue, and backout, initiation and application queues beside it) and print "
                     "the findings, most severe first. Runs on Spark (Java 17+).")
-    p.add_argument("captures", nargs="*", metavar="CAPTURE",
-                   help="capture files, directories or glob patterns")
+    add_captures_argument(p, nargs="*")
     p.add_argument("--queue-defs", metavar="FILE",
                    help="queue definitions as MQSC DEFINE QLOCAL(...) text (dmpmqcfg output): "
                         "BOTHRESH, BOQNAME, trigger attributes")
@@ -118,9 +117,7 @@ def run_detect(args) -> int:
     from dlqlens.errors import UsageError
 
     if args.list:
-        for name in DETECTORS:
-            print(name)
-        return 0
+        return print_names(DETECTORS)
     if not args.captures:
         raise UsageError("detect: give at least one CAPTURE (file, directory or glob pattern)")
     names = detector_names(args.detectors)

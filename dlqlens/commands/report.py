@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import sys
 
-from dlqlens.commands.common import (add_capture_time_option, add_format_option,
-                                     add_master_option, capture_times, load_captures,
-                                     plan_captures)
+from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
+                                     add_format_option, add_master_option, capture_times,
+                                     load_captures, plan_captures)
 
 #: Where the page goes without ``--out``: the current directory.
 DEFAULT_OUT = "dlqlens-report.html"
@@ -29,8 +29,7 @@ def register(sub) -> None:
                     "(--queue-defs), the messages in no finding, and explanations of the first "
                     "messages of each. Payloads are redacted unless --show-payloads. Needs Java "
                     "17+ (Spark).")
-    p.add_argument("captures", nargs="+", metavar="CAPTURE",
-                   help="capture files, directories or glob patterns")
+    add_captures_argument(p)
     p.add_argument("--rules", metavar="TABLE", help="a runmqdlq rules table to check and replay")
     p.add_argument("--queue-defs", metavar="FILE",
                    help="queue definitions as MQSC DEFINE text (dmpmqcfg output)")

@@ -17,7 +17,8 @@ import argparse
 import json
 import sys
 
-from dlqlens.commands.common import add_format_option, add_master_option, load_captures
+from dlqlens.commands.common import (add_captures_argument, add_format_option, add_master_option,
+                                     load_captures)
 from dlqlens.rules.lint import lint
 from dlqlens.rules.parser import parse_file
 
@@ -68,8 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     replay.add_argument("table", metavar="TABLE", help="rules table file")
-    replay.add_argument("captures", nargs="+", metavar="CAPTURE",
-                        help="capture files, directories or glob patterns")
+    add_captures_argument(replay)
     _world_option(replay)
     replay.add_argument("--jsonl", action="store_true",
                         help="one JSON object per message instead of the summary")
@@ -86,8 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     diff.add_argument("old", metavar="OLD", help="the current rules table")
     diff.add_argument("new", metavar="NEW", help="the proposed rules table")
-    diff.add_argument("captures", nargs="+", metavar="CAPTURE",
-                      help="capture files, directories or glob patterns")
+    add_captures_argument(diff)
     _world_option(diff)
     diff.add_argument("--jsonl", action="store_true",
                       help="one JSON object per changed message instead of the counts")

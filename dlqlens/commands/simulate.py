@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from dlqlens.commands.common import print_names
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -41,9 +43,7 @@ def run_simulate(args) -> int:
     from dlqlens.sim.scenarios import SCENARIOS
 
     if args.list:
-        for name in SCENARIOS:
-            print(name)
-        return 0
+        return print_names(SCENARIOS)
     if not args.scenario:
         raise UsageError("simulate: give a SCENARIO (see --list)")
     if not args.out:
