@@ -151,6 +151,18 @@ def _capture_time_map(capture_time):
     return {str(k): to_utc(v) for k, v in capture_time.items() if v is not None}
 
 
+def utc_literal(value):
+    """A timestamp literal Column of ``value`` (datetime or ISO 8601 string, naive = UTC).
+
+    Built from microseconds since the epoch: ``F.lit(datetime)`` would read a
+    naive datetime in the driver's local time zone.
+    """
+    from pyspark.sql import functions as F
+
+    micros = (to_utc(value) - _dt.datetime(1970, 1, 1)) // _dt.timedelta(microseconds=1)
+    return F.timestamp_micros(F.lit(micros))
+
+
 def _mapped(capture_time):
     """The given capture time of each row's source (null where none is given)."""
     from pyspark.sql import functions as F
@@ -159,11 +171,11 @@ def _mapped(capture_time):
     if table is None:
         if capture_time is None:
             return F.lit(None).cast("timestamp")
-        return F.lit(to_utc(capture_time)).cast("timestamp")
+        return utc_literal(capture_time)
     if not table:
         return F.lit(None).cast("timestamp")
     lookup = F.create_map(*[x for k, v in sorted(table.items())
-                            for x in (F.lit(k), F.lit(v).cast("timestamp"))])
+                            for x in (F.lit(k), utc_literal(v))])
     base = F.regexp_extract(F.col("source"), r"([^/\\]+)$", 1)
     return F.coalesce(lookup[F.col("source")], lookup[base])
 
@@ -190,7 +202,7 @@ def capture_time_column(capture_time=None):
     from pyspark.sql import functions as F
 
     if capture_time is not None and not isinstance(capture_time, Mapping):
-        return F.lit(to_utc(capture_time)).cast("timestamp")
+        return utc_literal(capture_time)
     latest = F.greatest(F.col("put_ts"), F.col("dlh_put_ts"))
     return F.coalesce(_mapped(capture_time), F.max(latest).over(Window.partitionBy("source")))
 

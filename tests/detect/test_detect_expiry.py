@@ -137,3 +137,26 @@ def test_a_mapping_of_thousands_of_files(spark):
                    "x/other.dmp": ("BY.BASE.NAME", "BY.BASE.NAME"),
                    "QM9_APP.Q.raw": ("APP.Q", "QM9|APP.Q")}
     assert with_capture_queues(df, qmap).where(F.col("capture_queue").isNull()).count() == 0
+
+
+def test_a_given_capture_time_is_utc_whatever_the_driver_time_zone(spark, monkeypatch):
+    """A naive capture time is UTC: the literal does not depend on the Python process's TZ
+    (``F.lit`` of a naive datetime would read it in the driver's local zone)."""
+    import datetime as dt
+    import time
+
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect.common import utc_literal
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        row = spark.range(1).select(
+            F.unix_micros(utc_literal(dt.datetime(2024, 3, 15, 8, 30))).alias("naive"),
+            F.unix_micros(utc_literal("2024-03-15T10:30:00+02:00")).alias("offset")).first()
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    expected = int(dt.datetime(2024, 3, 15, 8, 30, tzinfo=dt.timezone.utc).timestamp()) * 10**6
+    assert row["naive"] == row["offset"] == expected
