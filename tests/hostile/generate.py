@@ -40,6 +40,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw  # noqa: E402
 from dlqlens.capture.message import CaptureMessage, dead_letter  # noqa: E402
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH  # noqa: E402
+from tests import builders  # noqa: E402
+from tests.builders import dlh_fields  # noqa: E402
 
 CORPUS = HERE / "corpus"
 MANIFEST = HERE / "MANIFEST.json"
@@ -50,20 +52,8 @@ GOOD_AFTER = b"good after"
 
 
 def md_fields(**kw) -> dict:
-    md = {"Version": 2, "MsgType": 8, "Expiry": -1, "Priority": 4, "Persistence": 1,
-          "MsgId": b"AMQ QM1         \x01\x02\x03\x04\x05\x06\x07\x08",
-          "ReplyToQMgr": "QM1", "UserIdentifier": "app", "PutApplType": 6,
-          "PutApplName": "orders", "PutDate": "20240315", "PutTime": "10153012",
-          "Format": "MQSTR", "Encoding": 546, "CodedCharSetId": 819}
-    md.update(kw)
-    return md
-
-
-def dlh_fields(**kw) -> dict:
-    d = {"Reason": 2053, "DestQName": "APP.IN", "DestQMgrName": "QM1", "PutApplType": 6,
-         "PutApplName": "amqrmppa", "PutDate": "20240315", "PutTime": "10153157"}
-    d.update(kw)
-    return d
+    """The builders' ordinary MQMD (:func:`tests.builders.md_fields`), in CCSID 819."""
+    return builders.md_fields(**{"CodedCharSetId": 819, **kw})
 
 
 def good(payload: bytes) -> CaptureMessage:
