@@ -44,7 +44,7 @@ __all__ = [
 #: The capture columns a replay, a diff and the unreached-rule lint read; a
 #: capture loaded with only these (``load_capture(..., columns=INPUT_COLUMNS)``)
 #: is decoded without payloads, raw bytes and the other headers.
-INPUT_COLUMNS = ("source", "message_number", "md", "dlh")
+INPUT_COLUMNS = ("source", "message_number", "md", "dlh", "decode_issues")
 
 #: The columns of a replay, in contract order (``matched`` is extra, DataFrame only).
 OUTPUT_COLUMNS = (
@@ -190,6 +190,21 @@ def _flat(field: str) -> str:
     return "_" + field.replace(".", "_")
 
 
+def complete_dlh_column(capture):
+    """Column: the message begins with a complete MQDLH, the only kind the DLQ handler
+    processes (IBM "How the rules table is processed"; a dead letter whose MQDLH the
+    capture cut short, a ``header_truncated`` issue on ``MQDLH``, stays as ``no_dlh``).
+    Without a ``decode_issues`` column, a decoded ``dlh`` counts as complete."""
+    from pyspark.sql import functions as F
+
+    present = F.col("dlh").isNotNull()
+    if "decode_issues" not in capture.columns:
+        return present
+    cut = F.coalesce(F.exists("decode_issues", lambda i: (i["code"] == "header_truncated")
+                              & i["field"].startswith("MQDLH")), F.lit(False))
+    return present & ~cut
+
+
 def _project(capture, plans: Sequence[ReplayPlan]):
     """The columns a replay reads, each computed once per message.
 
@@ -214,7 +229,7 @@ def _project(capture, plans: Sequence[ReplayPlan]):
     rules = [rule for plan in plans for rule in plan.patterns]
     patterns = distinct_patterns(rules)
     fields.update(p.field for p in patterns)
-    cols = [F.col("source"), F.col("message_number"), F.col("dlh").isNotNull().alias("_has_dlh")]
+    cols = [F.col("source"), F.col("message_number"), complete_dlh_column(capture).alias("_has_dlh")]
     for f in sorted(fields):
         parent, child = f.split(".", 1)
         dtype = capture.schema[parent].dataType[child].dataType

@@ -315,3 +315,24 @@ def test_cli_replay_diff_and_check_capture(spark, capture_path, tmp_path, capsys
     bad.write_text("ACTION(FWD)\n")
     assert main(["rules", "replay", str(bad), str(capture_path)]) == 1
     assert "missing-fwdq" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", ["raw_mqdlh_trunc_mid.bin", "raw_mqdlh_trunc_one_short.bin",
+                                  "dmpmqmsg_mqdlh_trunc_mid.dmp"])
+def test_a_message_whose_mqdlh_is_cut_short_stays_unprocessed(spark, case):
+    """IBM "How the rules table is processed": the handler processes only messages that begin
+    with a complete MQDLH. A dead letter whose MQDLH the capture cut short of 172 bytes (message
+    2 of these corpus files) is not matched, even by a catch-all: it stays, no_dlh."""
+    from tests.conftest import ROOT
+
+    df = load_capture(spark, str(ROOT / "tests" / "hostile" / "corpus" / case))
+    cut = df.where("message_number = 2").first()
+    assert cut["dlh"] is not None and any(
+        i["code"] == "header_truncated" and i["field"].startswith("MQDLH")
+        for i in cut["decode_issues"])
+    out = {r["message_number"]: r for r in
+           replay(parse("ACTION(FWD) FWDQ(ELSEWHERE)\n"), df).collect()}
+    assert out[2]["disposition"] == "left" and out[2]["left_reason"] == "no_dlh"
+    assert out[2]["matched"] is None and out[2]["action"] is None
+    whole = [n for n, r in out.items() if n != 2 and r["disposition"] == "forwarded"]
+    assert whole  # the complete dead letters around it are still forwarded
