@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import resource
 import struct
 
 import numpy as np
@@ -136,3 +137,22 @@ def make_table(n_rules: int, seed: int = 7) -> str:
         lines.append(" ".join(pats) + " " + act)
     lines.append("ACTION(FWD) FWDQ(REALLY.DEAD.QUEUE) HEADER(YES)")
     return "\n".join(lines) + "\n"
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (``ru_maxrss``), MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def proc_status_mb(pid: int | str, key: str = "VmHWM") -> float:
+    """A memory line of ``/proc/PID/status`` (``VmHWM`` peak, ``VmRSS`` current; PID may be
+    ``"self"``), MB;
+    NaN where it cannot be read (another OS, a process that ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")

@@ -53,7 +53,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -63,21 +62,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import data  # noqa: E402
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _status_mb(pid, key: str) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 def run(path: str, warm: str, page_size: int, cache: bool, master: str) -> dict:
@@ -105,8 +89,8 @@ def run(path: str, warm: str, page_size: int, cache: bool, master: str) -> dict:
         small.page(1)
         small.select(0)
     load_capture(spark, path).limit(1).collect()
-    memory = {"python_peak_rss_mb_before": _peak_rss_mb(),
-              "python_rss_mb_before": _status_mb("self", "VmRSS")}
+    memory = {"python_peak_rss_mb_before": data.peak_rss_mb(),
+              "python_rss_mb_before": data.proc_status_mb("self", "VmRSS")}
 
     timed("baseline_limit", lambda: df.limit(page_size).collect())
     n = timed("baseline_scan", df.count)
@@ -134,9 +118,9 @@ def run(path: str, warm: str, page_size: int, cache: bool, master: str) -> dict:
     timed("select", lambda: model.select(0))
     timed("select_last", lambda: model.select(model.current.rows[0]["source"], n))
 
-    memory.update(python_peak_rss_mb_after=_peak_rss_mb(),
-                  python_rss_mb_after=_status_mb("self", "VmRSS"),
-                  jvm_peak_rss_mb=_status_mb(jvm_pid, "VmHWM"),
+    memory.update(python_peak_rss_mb_after=data.peak_rss_mb(),
+                  python_rss_mb_after=data.proc_status_mb("self", "VmRSS"),
+                  jvm_peak_rss_mb=data.proc_status_mb(jvm_pid, "VmHWM"),
                   max_rows_per_page_fetch=max(rows for what, rows in model.fetches
                                               if what.startswith(("page", "message"))),
                   max_rows_per_fetch=max(rows for _what, rows in model.fetches),

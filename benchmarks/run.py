@@ -64,7 +64,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -110,21 +109,6 @@ def _timed(fn, *args) -> dict:
     return {"messages": n, "seconds": min(runs), "seconds_runs": [round(r, 4) for r in runs]}
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _vm_hwm_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
 def child_decode(path: str, fmt: str, warmup: str, columns: str = "") -> dict:
     """Reader + decode of every column (or of ``columns``, comma-separated);
     ``warmup`` (a small capture of the same format) is decoded first so that
@@ -145,7 +129,7 @@ def child_decode(path: str, fmt: str, warmup: str, columns: str = "") -> dict:
         return n
 
     decode(warmup)
-    return {**_timed(decode, path), "peak_rss_mb": _rss_mb()}
+    return {**_timed(decode, path), "peak_rss_mb": data.peak_rss_mb()}
 
 
 def child_read(path: str, fmt: str, warmup: str) -> dict:
@@ -159,7 +143,7 @@ def child_read(path: str, fmt: str, warmup: str) -> dict:
         return sum(len(frames) for frames in reader(p))
 
     read(warmup)
-    return {**_timed(read, path), "peak_rss_mb": _rss_mb()}
+    return {**_timed(read, path), "peak_rss_mb": data.peak_rss_mb()}
 
 
 def _baseline(measure, *args) -> dict:
@@ -168,7 +152,7 @@ def _baseline(measure, *args) -> dict:
     runs = [measure(*args) for _ in range(_repeat())]
     secs = [s for _, s in runs]
     return {"messages": runs[0][0], "seconds": min(secs),
-            "seconds_runs": [round(x, 4) for x in secs], "peak_rss_mb": _rss_mb()}
+            "seconds_runs": [round(x, 4) for x in secs], "peak_rss_mb": data.peak_rss_mb()}
 
 
 def child_struct(path: str, limit: int) -> dict:
@@ -205,8 +189,8 @@ def child_spark(path: str, rules: int, master: str) -> dict:
     replay(table, capture, "pessimistic").write.format("noop").mode("overwrite").save()
     out["spark_replay"] = {"messages": n, "seconds": time.perf_counter() - start,
                            "rules": len(table.rules)}
-    jvm = _vm_hwm_mb(jvm_pid)
-    py = _rss_mb()
+    jvm = data.proc_status_mb(jvm_pid)
+    py = data.peak_rss_mb()
     spark.stop()
     for r in out.values():
         r.update(peak_rss_mb=py + jvm, jvm_peak_rss_mb=jvm, python_peak_rss_mb=py)
