@@ -18,6 +18,7 @@ import html
 from dataclasses import dataclass, field
 
 from dlqlens.explain.steps import NextStep, next_step
+from dlqlens.explain.summary import destination_group
 from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
 from dlqlens.mq.remedies import REMEDIES, SITUATIONS, page_title
 from dlqlens.safe import one_line
@@ -68,9 +69,7 @@ def unexplained(df, findings):
 
     rest = unexplained_messages(df, findings)
     dest = F.col("dlh.DestQName")
-    group = dest
-    for prefix in TEMPORARY_QUEUE_PREFIXES:
-        group = F.when(dest.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(group)
+    group = destination_group(dest)
     return (rest.groupBy(F.col("dlh.Reason").alias("Reason"), F.col("reason_name"),
                          F.col("dlh.DestQMgrName").alias("DestQMgrName"),
                          group.alias("DestQName"))

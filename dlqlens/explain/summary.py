@@ -20,6 +20,20 @@ from dlqlens.mq.constants import MQAT_NAMES, TEMPORARY_QUEUE_PREFIXES
 from dlqlens.safe import printable
 
 
+def destination_group(dest=None):
+    """Column: ``dlh.DestQName`` with temporary dynamic queue names (``AMQ.*``,
+    ``CSQ.*``: one per requester, gone with it) grouped under their prefix. The
+    one grouping of destinations the summary, the coverage, the plots and the
+    report use."""
+    from pyspark.sql import functions as F
+
+    dest = F.col("dlh.DestQName") if dest is None else dest
+    group = dest
+    for prefix in TEMPORARY_QUEUE_PREFIXES:
+        group = F.when(dest.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(group)
+    return group
+
+
 @dataclass
 class CaptureSummary:
     """Figures of a capture.
@@ -200,9 +214,7 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
                       F.max("dlh_put_ts").alias("last_dlq_put"))
                  .orderBy(F.desc("messages"), "Reason").limit(top).toPandas())
     dest = F.col("dlh.DestQName")
-    dest_group = dest
-    for prefix in TEMPORARY_QUEUE_PREFIXES:
-        dest_group = F.when(dest.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(dest_group)
+    dest_group = destination_group(dest)
     by_dest = (with_dlh.groupBy(F.col("dlh.DestQMgrName").alias("DestQMgrName"),
                                 dest_group.alias("DestQName"))
                .agg(F.countDistinct(dest).alias("queues"), F.count("*").alias("messages"))

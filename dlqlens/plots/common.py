@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from dlqlens.explain.summary import destination_group
 from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
 from dlqlens.safe import one_line
 
@@ -127,18 +128,6 @@ def _col(name: str):
     return make
 
 
-def _temporary_group():
-    """``dlh.DestQName``, with temporary dynamic queues (``AMQ.*``, ``CSQ.*``:
-    one per requester, gone with it) grouped under their prefix."""
-    from pyspark.sql import functions as F
-
-    q = F.col("dlh.DestQName")
-    out = q
-    for prefix in TEMPORARY_QUEUE_PREFIXES:
-        out = F.when(q.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(out)
-    return out
-
-
 def _is_temporary():
     from pyspark.sql import functions as F
 
@@ -177,7 +166,7 @@ REASON = Dimension("reason", "reason (dlh.Reason)", "reasons",
                    (("reason", _col("dlh.Reason")), ("name", _col("reason_name"))), _reason_label)
 DESTINATION = Dimension(
     "destination", "destination (dlh.DestQName @ dlh.DestQMgrName)", "destinations",
-    (("q", _temporary_group), ("temporary", _is_temporary), ("qmgr", _col("dlh.DestQMgrName"))),
+    (("q", destination_group), ("temporary", _is_temporary), ("qmgr", _col("dlh.DestQMgrName"))),
     _destination_label)
 SOURCE = Dimension("source", "capture file (source)", "files", (("source", _col("source")),),
                    _source_label)

@@ -26,6 +26,8 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
+from dlqlens.explain.coverage import unexplained_messages
+from dlqlens.explain.summary import destination_group
 from dlqlens.report.views import (ExplanationView, FindingView, Group, KeyFigures, Listing, Note,
                                   Table, environment)
 
@@ -134,19 +136,6 @@ def _span(start, end) -> str:
     return f"{_ts(start)} → {_ts(end)} UTC"
 
 
-def _dest_group():
-    """DestQName with temporary dynamic queue names grouped by their prefix (``AMQ.*``)."""
-    from pyspark.sql import functions as F
-
-    from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
-
-    dest = F.col("dlh.DestQName")
-    group = dest
-    for prefix in TEMPORARY_QUEUE_PREFIXES:
-        group = F.when(dest.startswith(prefix.rstrip("*")), F.lit(prefix)).otherwise(group)
-    return group
-
-
 def _meaning(reason) -> str:
     from dlqlens.mq.constants import describe_code
 
@@ -218,7 +207,7 @@ def _group_columns():
     from pyspark.sql import functions as F
 
     return [F.col("dlh.Reason").alias("Reason"), F.col("reason_name"),
-            F.col("dlh.DestQMgrName").alias("DestQMgrName"), _dest_group().alias("DestQName")]
+            F.col("dlh.DestQMgrName").alias("DestQMgrName"), destination_group().alias("DestQName")]
 
 
 _GROUP_KEYS = ("Reason", "reason_name", "DestQMgrName", "DestQName")
@@ -230,10 +219,7 @@ def _no_finding(df, findings, top: int, examples: int):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    refs = (findings.select(F.explode("messages").alias("m"))
-            .select(F.col("m.source").alias("source"),
-                    F.col("m.message_number").alias("message_number")).distinct())
-    left = df.join(refs, ["source", "message_number"], "left_anti").select(
+    left = unexplained_messages(df, findings).select(
         "source", "message_number", *_group_columns(), F.col("dlh.DestQName").alias("queue"),
         "dlh_put_ts")
     groups = (left.groupBy(*_GROUP_KEYS)
@@ -343,7 +329,7 @@ def _destinations(df, limit: int = 500):
 
     return (df.where(F.col("dlh").isNotNull())
             .groupBy(F.col("dlh.DestQMgrName").alias("DestQMgrName"),
-                     _dest_group().alias("DestQName"))
+                     destination_group().alias("DestQName"))
             .agg(F.count("*").alias("messages"),
                  F.countDistinct("dlh.DestQName").alias("queues"),
                  F.array_sort(F.collect_set("dlh.Reason")).alias("reasons"))
