@@ -3,8 +3,8 @@
 Source: IBM MQ, "Conditions for a trigger event"; the numbers used everywhere
 in dlqlens are the items of that list (1-14). The
 simulator (:mod:`dlqlens.sim.qmgr`) and the trigger-condition evaluator
-(:mod:`dlqlens.trigger_events.evaluator`) both decide with :func:`on_put` and
-:func:`on_event`; neither holds a condition of its own.
+(:mod:`dlqlens.trigger_events.evaluator`) both decide with :func:`on_put`,
+:func:`on_event` and :func:`on_alter`; neither holds a condition of its own.
 
 Nothing here changes state. The caller gives:
 
@@ -260,18 +260,19 @@ def on_event(q, world, cause: str, *, explain: bool = False) -> Decision:
     return Decision(True, cause=cause, item=item)
 
 
-def alter_causes(q, changed: set, *, usage_normal: bool = True) -> list[str]:
+def alter_causes(q, changed: set) -> list[str]:
     """The item-13 events an ALTER of ``q`` (attributes ``changed``, state after) raises.
 
     Returns a subset of ``['alter', 'get_enabled', 'initq_put_enabled']`` in
     that order: ``'alter'`` when TRIGGER was turned on, or TRIGGER is on and
     TRIGTYPE, TRIGMPRI or (for DEPTH) TRIGDPTH changed; ``'get_enabled'``
     when GET became ENABLED; ``'initq_put_enabled'`` when PUT became ENABLED
-    (for the queues this one is the initiation queue of).
+    (for the queues this one is the initiation queue of). A transmission
+    queue (USAGE(XMITQ)) raises them as any local queue does: items 5 and 6
+    name it among the queues that are triggered. The first two concern ``q``
+    itself and are judged together (:func:`on_alter`).
     """
     out = []
-    if not usage_normal:
-        return out
     relevant = {"trigtype", "trigmpri"} | ({"trigdpth"} if q.trigtype == "DEPTH" else set())
     if ("trigger" in changed and q.trigger) or (q.trigger and changed & relevant):
         out.append("alter")
@@ -282,6 +283,41 @@ def alter_causes(q, changed: set, *, usage_normal: bool = True) -> list[str]:
     return out
 
 
+#: The causes of :func:`alter_causes` that concern the altered queue itself.
+OWN_ALTER_CAUSES = ("alter", "get_enabled")
+
+
+def on_alter(q, world, causes, *, explain: bool = False) -> Decision | None:
+    """Does one MQSET/ALTER of ``q`` make a trigger message for ``q`` (item 13)?
+
+    One MQSET call or one ALTER command is one event, however many of item
+    13's changes it makes at once (TRIGGER turned on and GET enabled, say):
+    it makes at most one trigger message for the queue. IBM MQ, "Conditions
+    for a trigger event": item 13 lists the changes "satisfied using MQSET or
+    a command" as alternatives of one condition, and the page's note 1 says
+    that for an event other than a message arriving "only one trigger message
+    is generated" (even for EVERY). The event triggers when any of its causes
+    does, with the conditions that cause requires (:data:`EVENT_SKIPS`).
+
+    Parameters
+    ----------
+    causes : sequence of str
+        :func:`alter_causes` output; only :data:`OWN_ALTER_CAUSES` are judged
+        here (``'initq_put_enabled'`` concerns the queues ``q`` serves as
+        initiation queue, one trigger message each, :func:`on_event`).
+
+    Returns
+    -------
+    Decision or None
+        The first cause's decision that triggers, else the first cause's
+        (its ``failed`` items); None when the ALTER raised no cause for ``q``.
+    """
+    decisions = [on_event(q, world, c, explain=explain) for c in causes if c in OWN_ALTER_CAUSES]
+    if not decisions:
+        return None
+    return next((d for d in decisions if d.trigger), decisions[0])
+
+
 def after_trigger(q) -> dict:
     """Attribute changes once a trigger message is made: DEPTH turns TRIGGER off.
 
@@ -290,5 +326,6 @@ def after_trigger(q) -> dict:
     return {"trigger": False} if q.trigtype == "DEPTH" else {}
 
 
-__all__ = ["CONDITIONS", "Decision", "EVENT_ITEM", "EVENT_SKIPS", "after_trigger", "alter_causes",
-           "needed", "on_event", "on_put", "qualifies", "supporting", "trigger_priority"]
+__all__ = ["CONDITIONS", "Decision", "EVENT_ITEM", "EVENT_SKIPS", "OWN_ALTER_CAUSES",
+           "after_trigger", "alter_causes", "needed", "on_alter", "on_event", "on_put",
+           "qualifies", "supporting", "trigger_priority"]

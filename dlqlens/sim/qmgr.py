@@ -27,6 +27,7 @@ RC = MQRC  # reason codes by name
 OK = 0
 
 MQAT_QMGR = MQAT["MQAT_QMGR"]
+MQAT_UNKNOWN = MQAT["MQAT_UNKNOWN"]
 MQAT_UNIX = MQAT["MQAT_UNIX"]
 MQAT_JAVA = MQAT["MQAT_JAVA"]
 MQAT_CHANNEL_INITIATOR = MQAT["MQAT_CHANNEL_INITIATOR"]
@@ -640,6 +641,10 @@ class QueueManager:
           4-10, excluding 5);
         * PUT(ENABLED) after PUT(DISABLED) on an initiation queue: one trigger
           message for each application queue it serves (conditions 4-10).
+
+        One ALTER (one MQSET) is one event: the first two make at most one
+        trigger message together (:func:`dlqlens.mq.trigger_conditions.on_alter`).
+        A transmission queue is altered and triggered as any local queue.
         """
         q = self.queue(name)
         _check_attrs("QLOCAL", name, attrs, self.platform)
@@ -649,12 +654,12 @@ class QueueManager:
         if any(k in attrs for k in ("trigmpri", "defprty", "msgdlvsq")):
             q._recount()
         changed = {k for k in attrs if attrs[k] != old[k]}
-        causes = trigger_conditions.alter_causes(q, changed, usage_normal=q.usage == "NORMAL")
-        if "alter" in causes:
-            self._trigger_on_event(q, "alter")
+        causes = trigger_conditions.alter_causes(q, changed)
         if "get_enabled" in causes:
             q.wake()
-            self._trigger_on_event(q, "get_enabled")
+        d = trigger_conditions.on_alter(q, self, causes)
+        if d is not None and d.trigger and not q.deleted:  # one ALTER: one trigger message
+            self._make_trigger(q, cause=d.cause, storm=False)
         if "initq_put_enabled" in causes:
             for aq in self._served_by(q):
                 self._trigger_on_event(aq, "initq_put_enabled")
@@ -786,8 +791,7 @@ class QueueManager:
         name, details = event or ("put", {})
         self.log(m, actor, name, queue=q.name, **details)
         q._add(m)
-        if q.usage == "NORMAL":
-            self._trigger_on_put(q, m)
+        self._trigger_on_put(q, m)  # application and transmission queues alike (items 5-6)
         return OK
 
     # -- get ---------------------------------------------------------------------------------
@@ -1019,11 +1023,24 @@ class QueueManager:
             self._make_trigger(q, cause=cause, storm=storm)
 
     def _make_trigger(self, q: LocalQueue, *, cause: str, storm: bool) -> None:
-        proc = self.processes[q.process.strip()]
+        """Put a trigger message for ``q`` on its initiation queue ("MQTM - Trigger message").
+
+        The MQTM comes from the queue and its process definition; a
+        transmission queue with a blank PROCESS ("Conditions for a trigger
+        event", item 6) makes one with ProcessName, ApplId, EnvData and
+        UserData blank and ApplType MQAT_UNKNOWN, its TriggerData usually
+        naming the channel to start ("Triggering channels").
+        """
+        name = (q.process or "").strip()
         initq = self.objects[q.initq.strip()]
-        tm = {"Version": 1, "QName": q.name, "ProcessName": proc.name,
-              "TriggerData": q.trigdata, "ApplType": proc.appltype, "ApplId": proc.applicid,
-              "EnvData": proc.envrdata, "UserData": proc.userdata}
+        if name:
+            proc = self.processes[name]
+            appl = {"ProcessName": proc.name, "ApplType": proc.appltype, "ApplId": proc.applicid,
+                    "EnvData": proc.envrdata, "UserData": proc.userdata}
+        else:  # a transmission queue: condition 6 let it through without a process
+            appl = {"ProcessName": "", "ApplType": MQAT_UNKNOWN, "ApplId": "", "EnvData": "",
+                    "UserData": ""}
+        tm = {"Version": 1, "QName": q.name, "TriggerData": q.trigdata, **appl}
         md = {"Version": 2, "Report": 0, "MsgType": 8, "Expiry": -1, "Feedback": 0,
               "Encoding": self.encoding, "CodedCharSetId": self.ccsid, "Format": _FMT_TRIGGER,
               "Priority": initq.defprty, "Persistence": 0, "MsgId": NO_ID, "CorrelId": NO_ID,

@@ -527,13 +527,15 @@ def _apply(world: _World, state: dict, ev: dict, no: int, source: str) -> list[O
         if any(k in attrs for k in ("trigmpri", "defprty", "msgdlvsq")):
             q.recount()
         changed = {k for k in attrs if attrs[k] != old[k]}
+        causes = trigger_conditions.alter_causes(q, changed)
         out = []
-        for cause in trigger_conditions.alter_causes(q, changed):
-            if cause == "initq_put_enabled":
-                out.extend(_judge_event(world, aq, cause, ev, no, now_ms, via=q.name)
-                           for aq in world.served_by(q))
-            else:
-                out.append(_judge_event(world, q, cause, ev, no, now_ms))
+        d = trigger_conditions.on_alter(q, world, causes, explain=True)
+        if d is not None:  # one ALTER is one event: at most one trigger message for q
+            out.append(_outcome(ev, no, q, d))
+            _made(q, d, now_ms)
+        if "initq_put_enabled" in causes:
+            out.extend(_judge_event(world, aq, "initq_put_enabled", ev, no, now_ms, via=q.name)
+                       for aq in world.served_by(q))
         return out or [_outcome(ev, no, q, None)]
     raise EventError(source, no, "a known event", repr(name))  # pragma: no cover - _check
 

@@ -332,3 +332,64 @@ def test_draining_server_is_started_once_for_a_burst():
         qm.put("APP.Q", msg(), actor=SERVER)
     sim.run(30)
     assert prog.starts == 1 and sim.stats["trigger_messages"] == 1
+
+
+def test_a_transmission_queue_with_a_blank_process_is_triggered(tmp_path):
+    """Items 5-6 of "Conditions for a trigger event": a transmission queue whose ProcessName is
+    blank is triggered, and its trigger message has ProcessName, ApplId, EnvData and UserData
+    blank and ApplType MQAT_UNKNOWN; "Triggering channels": TRIGDATA names the channel and the
+    trigger message goes to SYSTEM.CHANNEL.INITQ."""
+    from sim_helpers import capture
+
+    sim, qm = world()
+    initq = qm.define_qlocal("SYSTEM.CHANNEL.INITQ")
+    qm.define_qlocal("QM2", usage="XMITQ", trigger=True, trigtype="FIRST",
+                     initq="SYSTEM.CHANNEL.INITQ", trigdata="QM1.TO.QM2")
+    qm.define_qremote("ORDERS", rname="ORDERS", rqmname="QM2", xmitq="QM2")
+    qm.open_input(initq, Actor("runmqchi", MQAT_UNIX, "runmqchi"))
+    assert put(qm, "ORDERS", 3) == [0, 0, 0]
+    (tm,) = trigger_messages(qm, "SYSTEM.CHANNEL.INITQ")
+    assert tm.events[0]["cause"] == "first" and tm.events[0]["queue"] == "QM2"
+    assert tm.header("MQTM") == {"Version": 1, "QName": "QM2", "TriggerData": "QM1.TO.QM2",
+                                 "ProcessName": "", "ApplType": -1, "ApplId": "", "EnvData": "",
+                                 "UserData": ""}
+    gt, rows = capture(sim, tmp_path, [("QM1", "SYSTEM.CHANNEL.INITQ")])
+    assert rows[0]["tm"]["ApplType"] == -1 and rows[0]["tm"]["TriggerData"] == "QM1.TO.QM2"
+    assert rows[0]["tm"]["ProcessName"] == "" and rows[0]["tm"]["QName"] == "QM2"
+
+
+def test_a_transmission_queue_naming_a_missing_process_is_not_triggered():
+    """Item 6: only a blank ProcessName lets a transmission queue through without a process
+    definition; a PROCESS naming none fails the condition as for any queue."""
+    sim, qm = world()
+    triggered(qm, "QM2", trigtype="EVERY", usage="XMITQ", process="NO.SUCH.PROC")
+    del qm.processes["NO.SUCH.PROC"]
+    qm.define_qremote("ORDERS", rname="ORDERS", rqmname="QM2", xmitq="QM2")
+    assert put(qm, "ORDERS", 2) == [0, 0]
+    assert trigger_messages(qm) == []
+
+
+def test_altering_trigger_on_for_a_transmission_queue_with_messages_triggers():
+    """Item 13 (TriggerControl changed to MQTC_ON with messages on the queue) applies to a
+    transmission queue as to any: ALTER QLOCAL(xmitq) TRIGGER starts its channel."""
+    sim, qm = world()
+    triggered(qm, "QM2", trigger=False, usage="XMITQ", process="")
+    qm.define_qremote("ORDERS", rname="ORDERS", rqmname="QM2", xmitq="QM2")
+    put(qm, "ORDERS", 2)
+    assert trigger_messages(qm) == []
+    qm.alter("QM2", trigger=True)
+    (tm,) = trigger_messages(qm)
+    assert tm.events[0]["cause"] == "alter" and tm.header("MQTM")["ProcessName"] == ""
+
+
+def test_one_alter_turning_trigger_on_and_enabling_get_makes_one_trigger_message():
+    """Item 13 and the page's note 1: one MQSET/ALTER is one event, however many of item 13's
+    changes it makes, and an event other than a put makes one trigger message for the queue."""
+    for platform in ("linux", "zos"):
+        sim, qm = world(platform=platform)
+        q, _ = triggered(qm, trigtype="FIRST", trigger=False, get="DISABLED")
+        put(qm, "APP.Q", 2)
+        assert trigger_messages(qm) == []
+        qm.alter("APP.Q", trigger=True, get="ENABLED")
+        tms = trigger_messages(qm)
+        assert [m.events[0]["cause"] for m in tms] == ["alter"], platform

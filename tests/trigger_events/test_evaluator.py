@@ -151,6 +151,29 @@ def test_get_inhibited_on_zos_then_enabled():
     assert verdicts(run(events)) == [1, "first", "get_enabled"]
 
 
+def test_one_alter_is_one_event():
+    """Item 13 and the page's note 1: an ALTER turning TRIGGER on and enabling GET at once is
+    one event and makes one trigger message (judged once; the first cause that triggers)."""
+    events = ("alter APP.Q NOTRIGGER GET(DISABLED)\nput APP.Q count=2\n"
+              "alter APP.Q TRIGGER GET(ENABLED)")
+    for platform in ("linux", "zos"):
+        out = run(events, platform=platform)
+        assert verdicts(out[-1:]) == ["alter"] and len(out) == 4, platform
+        assert out[-1].item == 13
+
+
+def test_transmission_queue_with_blank_process_is_triggered():
+    """Item 6: a transmission queue with a blank ProcessName needs no process definition; with a
+    PROCESS naming none it is stopped by condition 6 as any queue."""
+    mqsc = ("DEFINE QLOCAL(SYSTEM.CHANNEL.INITQ)\n"
+            "DEFINE QLOCAL(QM2) USAGE(XMITQ) TRIGGER TRIGTYPE(FIRST) INITQ(SYSTEM.CHANNEL.INITQ) "
+            "TRIGDATA(QM1.TO.QM2)\n"
+            "DEFINE QLOCAL(QM3) USAGE(XMITQ) TRIGGER INITQ(SYSTEM.CHANNEL.INITQ) PROCESS(NONE.P)\n")
+    out = evaluate(parse_mqsc(mqsc), parse_events(
+        "monitor-start SYSTEM.CHANNEL.INITQ\nput QM2 count=2\nput QM3"))
+    assert verdicts(out) == [13, 13, "first", 3, 6]  # the monitor's open judges both queues
+
+
 def test_jsonl_events_and_errors():
     text = "\n".join(json.dumps(e) for e in [
         {"event": "monitor_start", "initq": "INITQ", "t": 0},
