@@ -774,12 +774,13 @@ class QueueManager:
             return self._failed(m, actor, q.name, RC["MQRC_Q_FULL"])
         if m.deadline is None:
             exp = int(md.get("Expiry", -1))
-            if exp == 0 or exp < -1:
+            if exp == 0 or exp < -1:  # MQMD "Expiry (MQLONG)", note 1: only the value given
                 return self._failed(m, actor, q.name, RC["MQRC_EXPIRY_ERROR"])
             if exp > 0:
                 m.deadline = self.sim.now + 10 * exp
-        elif m.deadline <= self.sim.now:
-            return self._failed(m, actor, q.name, RC["MQRC_EXPIRY_ERROR"])
+        # a re-put keeps its deadline (note 7), even one that has passed while the message
+        # was held: the putter's MQMD carries the positive Expiry its MQGET returned, so the
+        # put succeeds and the message expires where it now is (discarded by a get, note 2)
         md["BackoutCount"] = 0
         if context == "default":
             date, time = self.sim.put_date_time()

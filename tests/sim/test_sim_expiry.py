@@ -113,10 +113,39 @@ def test_an_undeliverable_expiration_report_is_dead_lettered():
 
 
 def test_expiry_zero_is_rejected():
-    """Note 1: an Expiry of zero fails the put with MQRC_EXPIRY_ERROR."""
+    """Note 1: an Expiry of zero fails the put with MQRC_EXPIRY_ERROR (as does a negative value
+    other than MQEI_UNLIMITED, -1: "MQRC_EXPIRY_ERROR", the value is not valid)."""
     sim, qm = world()
     qm.define_qlocal("Q")
     assert put(qm, "Q", Expiry=0) == [2013]
+    assert put(qm, "Q", Expiry=-2) == [2013]
+    assert put(qm, "Q", Expiry=-1) == [0]
+
+
+def test_a_message_whose_expiry_ran_out_while_held_is_still_put_and_expires_on_the_dlq():
+    """Note 1 fails only a put *given* an Expiry of 0; note 7 keeps the remaining expiry of a
+    message put to the DLQ and goes on decrementing it. A message got with Expiry left, held
+    past it and dead-lettered is put (the MQMD its MQGET returned has a positive Expiry); it
+    then expires on the DLQ, still counting in its depth (note 2) until a get discards it and
+    makes the expiration report it asked for (note 3)."""
+    sim, qm = world()
+    q = qm.define_qlocal("Q")
+    reports = qm.define_qlocal("REPORTS")
+    put(qm, "Q", Expiry=20, Report=MQRO["MQRO_EXPIRATION"], ReplyToQ="REPORTS")
+    sim.run(1.0)
+    _, m = qm.get(q, actor=GETTER)
+    assert qm.view(m)["Expiry"] == 10  # 1 s of its 2 s left
+    sim.run(3.0)  # processing takes 2 s: the remaining expiry runs out while it is held
+    assert qm.expired(m)
+    assert qm.dead_letter(m, 2085, "GONE", "QM1", actor=GETTER) == 0
+    qm.commit(q, m, GETTER)
+    dlq = qm.queue(DLQ)
+    assert dlq.depth == 1 and reports.depth == 0
+    assert not any(e["event"] == "put_failed" for e in m.events)
+    assert qm.get(dlq, actor=GETTER, syncpoint=False) == (2033, None)  # discarded, not returned
+    assert dlq.depth == 0 and sim.stats["expired_discarded"] == 1
+    (rep,) = list(reports.messages())
+    assert rep.md["Feedback"] == 258
 
 
 def test_dead_letter_keeps_the_remaining_expiry(tmp_path):
