@@ -658,7 +658,7 @@ class QueueManager:
         if "get_enabled" in causes:
             q.wake()
         d = trigger_conditions.on_alter(q, self, causes)
-        if d is not None and d.trigger and not q.deleted:  # one ALTER: one trigger message
+        if d is not None and d.trigger:  # one ALTER: one trigger message for q
             self._make_trigger(q, cause=d.cause, storm=False)
         if "initq_put_enabled" in causes:
             for aq in self._served_by(q):

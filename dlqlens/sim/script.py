@@ -116,22 +116,26 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
     dlqlens.trigger_events.EventError
         On a script line that is not an event.
     dlqlens.sim.SimulationError
-        When an event names a queue the queue manager does not have, or
-        commits/closes what was never got/opened.
+        When an event names a queue the queue manager does not have, a put
+        fails (the evaluator does not model MAXDEPTH or PUT(DISABLED) on the
+        application queue), or a close has no input handle to close.
     """
     lines = script.splitlines()
     events = parse_events(script, source)
     sim = qm.sim
     seen = {id(m) for m in _trigger_messages(qm)}
+    made_so_far = [sim.stats["trigger_messages"]]
     held: dict[str, list] = {}  # messages got under syncpoint, by queue
     rows = []
 
     def row(ev, q, message=None):
         made = []
-        for m in _trigger_messages(qm):
-            if id(m) not in seen:
-                seen.add(id(m))
-                made.append((m.events[0]["queue"], m.events[0]["cause"]))
+        if sim.stats["trigger_messages"] != made_so_far[0]:  # look only when some were made
+            made_so_far[0] = sim.stats["trigger_messages"]
+            for m in _trigger_messages(qm):
+                if id(m) not in seen:
+                    seen.add(id(m))
+                    made.append((m.events[0]["queue"], m.events[0]["cause"]))
         step = lines[ev["line"] - 1].split(" #", 1)[0].strip()
         rows.append({"line": ev["line"], "t": sim.seconds, "step": step, "message": message,
                      "queue": q.name if q is not None else "", "depth": getattr(q, "depth", None),
@@ -146,7 +150,7 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
             qm.trigint = int(ev["trigint"])
             row(ev, None)
             continue
-        if name == "define_process":
+        if name == "define_process":  # the script names no program: APPLICID is the name
             qm.define_process(ev["process"], applicid=ev["process"])
             row(ev, None)
             continue

@@ -8,7 +8,8 @@ import os
 from dlqlens import read_capture
 from dlqlens.sim import Actor, QueueManager, Simulation
 from dlqlens.sim.capture import Capturer
-from dlqlens.sim.qmgr import MQAT_UNIX, NO_ID, SimMessage
+from dlqlens.sim.qmgr import MQAT_UNIX, SimMessage
+from dlqlens.sim.script import datagram
 
 DLQ = "SYSTEM.DEAD.LETTER.QUEUE"
 APP = Actor("tester", MQAT_UNIX, "tester", "appuser", 546, 1208)
@@ -25,13 +26,8 @@ def world(*, platform: str = "linux", seed: int = 1, name: str = "QM1", deadq: s
 
 
 def msg(body: bytes = b"hello", **md) -> SimMessage:
-    """A fresh MQSTR datagram (fields of ``md`` override the defaults)."""
-    d = {"Version": 2, "Report": 0, "MsgType": 8, "Expiry": -1, "Feedback": 0,
-         "Encoding": 546, "CodedCharSetId": 1208, "Format": "MQSTR", "Priority": 0,
-         "Persistence": 0, "MsgId": NO_ID, "CorrelId": NO_ID, "ReplyToQ": "", "ReplyToQMgr": "",
-         "AccountingToken": b"\0" * 32}
-    d.update(md)
-    m = SimMessage(d, (), body)
+    """A fresh MQSTR datagram (:func:`dlqlens.sim.script.datagram`) with a ``created`` event."""
+    m = datagram(body, **md)
     m.events.append({"t": "", "qmgr": "", "actor": "tester", "event": "created"})
     return m
 
