@@ -104,7 +104,7 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
     Returns
     -------
     list of dict
-        ``line``, ``t`` (seconds), ``step`` (the script line, or the event),
+        ``line``, ``t`` (seconds), ``step`` (the script line, comment removed),
         ``message`` (1-based within a ``put`` of several, else None),
         ``queue``, ``depth`` (CURDEPTH after the step, expired messages
         included), ``qualifying`` (messages of priority >= TRIGMPRI),
@@ -124,14 +124,15 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
     events = parse_events(script, source)
     sim = qm.sim
     seen = {id(m) for m in _trigger_messages(qm)}
-    made_so_far = [sim.stats["trigger_messages"]]
+    made_so_far = sim.stats["trigger_messages"]
     held: dict[str, list] = {}  # messages got under syncpoint, by queue
     rows = []
 
     def row(ev, q, message=None):
+        nonlocal made_so_far
         made = []
-        if sim.stats["trigger_messages"] != made_so_far[0]:  # look only when some were made
-            made_so_far[0] = sim.stats["trigger_messages"]
+        if sim.stats["trigger_messages"] != made_so_far:  # look only when some were made
+            made_so_far = sim.stats["trigger_messages"]
             for m in _trigger_messages(qm):
                 if id(m) not in seen:
                     seen.add(id(m))
@@ -162,12 +163,10 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
         if name == "put":
             count = int(ev.get("count", 1))
             for k in range(count):
-                md = {"Expiry": int(ev.get("expiry", -1))}
-                if ev.get("priority") is not None:
-                    md["Priority"] = int(ev["priority"])
-                else:
-                    md["Priority"] = -1  # MQPRI_PRIORITY_AS_Q_DEF: the queue's DEFPRTY
-                rc = qm.put(q.name, datagram(**md), actor=APPLICATION)
+                prio = ev.get("priority")  # None: MQPRI_PRIORITY_AS_Q_DEF (-1), the DEFPRTY
+                m = datagram(Expiry=int(ev.get("expiry", -1)),
+                             Priority=-1 if prio is None else int(prio))
+                rc = qm.put(q.name, m, actor=APPLICATION)
                 if rc:
                     raise SimulationError(f"{source}:{ev['line']}: put to {q.name} failed "
                                           f"with reason {rc}")
