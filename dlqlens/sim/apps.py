@@ -396,7 +396,8 @@ class JmsConsumer(App):
             if m is None:
                 return
             if q.bothresh > 0 and int(m.md["BackoutCount"]) >= q.bothresh:
-                self._poison(q, m)
+                if not self._poison(q, m):
+                    yield self.redelivery_delay  # backed out: redelivered after the delay
                 continue
             yield self.process_time
             if not m.poison:
@@ -407,20 +408,23 @@ class JmsConsumer(App):
             self.qm.backout(q, m, self.actor)
             yield self.redelivery_delay
 
-    def _poison(self, q: LocalQueue, m: SimMessage) -> None:
+    def _poison(self, q: LocalQueue, m: SimMessage) -> bool:
+        """BOQNAME, else discard (MQRO_DISCARD_MSG), else the DLQ; False when none took the
+        message and it was backed out."""
         if q.boqname and self.requeue(q, m, q.boqname, "requeued_to_boqname") == OK:
             self.qm.commit(q, m, self.actor)
-            return
+            return True
         if int(m.md.get("Report", 0)) & MQRO["MQRO_DISCARD_MSG"]:
             self.qm.commit(q, m, self.actor)
             self.qm.log(m, self.actor, "discarded", queue=q.name)
-            return
+            return True
         rc = self.qm.dead_letter(m, MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"], q.name, self.qm.name,
                                  actor=self.actor)
         if rc == OK:
             self.qm.commit(q, m, self.actor)
-        else:
-            self.qm.backout(q, m, self.actor)
+            return True
+        self.qm.backout(q, m, self.actor)
+        return False
 
 
 class BrokerFlow(App):

@@ -83,6 +83,20 @@ def test_jms_dead_letters_with_2362_when_there_is_no_backout_queue():
     assert backout_counts(d) == [1, 2] and d.pattern == "backout_loop"
 
 
+def test_jms_with_neither_backout_queue_nor_dlq_backs_the_message_out_and_redelivers_it():
+    """2362: neither BOQNAME nor a dead-letter queue can take the message, so it is backed out
+    (BackoutCount + 1) and redelivered after the listener's delay, again and again -- the
+    simulated clock moves on (it used to spin at one instant)."""
+    sim, qm = world(deadq="")
+    q = qm.define_qlocal("IN", bothresh=2)
+    m = poison(qm)
+    JmsConsumer(sim, qm, JMS, "IN", redelivery_delay=1.0).start()
+    sim.run(6.5)
+    assert q.depth == 1 and m.md["BackoutCount"] == 7  # 2 failures, then 5 at the threshold
+    failed = [e for e in m.events if e["event"] == "dead_letter_failed"]
+    assert [e["t"][-6:] for e in failed] == ["02.04Z", "03.04Z", "04.04Z", "05.04Z", "06.04Z"]
+
+
 def test_jms_with_bothresh_zero_never_moves_the_message():
     """BOTHRESH(0): no poison-message handling; the message is redelivered for ever."""
     sim, qm = world()
