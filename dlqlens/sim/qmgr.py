@@ -902,7 +902,22 @@ class QueueManager:
         return (OK, found) if found is not None else (RC["MQRC_NO_MSG_AVAILABLE"], None)
 
     def unit_of_work(self, actor: Actor, begin: bool = False) -> UnitOfWork | None:
-        """The actor's unit of work in progress (None when it has none and ``begin`` is false)."""
+        """The actor's unit of work in progress.
+
+        A unit of work begins with the first get under syncpoint after the
+        last MQCMIT or MQBACK (IBM MQ for z/OS "Skipping backout", step 2).
+
+        Parameters
+        ----------
+        actor : Actor
+        begin : bool
+            Begin one when the actor has none.
+
+        Returns
+        -------
+        UnitOfWork or None
+            None when the actor has none and ``begin`` is false.
+        """
         unit = self.units.get(actor.name)
         if unit is None and begin:
             number = self._uow_numbers.get(actor.name, 0) + 1
@@ -926,6 +941,13 @@ class QueueManager:
 
     def commit_uow(self, actor: Actor) -> int:
         """MQCMIT: every message got in the actor's unit of work leaves its queue.
+
+        Step 9 of the figure of IBM MQ for z/OS "Skipping backout" when the
+        unit of work is the second one (UOW2) holding a skipped get.
+
+        Parameters
+        ----------
+        actor : Actor
 
         Returns
         -------
@@ -951,6 +973,14 @@ class QueueManager:
         of work backed out for any other reason (``requested=False``: the
         application ended abnormally, the queue manager backed it out) backs
         the marked message out like the others (the same section, first note).
+        Backing out UOW2 reinstates the skipped message (step 10).
+
+        Parameters
+        ----------
+        actor : Actor
+        requested : bool
+            True for MQBACK by the application; False for a backout by the
+            queue manager (abnormal end).
 
         Returns
         -------
@@ -979,6 +1009,10 @@ class QueueManager:
         Not an application-requested backout, so a message marked with
         MQGMO_MARK_SKIP_BACKOUT is reinstated too (IBM MQ for z/OS "Skipping
         backout", first note); see :meth:`backout_uow`.
+
+        Parameters
+        ----------
+        actor : Actor
         """
         self.backout_uow(actor, requested=False)
 
