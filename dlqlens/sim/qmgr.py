@@ -1060,9 +1060,12 @@ class QueueManager:
         self._back_out(q, m, actor, None)
 
     def _back_out(self, q: LocalQueue, m: SimMessage, actor: Actor, cause: str | None) -> None:
+        """Reinstate ``m`` with BackoutCount + 1; on z/OS the count stops at 255 (MQMD
+        "BackoutCount (MQLONG)": "the value returned is never greater than 255")."""
         if q.deleted:
             return
-        m.md["BackoutCount"] = int(m.md["BackoutCount"]) + 1
+        count = int(m.md["BackoutCount"]) + 1
+        m.md["BackoutCount"] = min(count, 255) if self.platform == "zos" else count
         if cause is None:
             self.log(m, actor, "backout", queue=q.name, backout_count=m.md["BackoutCount"])
         else:

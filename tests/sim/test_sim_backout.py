@@ -257,3 +257,17 @@ def test_broker_failure_flow_exceptions_are_retried_whether_or_not_catch_is_conn
         outcomes.append([e["event"] for e in moved.events if e["event"] != "put"])
     assert outcomes[0] == outcomes[1]
     assert "catch_terminal" not in outcomes[0] and outcomes[0].count("failure_terminal") == 1
+
+
+@pytest.mark.parametrize("platform, expected", [("zos", 255), ("linux", 300)])
+def test_backout_count_stops_at_255_on_zos(platform, expected):
+    """MQMD "BackoutCount (MQLONG)": "On z/OS, a value of 255 means that the message has been
+    backed out 255 or more times; the value returned is never greater than 255"."""
+    sim, qm = world(platform=platform)
+    q = qm.define_qlocal("IN")
+    m = poison(qm)
+    for _ in range(300):
+        rc, got = qm.get(q, actor=APP)
+        assert rc == 0 and got is m
+        qm.backout(q, m, APP)
+    assert m.md["BackoutCount"] == expected
