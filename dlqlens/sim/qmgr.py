@@ -504,10 +504,12 @@ class ProcessDefinition:
 class UnitOfWork:
     """The gets under syncpoint one application has made and not yet committed or backed out.
 
-    The queue manager keeps one per actor (:meth:`QueueManager.unit_of_work`);
-    it begins with the first get under syncpoint and ends at
-    :meth:`QueueManager.commit_uow` or :meth:`QueueManager.backout_uow`
-    (MQCMIT, MQBACK), after which the actor's next get begins a new one.
+    The queue manager keeps one per actor name (:meth:`QueueManager.unit_of_work`):
+    an actor stands for one connection, so applications that share an
+    :class:`Actor` share their unit of work. It begins with the first get
+    under syncpoint and ends at :meth:`QueueManager.commit_uow` or
+    :meth:`QueueManager.backout_uow` (MQCMIT, MQBACK), after which the
+    actor's next get begins a new one.
 
     Attributes
     ----------
