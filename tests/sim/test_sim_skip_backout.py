@@ -163,3 +163,19 @@ def test_consumer_in_an_rrs_stored_procedure_stops_with_2274():
     assert app.last_reason == MQRC["MQRC_OPTION_ENVIRONMENT_ERROR"] and app.process.done
     assert a.md["BackoutCount"] == 0 and qm.queue("IN").depth == 1
     assert qm.queue("IN").ipprocs == 0
+
+
+def test_consumer_marking_every_get_processes_good_messages_one_unit_of_work_each():
+    """A commit ends the unit of work, so the next marked get begins a new one and is not a
+    second mark (no 2062): every good message is processed, the poison one removed by
+    UOW2."""
+    sim, qm = zos("IN", "ERRORS")
+    bad = put(qm, "IN", b"bad", poison=True)
+    good = [put(qm, "IN", b"ok %d" % i) for i in range(3)]
+    app = Consumer(sim, qm, APP, "IN", skip_backout=True, error_queue="ERRORS")
+    app.start()
+    sim.run(2)
+    assert app.processed == 3 and app.last_reason == 0
+    assert bad.removed and all(m.removed for m in good) and qm.queue("ERRORS").depth == 1
+    assert [e.get("skip_backout") for m in good for e in m.events if e["event"] == "get"] == \
+        [True, True, True]
