@@ -87,11 +87,16 @@ Output directory (stable contract)
         kinds: ``created``, ``put`` (``queue``; through a channel also ``destq``
         and ``destqm``, ``queue`` being the transmission queue), ``put_failed``
         (``queue``, ``reason``), ``get``
-        (``backout_count``, ``syncpoint``), ``backout``, ``processed``,
+        (``backout_count``, ``syncpoint``; ``skip_backout`` when marked with
+        MQGMO_MARK_SKIP_BACKOUT), ``backout`` (``backout_count``; ``cause``
+        ``not_requested`` when the queue manager backed out the unit of work,
+        as at an ``abnormal_end``), ``processed``,
         ``transmit`` (``channel``), ``message_retry`` (``reason``, ``attempt``),
         ``dead_letter`` (``queue``, ``reason``, ``destq``, ``destqm``),
         ``dead_letter_failed``, ``requeued_to_boqname``, ``failure_terminal``,
-        ``cannot_requeue``, ``backout_skipped``, ``removed_by_second_uow``,
+        ``catch_terminal``, ``error_logged``, ``cannot_requeue``,
+        ``backout_skipped`` (``uow``: the new unit of work), ``removed_by_second_uow``,
+        ``exception_put_failed``, ``abnormal_end``,
         ``trigger`` (``queue``, ``trigtype``, ``cause``: ``first``, ``every``,
         ``depth``, ``depth_again``, ``trigint``, ``close``, ``alter``,
         ``get_enabled``, ``initq_put_enabled``, ``initq_open``), ``started``

@@ -97,6 +97,7 @@ class App:
         if actor.ccsid is None:
             actor.ccsid = qmgr.ccsid
         self.process = None
+        self.last_reason = OK
 
     def start(self, delay: float = 0.0):
         """Start the application ``delay`` seconds from now."""
@@ -106,14 +107,20 @@ class App:
     def run(self):  # pragma: no cover - every application defines it
         raise NotImplementedError
 
-    def get_wait(self, q: LocalQueue, timeout: float | None, syncpoint: bool = True):
-        """MQGET with MQGMO_WAIT: a message, or None after ``timeout`` seconds (None: forever)."""
+    def get_wait(self, q: LocalQueue, timeout: float | None, syncpoint: bool = True,
+                 **options):
+        """MQGET with MQGMO_WAIT: a message, or None after ``timeout`` seconds (None: forever).
+
+        ``options`` are passed to :meth:`QueueManager.get` (``mark_skip_backout``...);
+        the reason of a failed get other than "no message" is kept in ``last_reason``.
+        """
         deadline = None if timeout is None else self.sim.now + ticks(timeout)
         while True:
-            rc, m = self.qm.get(q, actor=self.actor, syncpoint=syncpoint)
+            rc, m = self.qm.get(q, actor=self.actor, syncpoint=syncpoint, **options)
             if m is not None:
                 return m
             if rc not in _NO_MSG:
+                self.last_reason = rc
                 return None
             if deadline is None:
                 yield Wait(q, None)
@@ -244,14 +251,27 @@ class Consumer(App):
         MQGMO_MARK_SKIP_BACKOUT (z/OS only).
     error_queue : str
         Where the skip-backout unit of work puts its exception message.
+    on_error : {'backout', 'abend'}
+        What the application does when it cannot process a message: MQBACK
+        (an application-requested backout), or end abnormally, so that the
+        queue manager backs its unit of work out (which a skip-backout mark
+        does not survive, IBM MQ for z/OS "Skipping backout", first note); it
+        is restarted ``retry_delay`` seconds later.
+    rrs_stored_procedure : bool
+        The application is a Db2 stored procedure whose units of work RRS
+        controls: its marked gets fail with 2274 MQRC_OPTION_ENVIRONMENT_ERROR
+        ("Skipping backout", second note) and it stops (``last_reason``).
     """
 
     def __init__(self, sim, qmgr, actor, queue: str, *, process_time: float = 0.02,
                  backout: str = "ignore", retry_delay: float = 1.0, outages=(),
-                 skip_backout: bool = False, error_queue: str = ""):
+                 skip_backout: bool = False, error_queue: str = "", on_error: str = "backout",
+                 rrs_stored_procedure: bool = False):
         super().__init__(sim, qmgr, actor)
         if backout not in ("ignore", "requeue"):
             raise SimulationError(f"{actor.name}: backout must be 'ignore' or 'requeue'")
+        if on_error not in ("backout", "abend"):
+            raise SimulationError(f"{actor.name}: on_error must be 'backout' or 'abend'")
         if skip_backout and qmgr.platform != "zos":
             raise SimulationError(f"{actor.name}: MQGMO_MARK_SKIP_BACKOUT is supported only "
                                   "on z/OS (IBM MQ for z/OS \"Skipping backout\")")
@@ -264,7 +284,10 @@ class Consumer(App):
         self.outages = list(outages)
         self.skip_backout = skip_backout
         self.error_queue = error_queue
+        self.on_error = on_error
+        self.rrs_stored_procedure = rrs_stored_procedure
         self.processed = 0
+        self.abends = 0
 
     def _next_outage_in(self) -> float | None:
         later = [a - self.sim.now for a, _ in self._outage_ticks if a > self.sim.now]
@@ -283,9 +306,16 @@ class Consumer(App):
                     return
                 self.qm.open_input(q, self.actor)
                 continue
-            m = yield from self.get_wait(q, self._next_outage_in())
+            if self.skip_backout:
+                m = yield from self.get_wait(q, self._next_outage_in(), mark_skip_backout=True,
+                                             rrs_stored_procedure=self.rrs_stored_procedure)
+            else:
+                m = yield from self.get_wait(q, self._next_outage_in())
             if m is None:
                 if q.deleted:
+                    return
+                if self.last_reason == MQRC["MQRC_OPTION_ENVIRONMENT_ERROR"]:
+                    self.qm.close_input(q, self.actor)
                     return
                 continue
             if self.backout_policy == "requeue" and q.bothresh > 0 and \
@@ -301,17 +331,32 @@ class Consumer(App):
                 self.qm.log(m, self.actor, "processed", queue=q.name)
                 self.processed += 1
                 continue
+            if self.on_error == "abend":
+                m.pattern = m.pattern or "backout_loop"
+                self.abends += 1
+                self.qm.log(m, self.actor, "abnormal_end", queue=q.name)
+                self.qm.abnormal_end(self.actor)
+                self.qm.close_input(q, self.actor)
+                yield self.retry_delay  # until the application is restarted
+                if q.deleted:
+                    return
+                self.qm.open_input(q, self.actor)
+                continue
             if self.skip_backout:
-                self._skip(q, m)
+                if not self._skip(q, m):
+                    m.pattern = m.pattern or "backout_loop"
+                    yield self.retry_delay
                 continue
             m.pattern = m.pattern or "backout_loop"
             self.qm.backout(q, m, self.actor)
             yield self.retry_delay
 
-    def _skip(self, q: LocalQueue, m: SimMessage) -> None:
-        """IBM MQ for z/OS "Skipping backout", steps 5-9 of its figure: UOW1 backed out, the
-        marked get moves to UOW2, which commits."""
-        self.qm.log(m, self.actor, "backout_skipped", queue=q.name)
+    def _skip(self, q: LocalQueue, m: SimMessage) -> bool:
+        """IBM MQ for z/OS "Skipping backout", steps 5-10 of its figure: MQBACK of UOW1 (the
+        marked get skips it and becomes UOW2), an exception message put in UOW2, UOW2
+        committed (the message leaves the queue) or, when that put fails, backed out (the
+        message is reinstated). Returns whether the message was removed."""
+        self.qm.backout_uow(self.actor)
         note = SimMessage({"Version": 2, "Format": "MQSTR", "MsgType": 8, "Expiry": -1,
                            "Encoding": self.actor.encoding, "CodedCharSetId": self.actor.ccsid,
                            "Priority": -1, "Persistence": 2, "MsgId": NO_ID,
@@ -319,11 +364,14 @@ class Consumer(App):
                           (), b'{"error":"message could not be processed"}')
         note.events.append({"t": self.sim.iso(), "qmgr": self.qm.name, "actor": self.actor.name,
                             "event": "created", "about": bytes(m.md["MsgId"]).hex().upper()})
-        if self.qm.put(self.error_queue, note, actor=self.actor) == OK:
-            self.qm.commit(q, m, self.actor)
+        rc = self.qm.put(self.error_queue, note, actor=self.actor)
+        if rc == OK:
+            self.qm.commit_uow(self.actor)
             self.qm.log(m, self.actor, "removed_by_second_uow", queue=q.name)
-        else:
-            self.qm.backout(q, m, self.actor)
+            return True
+        self.qm.log(m, self.actor, "exception_put_failed", queue=self.error_queue, reason=rc)
+        self.qm.backout_uow(self.actor)
+        return False
 
 
 class JmsConsumer(App):
@@ -348,7 +396,8 @@ class JmsConsumer(App):
             if m is None:
                 return
             if q.bothresh > 0 and int(m.md["BackoutCount"]) >= q.bothresh:
-                self._poison(q, m)
+                if not self._poison(q, m):
+                    yield self.redelivery_delay  # backed out: redelivered after the delay
                 continue
             yield self.process_time
             if not m.poison:
@@ -359,20 +408,23 @@ class JmsConsumer(App):
             self.qm.backout(q, m, self.actor)
             yield self.redelivery_delay
 
-    def _poison(self, q: LocalQueue, m: SimMessage) -> None:
+    def _poison(self, q: LocalQueue, m: SimMessage) -> bool:
+        """BOQNAME, else discard (MQRO_DISCARD_MSG), else the DLQ; False when none took the
+        message and it was backed out."""
         if q.boqname and self.requeue(q, m, q.boqname, "requeued_to_boqname") == OK:
             self.qm.commit(q, m, self.actor)
-            return
+            return True
         if int(m.md.get("Report", 0)) & MQRO["MQRO_DISCARD_MSG"]:
             self.qm.commit(q, m, self.actor)
             self.qm.log(m, self.actor, "discarded", queue=q.name)
-            return
+            return True
         rc = self.qm.dead_letter(m, MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"], q.name, self.qm.name,
                                  actor=self.actor)
         if rc == OK:
             self.qm.commit(q, m, self.actor)
-        else:
-            self.qm.backout(q, m, self.actor)
+            return True
+        self.qm.backout(q, m, self.actor)
+        return False
 
 
 class BrokerFlow(App):
@@ -385,20 +437,32 @@ class BrokerFlow(App):
     failure_terminal : {None, 'handles', 'fails'}
         Not connected; connected to a flow that handles the error; connected
         to a flow that fails too.
+    catch_terminal : {None, 'handles', 'fails'}
+        The same for the Catch terminal. The rows of the node's error table
+        ("Handling MQInput errors") for an exception in the flow attached to
+        the Out terminal: with the Catch terminal connected, the flow
+        attached to it handles the error (the message is consumed); not
+        connected, the node retries (backout and retry processing). An
+        exception in the Catch flow itself: "error logged, message backed
+        out" (then the retry processing). An exception in the Failure flow:
+        the node retries, Catch terminal connected or not.
     dlq_reason : int
         MQDLH Reason the node writes when it dead-letters (not documented by
         the sources; our choice: 2362 MQRC_BACKOUT_THRESHOLD_REACHED).
     """
 
     def __init__(self, sim, qmgr, actor, queue: str, *, failure_terminal: str | None = None,
-                 process_time: float = 0.02, retry_delay: float = 0.5,
+                 catch_terminal: str | None = None, process_time: float = 0.02,
+                 retry_delay: float = 0.5,
                  dlq_reason: int = MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"]):
-        if failure_terminal not in (None, "handles", "fails"):
-            raise SimulationError(
-                f"{actor.name}: failure_terminal must be None, 'handles' or 'fails'")
+        for name, value in (("failure_terminal", failure_terminal),
+                            ("catch_terminal", catch_terminal)):
+            if value not in (None, "handles", "fails"):
+                raise SimulationError(f"{actor.name}: {name} must be None, 'handles' or 'fails'")
         super().__init__(sim, qmgr, actor)
         self.queue = queue
         self.failure_terminal = failure_terminal
+        self.catch_terminal = catch_terminal
         self.process_time = process_time
         self.retry_delay = retry_delay
         self.dlq_reason = dlq_reason
@@ -429,6 +493,12 @@ class BrokerFlow(App):
                 self.qm.commit(q, m, self.actor)
                 self.qm.log(m, self.actor, "processed", queue=q.name)
                 continue
+            elif self.catch_terminal is not None:  # the exception in the Out flow is caught
+                self.qm.log(m, self.actor, "catch_terminal", queue=q.name, backout_count=count)
+                if self.catch_terminal == "handles":
+                    self.qm.commit(q, m, self.actor)
+                    continue
+                self.qm.log(m, self.actor, "error_logged", queue=q.name)
             m.pattern = m.pattern or "backout_loop"
             self.qm.backout(q, m, self.actor)
             yield self.retry_delay
@@ -608,6 +678,15 @@ class DlqHandler(App):
     messages are processed as they arrive; every RETRYINT seconds the whole
     queue is browsed again.
 
+    WAIT (IBM MQ "DLQ control data"): with WAIT(YES), the default, the
+    handler waits for new messages for ever; with WAIT(NO) it ends as soon
+    as it finds no message it can process (the DLQ is empty, or holds only
+    messages it leaves there: IGNORE, rules used up, no match, no MQDLH);
+    with WAIT(nnn) it then waits nnn seconds for a new message before
+    ending. A message whose RETRY attempts are not all made yet is work it
+    can process. ``ended`` is the simulated second at which it ended (None
+    while it runs).
+
     Parameters
     ----------
     rules : str
@@ -646,9 +725,12 @@ class DlqHandler(App):
         self.retryint = int(control.retryint if control.retryint is not None else 60)
         self.per_message = per_message
         self.on_fate = on_fate
+        self.wait = control.wait_seconds  # None: WAIT(YES)
         self.history: dict = {}  # (MsgId, CorrelId) -> Progress
         self.next_try: dict = {}
+        self.retrying: dict = {}  # (MsgId, CorrelId) -> message with RETRY attempts to come
         self.pending: deque = deque()
+        self.ended: float | None = None
 
     @staticmethod
     def fields(m: SimMessage) -> dict:
@@ -678,8 +760,23 @@ class DlqHandler(App):
                 last_scan = self.sim.now
                 self.pending.extend(self.qm.browse(q, actor=self.actor))
                 continue
+            if self.wait is not None and not self._work_left():
+                # WAIT(NO) or WAIT(nnn): nothing on the DLQ it can process
+                if self.wait == 0 or not (yield Wait(q, self.wait)):
+                    q.listeners.remove(self.pending.append)
+                    self.qm.close_input(q, self.actor)
+                    self.ended = self.sim.seconds
+                    return
+                continue
             left = ticks(self.retryint) - (self.sim.now - last_scan)
             yield Wait(q, left / 100)
+
+    def _work_left(self) -> bool:
+        """Whether a message on the DLQ still has RETRY attempts to come."""
+        for key, m in list(self.retrying.items()):
+            if m.removed:
+                del self.retrying[key]
+        return bool(self.retrying)
 
     def _process(self, q: LocalQueue, m: SimMessage):
         if m.removed or m.locked is not None:
@@ -698,7 +795,8 @@ class DlqHandler(App):
         if progress is None:
             progress = Progress(started=self.sim.now)
         fields = self.fields(m)
-        step = next_step(matching_rules(self.rules, fields), progress.attempts)
+        matching = matching_rules(self.rules, fields)
+        step = next_step(matching, progress.attempts)
         began = self.sim.now
         yield self.per_message
         if m.removed or m.locked is not None:
@@ -743,6 +841,10 @@ class DlqHandler(App):
         self.qm.backout(q, m, self.actor)
         self.history[key] = progress.failed(step, rc)
         self.next_try[key] = began + ticks(self.retryint)
+        if next_step(matching, self.history[key].attempts).acts:
+            self.retrying[key] = m
+        else:
+            self.retrying.pop(key, None)
 
     def _decided(self, m: SimMessage, fate) -> None:
         if self.on_fate is not None:
@@ -751,6 +853,7 @@ class DlqHandler(App):
     def _forget(self, key) -> None:
         self.history.pop(key, None)
         self.next_try.pop(key, None)
+        self.retrying.pop(key, None)
 
 
 # ---------------------------------------------------------------------------

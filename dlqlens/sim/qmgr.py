@@ -499,6 +499,43 @@ class ProcessDefinition:
 
 
 # ---------------------------------------------------------------------------
+# units of work
+# ---------------------------------------------------------------------------
+
+class UnitOfWork:
+    """The gets under syncpoint one application has made and not yet committed or backed out.
+
+    The queue manager keeps one per actor name (:meth:`QueueManager.unit_of_work`):
+    an actor stands for one connection, so applications that share an
+    :class:`Actor` share their unit of work. It begins with the first get
+    under syncpoint and ends at :meth:`QueueManager.commit_uow` or
+    :meth:`QueueManager.backout_uow` (MQCMIT, MQBACK), after which the
+    actor's next get begins a new one.
+
+    Attributes
+    ----------
+    number : int
+        1 for the actor's first unit of work, then 2, 3... (for traces).
+    gets : list of (LocalQueue, SimMessage)
+        The messages got in it, in order; they stay locked on their queues.
+    marked : SimMessage or None
+        The one message got with MQGMO_MARK_SKIP_BACKOUT (IBM MQ for z/OS
+        "Skipping backout": "there can be only one MQGET request marked as
+        skipping backout" in a unit of work).
+    """
+
+    __slots__ = ("number", "gets", "marked")
+
+    def __init__(self, number: int):
+        self.number = number
+        self.gets: list = []
+        self.marked: SimMessage | None = None
+
+    def __repr__(self) -> str:
+        return f"UnitOfWork({self.number}, gets={len(self.gets)}, marked={self.marked is not None})"
+
+
+# ---------------------------------------------------------------------------
 # the queue manager
 # ---------------------------------------------------------------------------
 
@@ -562,6 +599,8 @@ class QueueManager:
         self._msgseq = 0
         self._tempseq = 0
         self._trigger_dlq_guard = False
+        self.units: dict[str, UnitOfWork] = {}  # actor name -> its open unit of work
+        self._uow_numbers: dict[str, int] = {}
         sim.qmgrs[name] = self
 
     # -- definitions ------------------------------------------------------------------
@@ -796,15 +835,56 @@ class QueueManager:
         return OK
 
     # -- get ---------------------------------------------------------------------------------
-    def get(self, q: LocalQueue, *, actor: Actor,
-            syncpoint: bool = True) -> tuple[int, SimMessage | None]:
+    def get(self, q: LocalQueue, *, actor: Actor, syncpoint: bool = True,
+            mark_skip_backout: bool = False,
+            rrs_stored_procedure: bool = False) -> tuple[int, SimMessage | None]:
         """MQGET of the next message (no match options); returns ``(reason, message)``.
 
         Expired messages met on the way are discarded (with their expiration
         reports). Under syncpoint the message is locked until :meth:`commit`
-        or :meth:`backout`. Reasons: 0, 2016 (GET_INHIBITED), 2033
-        (NO_MSG_AVAILABLE), 2085 (the queue was deleted).
+        or :meth:`backout` (or :meth:`commit_uow`, :meth:`backout_uow`) and
+        belongs to the actor's :meth:`unit_of_work`.
+
+        IBM MQ for z/OS "Skipping backout" (seed 002) for
+        ``mark_skip_backout`` (MQGMO_MARK_SKIP_BACKOUT): z/OS only; a second
+        marked get in one unit of work fails with 2062
+        ``MQRC_SECOND_MARK_NOT_ALLOWED`` ("2062 (080E) (RC2062)"); from a Db2
+        stored procedure in a unit of work controlled by RRS it fails with
+        2274 ``MQRC_OPTION_ENVIRONMENT_ERROR`` ("2274 (08E2) (RC2274)"). The
+        mark has effect only within a unit of work (MQGMO_SYNCPOINT).
+
+        Parameters
+        ----------
+        q : LocalQueue
+        actor : Actor
+        syncpoint : bool
+            MQGMO_SYNCPOINT (else MQGMO_NO_SYNCPOINT: the message is removed).
+        mark_skip_backout : bool
+            MQGMO_MARK_SKIP_BACKOUT.
+        rrs_stored_procedure : bool
+            The caller is a Db2 stored procedure whose units of work RRS controls.
+
+        Returns
+        -------
+        (int, SimMessage or None)
+            Reason 0, 2016 (GET_INHIBITED), 2033 (NO_MSG_AVAILABLE), 2085
+            (the queue was deleted), 2062 or 2274 (above); the message or None.
+
+        Raises
+        ------
+        SimulationError
+            ``mark_skip_backout`` on a queue manager that is not on z/OS.
         """
+        unit = None
+        if mark_skip_backout:
+            if self.platform != "zos":
+                raise SimulationError(f"{self.name}: MQGMO_MARK_SKIP_BACKOUT is supported only "
+                                      "on z/OS (IBM MQ for z/OS \"Skipping backout\")")
+            if rrs_stored_procedure:
+                return RC["MQRC_OPTION_ENVIRONMENT_ERROR"], None
+            unit = self.units.get(actor.name)
+            if syncpoint and unit is not None and unit.marked is not None:
+                return RC["MQRC_SECOND_MARK_NOT_ALLOWED"], None
         if q.deleted:
             return RC["MQRC_UNKNOWN_OBJECT_NAME"], None
         if q.get == "DISABLED":
@@ -814,11 +894,134 @@ class QueueManager:
         if found is not None:
             if syncpoint:
                 q._lock(found, actor)
+                unit = self.unit_of_work(actor, begin=True)
+                unit.gets.append((q, found))
+                if mark_skip_backout:
+                    unit.marked = found
+                    self.log(found, actor, "get", queue=q.name,
+                             backout_count=found.md["BackoutCount"], syncpoint=True,
+                             skip_backout=True)
+                    return OK, found
             else:
                 q._remove(found)
             self.log(found, actor, "get", queue=q.name, backout_count=found.md["BackoutCount"],
                      syncpoint=syncpoint)
         return (OK, found) if found is not None else (RC["MQRC_NO_MSG_AVAILABLE"], None)
+
+    def unit_of_work(self, actor: Actor, begin: bool = False) -> UnitOfWork | None:
+        """The actor's unit of work in progress.
+
+        A unit of work begins with the first get under syncpoint after the
+        last MQCMIT or MQBACK (IBM MQ for z/OS "Skipping backout", step 2).
+
+        Parameters
+        ----------
+        actor : Actor
+        begin : bool
+            Begin one when the actor has none.
+
+        Returns
+        -------
+        UnitOfWork or None
+            None when the actor has none and ``begin`` is false.
+        """
+        unit = self.units.get(actor.name)
+        if unit is None and begin:
+            number = self._uow_numbers.get(actor.name, 0) + 1
+            self._uow_numbers[actor.name] = number
+            unit = self.units[actor.name] = UnitOfWork(number)
+        return unit
+
+    def _leave_unit(self, m: SimMessage, actor: Actor) -> None:
+        """Take ``m`` out of the actor's unit of work (a per-message commit or backout)."""
+        unit = self.units.get(actor.name)
+        if unit is None:
+            return
+        for i, (_, got) in enumerate(unit.gets):
+            if got is m:
+                del unit.gets[i]
+                break
+        if unit.marked is m:
+            unit.marked = None
+        if not unit.gets:
+            del self.units[actor.name]
+
+    def commit_uow(self, actor: Actor) -> int:
+        """MQCMIT: every message got in the actor's unit of work leaves its queue.
+
+        Step 9 of the figure of IBM MQ for z/OS "Skipping backout" when the
+        unit of work is the second one (UOW2) holding a skipped get.
+
+        Parameters
+        ----------
+        actor : Actor
+
+        Returns
+        -------
+        int
+            The number of messages removed (0 when no unit of work is in progress).
+        """
+        unit = self.units.pop(actor.name, None)
+        if unit is None:
+            return 0
+        for q, m in unit.gets:
+            q._remove(m)
+        return len(unit.gets)
+
+    def backout_uow(self, actor: Actor, *, requested: bool = True) -> UnitOfWork | None:
+        """MQBACK of the actor's unit of work, or its backout for another reason.
+
+        Every message got in the unit of work is reinstated with
+        BackoutCount + 1 (MQMD "BackoutCount (MQLONG)"), except, when the
+        application requested the backout (``requested``), the one marked
+        with MQGMO_MARK_SKIP_BACKOUT: it "skips backout and becomes part of a
+        new unit of work" (UOW2), still locked, its BackoutCount unchanged
+        (IBM MQ for z/OS "Skipping backout", steps 5-7 of its figure). A unit
+        of work backed out for any other reason (``requested=False``: the
+        application ended abnormally, the queue manager backed it out) backs
+        the marked message out like the others (the same section, first note).
+        Backing out UOW2 reinstates the skipped message (step 10).
+
+        Parameters
+        ----------
+        actor : Actor
+        requested : bool
+            True for MQBACK by the application; False for a backout by the
+            queue manager (abnormal end).
+
+        Returns
+        -------
+        UnitOfWork or None
+            The new unit of work holding the marked message, or None.
+        """
+        unit = self.units.pop(actor.name, None)
+        if unit is None:
+            return None
+        skipped = unit.marked if requested else None
+        for q, m in unit.gets:
+            if m is skipped:
+                continue
+            self._back_out(q, m, actor, None if requested else "not_requested")
+        if skipped is None:
+            return None
+        new = self.unit_of_work(actor, begin=True)
+        new.gets = [(q, m) for q, m in unit.gets if m is skipped]
+        self.log(skipped, actor, "backout_skipped", queue=new.gets[0][0].name,
+                 backout_count=skipped.md["BackoutCount"], uow=new.number)
+        return new
+
+    def abnormal_end(self, actor: Actor) -> None:
+        """The application ends abnormally: the queue manager backs out its unit of work.
+
+        Not an application-requested backout, so a message marked with
+        MQGMO_MARK_SKIP_BACKOUT is reinstated too (IBM MQ for z/OS "Skipping
+        backout", first note); see :meth:`backout_uow`.
+
+        Parameters
+        ----------
+        actor : Actor
+        """
+        self.backout_uow(actor, requested=False)
 
     def browse(self, q: LocalQueue, *, actor: Actor) -> list[SimMessage]:
         """Browse the whole queue in delivery order (expired messages met are discarded)."""
@@ -847,19 +1050,34 @@ class QueueManager:
             self._discard_expired(q, m, actor)
             return False
         q._lock(m, actor)
+        self.unit_of_work(actor, begin=True).gets.append((q, m))
         self.log(m, actor, "get", queue=q.name, backout_count=m.md["BackoutCount"], syncpoint=True)
         return True
 
     def commit(self, q: LocalQueue, m: SimMessage, actor: Actor) -> None:
         """MQCMIT of a get: the message leaves the queue."""
         q._remove(m)
+        if self.units:
+            self._leave_unit(m, actor)
 
     def backout(self, q: LocalQueue, m: SimMessage, actor: Actor) -> None:
         """MQBACK of a get: the message is reinstated where it was, BackoutCount + 1."""
+        if self.units:
+            self._leave_unit(m, actor)
+        self._back_out(q, m, actor, None)
+
+    def _back_out(self, q: LocalQueue, m: SimMessage, actor: Actor, cause: str | None) -> None:
+        """Reinstate ``m`` with BackoutCount + 1; on z/OS the count stops at 255 (MQMD
+        "BackoutCount (MQLONG)": "the value returned is never greater than 255")."""
         if q.deleted:
             return
-        m.md["BackoutCount"] = int(m.md["BackoutCount"]) + 1
-        self.log(m, actor, "backout", queue=q.name, backout_count=m.md["BackoutCount"])
+        count = int(m.md["BackoutCount"]) + 1
+        m.md["BackoutCount"] = min(count, 255) if self.platform == "zos" else count
+        if cause is None:
+            self.log(m, actor, "backout", queue=q.name, backout_count=m.md["BackoutCount"])
+        else:
+            self.log(m, actor, "backout", queue=q.name, backout_count=m.md["BackoutCount"],
+                     cause=cause)
         q._unlock(m)
 
     def _discard_expired(self, q: LocalQueue, m: SimMessage, actor: Actor) -> None:

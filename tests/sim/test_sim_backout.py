@@ -83,6 +83,20 @@ def test_jms_dead_letters_with_2362_when_there_is_no_backout_queue():
     assert backout_counts(d) == [1, 2] and d.pattern == "backout_loop"
 
 
+def test_jms_with_neither_backout_queue_nor_dlq_backs_the_message_out_and_redelivers_it():
+    """2362: neither BOQNAME nor a dead-letter queue can take the message, so it is backed out
+    (BackoutCount + 1) and redelivered after the listener's delay, again and again -- the
+    simulated clock moves on (it used to spin at one instant)."""
+    sim, qm = world(deadq="")
+    q = qm.define_qlocal("IN", bothresh=2)
+    m = poison(qm)
+    JmsConsumer(sim, qm, JMS, "IN", redelivery_delay=1.0).start()
+    sim.run(6.5)
+    assert q.depth == 1 and m.md["BackoutCount"] == 7  # 2 failures, then 5 at the threshold
+    failed = [e for e in m.events if e["event"] == "dead_letter_failed"]
+    assert [e["t"][-6:] for e in failed] == ["02.04Z", "03.04Z", "04.04Z", "05.04Z", "06.04Z"]
+
+
 def test_jms_with_bothresh_zero_never_moves_the_message():
     """BOTHRESH(0): no poison-message handling; the message is redelivered for ever."""
     sim, qm = world()
@@ -193,3 +207,67 @@ def test_skip_backout_is_refused_off_zos():
     qm.define_qlocal("IN")
     with pytest.raises(SimulationError, match="z/OS"):
         Consumer(sim, qm, APP, "IN", skip_backout=True, error_queue="E")
+
+
+def test_broker_catch_terminal_that_handles_the_error_consumes_the_message():
+    """The error table of "Handling MQInput errors", row "the node propagates the message
+    to the Out terminal, the exception occurs in the Out flow", Catch terminal connected:
+    the flow attached to the Catch terminal handles the error; no backout."""
+    sim, qm = world()
+    q = qm.define_qlocal("IN", bothresh=2, boqname="IN.BOQ")
+    qm.define_qlocal("IN.BOQ")
+    m = poison(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", catch_terminal="handles").start()
+    sim.run(5)
+    assert q.depth == 0 and qm.queue("IN.BOQ").depth == 0 and qm.queue(DLQ).depth == 0
+    assert backout_counts(m) == [] and m.events[-1]["event"] == "catch_terminal"
+
+
+def test_broker_catch_flow_that_fails_logs_the_error_and_backs_the_message_out():
+    """Same table, row "the exception occurs in the flow attached to the Catch terminal":
+    error logged, message backed out; the retry processing then runs as without a Catch
+    flow (BOQNAME at the threshold, the failure terminal not connected)."""
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=2, boqname="IN.BOQ")
+    boq = qm.define_qlocal("IN.BOQ")
+    poison(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", catch_terminal="fails").start()
+    sim.run(5)
+    (m,) = list(boq.messages())
+    assert backout_counts(m) == [1, 2]
+    kinds = [e["event"] for e in m.events]
+    assert kinds.count("catch_terminal") == 2 and kinds.count("error_logged") == 2
+    assert kinds[-1] == "requeued_to_boqname"
+
+
+def test_broker_failure_flow_exceptions_are_retried_whether_or_not_catch_is_connected():
+    """Same table, row "the exception occurs in the flow attached to the Failure terminal":
+    the node retries, with the Catch terminal connected or not (up to twice the
+    threshold, then BOQNAME)."""
+    outcomes = []
+    for catch in (None, "handles"):
+        sim, qm = world()
+        qm.define_qlocal("IN", bothresh=1, boqname="IN.BOQ")
+        boq = qm.define_qlocal("IN.BOQ")
+        m = poison(qm)
+        m.md["BackoutCount"] = 1  # already at the threshold: the Failure terminal, not Out
+        BrokerFlow(sim, qm, FLOW, "IN", failure_terminal="fails", catch_terminal=catch).start()
+        sim.run(5)
+        (moved,) = list(boq.messages())
+        outcomes.append([e["event"] for e in moved.events if e["event"] != "put"])
+    assert outcomes[0] == outcomes[1]
+    assert "catch_terminal" not in outcomes[0] and outcomes[0].count("failure_terminal") == 1
+
+
+@pytest.mark.parametrize("platform, expected", [("zos", 255), ("linux", 300)])
+def test_backout_count_stops_at_255_on_zos(platform, expected):
+    """MQMD "BackoutCount (MQLONG)": "On z/OS, a value of 255 means that the message has been
+    backed out 255 or more times; the value returned is never greater than 255"."""
+    sim, qm = world(platform=platform)
+    q = qm.define_qlocal("IN")
+    m = poison(qm)
+    for _ in range(300):
+        rc, got = qm.get(q, actor=APP)
+        assert rc == 0 and got is m
+        qm.backout(q, m, APP)
+    assert m.md["BackoutCount"] == expected

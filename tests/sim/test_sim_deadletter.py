@@ -272,6 +272,46 @@ def test_dlq_handler_leaves_unmatched_and_headerless_messages():
     assert any(e["event"] == "dlq_handler_no_dlh" for e in msgs[1].events)
 
 
+def test_dlq_handler_wait_no_ends_when_nothing_left_can_be_processed():
+    """IBM MQ "DLQ control data", WAIT(NO): the handler ends when the DLQ is empty or
+    holds no message it can process -- not while a RETRY attempt is still to come."""
+    sim, qm = world()
+    qm.define_qlocal("ORIGIN")
+    qm.define_qlocal("TARGET", maxdepth=0)
+    dlq_message(qm, 2087, "ELSEWHERE")  # matches no rule: stays
+    dlq_message(qm, 2053, "TARGET")  # RETRY(2) at RETRYINT(10), then FWD to PARKED
+    qm.define_qlocal("PARKED")
+    handler = DlqHandler(sim, qm, HANDLER_RULES.replace("WAIT(YES)", "WAIT(NO)"))
+    handler.start()
+    sim.run(15)
+    assert handler.ended is None  # the second RETRY attempt is due at 10 s
+    sim.run(60)
+    assert handler.ended == 20.02  # the pass at 20 s (two messages, 0.01 s each) forwarded it
+    assert qm.queue("PARKED").depth == 1 and qm.queue(DLQ).depth == 1
+    assert qm.queue(DLQ).ipprocs == 0
+
+
+def test_dlq_handler_wait_nnn_waits_that_long_for_new_work():
+    """WAIT(nnn): after finding nothing it can process, the handler waits nnn seconds for
+    new work before ending; a message arriving meanwhile is processed; WAIT(YES) never
+    ends."""
+    sim, qm = world()
+    qm.define_qlocal("ORIGIN")
+    target = qm.define_qlocal("TARGET")
+    rules = HANDLER_RULES.replace("WAIT(YES)", "WAIT(30)")
+    handler = DlqHandler(sim, qm, rules)
+    handler.start()
+    sim.at(20, dlq_message, qm, 2053, "TARGET")
+    sim.run(100)
+    assert target.depth == 1
+    assert handler.ended == 50.01  # 30 s after the retry of the message of 20 s (0.01 s)
+    sim2, qm2 = world()
+    forever = DlqHandler(sim2, qm2, HANDLER_RULES)
+    forever.start()
+    sim2.run(1000)
+    assert forever.ended is None and not forever.process.done
+
+
 def test_dlq_handler_refuses_a_table_with_errors():
     """IBM MQ "How the rules table is processed", note 3: the rules table is validated
     when the handler starts."""
