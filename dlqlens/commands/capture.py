@@ -13,7 +13,8 @@ import sys
 
 from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
                                      add_format_option, add_master_option, add_mode_option,
-                                     capture_time_arg, capture_times, load_captures, plan_captures)
+                                     capture_time_arg, capture_times, load_captures, plan_captures,
+                                     unread_files)
 
 
 def register(sub) -> None:
@@ -67,12 +68,16 @@ def register(sub) -> None:
 
 def run_decode(args) -> int:
     from dlqlens.capture.jsonl import dumps, records
-    from dlqlens.capture.reader import ReadOptions, ReadStats, plan_pieces, read_piece
+    from dlqlens.capture.reader import ReadOptions, ReadStats, read_piece
+    from dlqlens.safe import one_line
 
     options = ReadOptions(format=args.format, mode=args.mode)
     stats = ReadStats()
+    pieces = plan_captures(args.captures, args.format, args.mode)
+    for path, why in unread_files(pieces):  # named before the rows, each with why
+        print(f"dlqlens: not read: {one_line(path)}: {one_line(why)}", file=sys.stderr)
     out = sys.stdout
-    for piece in plan_pieces(args.captures, options):
+    for piece in pieces:
         for batch in read_piece(piece, options, stats):
             for obj in records(batch):
                 out.write(dumps(obj) + "\n")
@@ -82,9 +87,9 @@ def run_decode(args) -> int:
         why = ", ".join(f"{n} {s}" for s, n in sorted(stats.dropped_by_status.items()))
         note += f", {stats.dropped} dropped as malformed ({why})"
     if stats.empty_files:
-        note += f"; empty file(s): {', '.join(stats.empty_files)}"
+        note += f"; {len(stats.empty_files)} empty file(s)"
     if stats.skipped_files:
-        note += f"; skipped {len(stats.skipped_files)} file(s) of unknown format in directories"
+        note += f"; {len(stats.skipped_files)} file(s) in no capture format not read"
     print(note, file=sys.stderr)
     return 0
 
@@ -95,8 +100,7 @@ def run_explain(args) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from dlqlens.capture.reader import (ReadOptions, captured_queues, captured_times, plan_pieces,
-                                        read_piece)
+    from dlqlens.capture.reader import ReadOptions, captured_queues, captured_times, read_piece
     from dlqlens.explain import EXPLAIN_COLUMNS, explain
 
     given = capture_time_arg(args.capture_time)
@@ -104,7 +108,7 @@ def run_explain(args) -> int:
     wanted = sorted(set(args.message or ()))
     found: set[int] = set()
     shown = 0
-    pieces = plan_pieces(args.captures, options)
+    pieces = plan_captures(args.captures, args.format)
     banners = captured_queues(pieces)
     times = {} if given is not None else captured_times(pieces)
     for piece in pieces:
