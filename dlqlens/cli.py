@@ -25,8 +25,19 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with errors on one line: the error (escaped: argparse quotes what
+    was typed) and where the usage is, exit status 2; the sub-commands' parsers
+    are of this class too."""
+
+    def error(self, message: str):
+        from dlqlens.safe import one_line
+
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (usage: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dlqlens",
         description="Analytics and forensics for IBM MQ dead-letter queue captures.",
     )

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
+from dlqlens.commands.common import (MAX_MESSAGE_NUMBER, add_capture_time_option, add_captures_argument,
                                      add_format_option, add_master_option, add_mode_option,
                                      capture_time_arg, capture_times, load_captures, plan_captures,
-                                     unread_files)
+                                     unread_files, whole_number)
 
 
 def register(sub) -> None:
@@ -35,10 +35,10 @@ def register(sub) -> None:
                                    "expiry, headers and payload, then what to check or do "
                                    "next with the queue and queue-manager names put in.")
     add_captures_argument(e)
-    e.add_argument("-m", "--message", type=int, action="append", metavar="N",
+    e.add_argument("-m", "--message", type=whole_number(1, MAX_MESSAGE_NUMBER), action="append", metavar="N",
                    help="message number (1-based, in every capture given; repeatable); "
                         "default: the first --limit messages")
-    e.add_argument("--limit", type=int, default=20, help="messages shown without -m (default 20)")
+    e.add_argument("--limit", type=whole_number(1), default=20, help="messages shown without -m (default 20)")
     e.add_argument("--capture-time", metavar="ISO8601",
                    help="when the captures were taken (UTC), for the age of each message and "
                         "its expiry instant; default: a dmpmqmsg banner's time, else unknown")
@@ -58,7 +58,7 @@ def register(sub) -> None:
     add_captures_argument(s)
     add_format_option(s)
     add_mode_option(s)
-    s.add_argument("--top", type=int, default=20, help="rows per table (default 20)")
+    s.add_argument("--top", type=whole_number(1), default=20, help="rows per table (default 20)")
     add_master_option(s)
     s.add_argument("--no-findings", action="store_true",
                    help="leave out the detectors' findings (faster on large captures)")

@@ -19,6 +19,36 @@ def add_captures_argument(parser: argparse.ArgumentParser, nargs: str = "+") -> 
                         help="capture files, directories or glob patterns")
 
 
+#: The largest message number (``message_number`` is a 32-bit integer column).
+MAX_MESSAGE_NUMBER = 2**31 - 1
+
+
+def whole_number(low: int, high: int | None = None):
+    """An argparse ``type``: a whole number from ``low`` to ``high`` (no upper
+    bound when None).
+
+    A value out of range or not a number is refused by argparse with the
+    option's name, what was expected and what was found (exit status 2), so
+    no command runs on ``--limit -1`` or a message number no capture can hold.
+    """
+    span = f"from {low} to {high}" if high is not None else f"{low} or more"
+
+    def parse(text: str) -> int:
+        from dlqlens.safe import one_line
+
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number {span}, found {one_line(repr(text))}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a whole number {span}, found {value}")
+        return value
+
+    parse.__name__ = "whole number"  # argparse's fallback message names the type
+    return parse
+
+
 def print_names(names) -> int:
     """``--list``: one name a line on standard output; exit status 0."""
     for name in names:

@@ -5,6 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
+from dlqlens.commands.common import whole_number
+from dlqlens.mq.vocabulary import ATTRIBUTES
+
+_TRIGINT = ATTRIBUTES["QMGR"]["trigint"]
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -23,7 +28,7 @@ def register(sub) -> None:
     e.add_argument("--queue-defs", required=True, metavar="FILE",
                    help="MQSC definitions: DEFINE QLOCAL/PROCESS, ALTER QMGR TRIGINT")
     e.add_argument("--events", required=True, metavar="FILE", help="events file")
-    e.add_argument("--trigint", type=int, default=None, metavar="MS",
+    e.add_argument("--trigint", type=whole_number(_TRIGINT.low, _TRIGINT.high), default=None, metavar="MS",
                    help="queue manager TRIGINT in milliseconds (default: the definitions' ALTER "
                         "QMGR TRIGINT, else 999999999)")
     e.add_argument("--platform", default="linux", choices=("linux", "aix", "windows", "zos"),

@@ -225,3 +225,35 @@ def test_decode_names_each_file_it_does_not_read_and_why(tmp_path, capsys):
     ]
     assert lines[3].endswith("; 1 empty file(s); 2 file(s) in no capture format not read")
     assert len(lines) == 4
+
+
+# --- issue 19: arguments out of range ------------------------------------------------------
+
+@pytest.mark.parametrize("argv, text", [
+    (["explain", str(DATASETS / "dlq_zos.raw"), "-m", "99999999999"],
+     "argument -m/--message: expected a whole number from 1 to 2147483647, found 99999999999"),
+    (["explain", str(DATASETS / "dlq_zos.raw"), "-m", "0"],
+     "argument -m/--message: expected a whole number from 1 to 2147483647, found 0"),
+    (["explain", str(DATASETS / "dlq_zos.raw"), "--limit", "-1"],
+     "argument --limit: expected a whole number 1 or more, found -1"),
+    (["explain", str(DATASETS / "dlq_zos.raw"), "--limit", "ten\x1b[2J"],
+     "argument --limit: expected a whole number 1 or more, found 'ten\\x1b[2J'"),
+    (["summary", str(DATASETS), "--top", "0"],
+     "argument --top: expected a whole number 1 or more, found 0"),
+    (["triggers", "evaluate", "--queue-defs", "q.mqsc", "--events", "e.jsonl", "--trigint", "-5"],
+     "argument --trigint: expected a whole number from 0 to 999999999, found -5"),
+    (["simulate", "--format", "pcap\x1b]0;x\x07"], "invalid choice: 'pcap\\x1b]0;x\\x07'"),
+])
+def test_bad_arguments_are_one_line_errors(argv, text, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and text in err
+    assert err.endswith(" --help)\n") and "\x1b" not in err
+
+
+def test_the_largest_message_number_is_looked_for(capsys):
+    """The top of -m's range reaches the reader (int32 message_number) and is not found."""
+    assert main(["explain", str(DATASETS / "dlq_zos.raw"), "-m", "2147483647"]) == 1
+    assert "no message 2147483647 in the capture(s)" in capsys.readouterr().err
