@@ -95,13 +95,12 @@ def run_decode(args) -> int:
 
 
 def run_explain(args) -> int:
-    import json
-
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from dlqlens.capture.reader import ReadOptions, captured_queues, captured_times, read_piece
     from dlqlens.explain import EXPLAIN_COLUMNS, explain
+    from dlqlens.safe import json_dumps
 
     given = capture_time_arg(args.capture_time)
     options = ReadOptions(format=args.format, columns=EXPLAIN_COLUMNS)
@@ -125,7 +124,7 @@ def run_explain(args) -> int:
                             capture_time_origin="given" if given is not None else "banner",
                             dlq=dlq, dlq_qmgr=qmgr)
                 if args.jsonl:
-                    sys.stdout.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
+                    sys.stdout.write(json_dumps(e.to_dict()) + "\n")
                 else:
                     sys.stdout.write(("\n" if shown else "") + e.to_text())
                 found.add(row["message_number"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from dlqlens.commands.common import whole_number
@@ -39,6 +38,7 @@ def register(sub) -> None:
 
 
 def run_evaluate(args) -> int:
+    from dlqlens.safe import json_dumps
     from dlqlens.trigger_events.evaluator import evaluate_files
 
     outcomes = evaluate_files(args.queue_defs, args.events, trigint=args.trigint,
@@ -46,7 +46,7 @@ def run_evaluate(args) -> int:
     out = sys.stdout
     if args.jsonl:
         for o in outcomes:
-            out.write(json.dumps(o.to_dict()) + "\n")
+            out.write(json_dumps(o.to_dict()) + "\n")
         return 0
     for o in outcomes:
         out.write(o.to_text() + "\n")
