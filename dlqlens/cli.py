@@ -13,6 +13,7 @@ import importlib
 import sys
 
 from dlqlens.errors import DlqlensError
+from dlqlens.version import version
 
 #: Modules that add sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES: dict[str, str] = {
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dlqlens",
         description="Analytics and forensics for IBM MQ dead-letter queue captures.",
     )
+    parser.add_argument("--version", action="version", version=f"dlqlens {version()}",
+                        help="print the version of dlqlens (its package metadata) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module_name in COMMAND_MODULES.values():

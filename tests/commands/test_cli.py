@@ -257,3 +257,41 @@ def test_the_largest_message_number_is_looked_for(capsys):
     """The top of -m's range reaches the reader (int32 message_number) and is not found."""
     assert main(["explain", str(DATASETS / "dlq_zos.raw"), "-m", "2147483647"]) == 1
     assert "no message 2147483647 in the capture(s)" in capsys.readouterr().err
+
+
+# --- issue 19: --version -------------------------------------------------------------------
+
+def test_version_comes_from_the_package_metadata(capsys):
+    from importlib.metadata import version as installed
+
+    import dlqlens
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"dlqlens {installed('dlqlens')}\n"
+    assert dlqlens.__version__ == installed("dlqlens")
+
+
+def test_version_without_an_installed_package(monkeypatch, tmp_path):
+    """Not installed (a source tree on PYTHONPATH): pyproject.toml beside the package,
+    else 'unknown'."""
+    import importlib.metadata
+
+    from dlqlens import version as v
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        assert v.version() == tomllib.load(fh)["project"]["version"]
+    assert v.source_version(tmp_path) == "unknown"  # no pyproject.toml
+    (tmp_path / "pyproject.toml").write_text("[project\nversion =", encoding="utf-8")
+    assert v.source_version(tmp_path) == "unknown"  # unreadable
+    (tmp_path / "pyproject.toml").write_text('[project]\nversion = "9.8.7"\n', encoding="utf-8")
+    assert v.source_version(tmp_path) == "9.8.7"
