@@ -5,6 +5,7 @@
 """
 
 from dlqlens.capture.reader import CaptureResult, read_capture
+from dlqlens.version import version as _version
 
 __all__ = ["CaptureResult", "read_capture"]
-__version__ = "0.1.0"
+__version__ = _version()

@@ -13,6 +13,7 @@ import importlib
 import sys
 
 from dlqlens.errors import DlqlensError
+from dlqlens.version import version
 
 #: Modules that add sub-commands, in the order they appear in ``--help``.
 COMMAND_MODULES: dict[str, str] = {
@@ -25,11 +26,24 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with errors on one line: the error (escaped: argparse quotes what
+    was typed) and where the usage is, exit status 2; the sub-commands' parsers
+    are of this class too."""
+
+    def error(self, message: str):
+        from dlqlens.safe import one_line
+
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (usage: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="dlqlens",
         description="Analytics and forensics for IBM MQ dead-letter queue captures.",
     )
+    parser.add_argument("--version", action="version", version=f"dlqlens {version()}",
+                        help="print the version of dlqlens (its package metadata) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module_name in COMMAND_MODULES.values():

@@ -7,6 +7,29 @@ line without a traceback.
 
 from __future__ import annotations
 
+import difflib
+
+
+def suggestions(word: str, known, n: int = 2) -> list[str]:
+    """The names in ``known`` that ``word`` may be a misspelling of, closest first.
+
+    The one measure of "close" behind every "did you mean" dlqlens prints
+    (rules-table keywords, MQ constant names, MQSC attributes):
+    :func:`difflib.get_close_matches` with a cutoff of 0.6, at most ``n``.
+    ``word`` itself is never suggested.
+
+    >>> suggestions("TRIGER", ["TRIGGER", "TRIGTYPE", "PUT"])
+    ['TRIGGER', 'TRIGTYPE']
+    """
+    return [k for k in difflib.get_close_matches(word, list(known), n=n + 1, cutoff=0.6)
+            if k != word][:n]
+
+
+def did_you_mean(word: str, known, n: int = 2, sep: str = " or ") -> str:
+    """``"did you mean A or B?"`` from :func:`suggestions`, or ``""`` when nothing is close."""
+    close = suggestions(word, known, n)
+    return f"did you mean {sep.join(close)}?" if close else ""
+
 
 class DlqlensError(Exception):
     """Base class of every error dlqlens raises on purpose."""

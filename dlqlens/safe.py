@@ -10,10 +10,16 @@ formatting characters) as a Python-style escape, so what is printed is what
 is there; :func:`one_line` also escapes LF, TAB and every other character
 Python does not call printable, for values printed inside one line.
 HTML output is escaped with :func:`html.escape` / jinja2 autoescape instead.
+JSON output keeps its other characters as UTF-8 but writes the same classes
+of characters as ``\\uNNNN`` escapes (:func:`json_text`, :func:`json_dumps`):
+JSON allows them raw in strings, and a terminal or a line-oriented tool
+reading ``--jsonl`` output would act on them (a U+2028 or a NEL ends a line
+for some of them).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 #: C0 but LF and TAB, DEL, C1, LS and PS, and the bidirectional formatting
@@ -48,3 +54,31 @@ def one_line(text) -> str:
         return ""
     return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode()
                    for ch in str(text))
+
+
+#: What JSON text may carry raw but must not reach a terminal: C0 controls (JSON
+#: escapes them; Spark's ``to_json`` too, all but DEL), DEL, C1, LS and PS, the
+#: bidirectional formatting characters. TAB, LF, CR and the blank are left: they
+#: are JSON's own whitespace outside strings (and always escaped inside).
+_JSON_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f"
+                          "\u2028-\u202e\u2066-\u2069]")
+
+
+def json_text(text: str) -> str:
+    """A JSON text with every character of :func:`printable`'s classes that it
+    carries raw written as a ``\\uNNNN`` escape: the same JSON value, other
+    characters kept as they are (UTF-8 output, not ``ensure_ascii``).
+
+    Such characters can only be inside strings in valid JSON, where the escape
+    means the same character, so ``json.loads(json_text(t)) == json.loads(t)``.
+
+    >>> json_text('{"q":"A\u202eB\u0085"}')
+    '{"q":"A\\\\u202eB\\\\u0085"}'
+    """
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def json_dumps(obj, **kwargs) -> str:
+    """:func:`json.dumps` with UTF-8 characters kept (``ensure_ascii=False``) and
+    the characters a terminal acts on escaped (:func:`json_text`)."""
+    return json_text(json.dumps(obj, ensure_ascii=False, **kwargs))

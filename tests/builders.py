@@ -12,13 +12,12 @@ import os
 import string
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, settings
 
 from dlqlens.capture import amqsbcg, dmpmqmsg, raw
 from dlqlens.capture.message import CaptureMessage, dead_letter
 from dlqlens.capture.reader import read_capture
-from tests.conftest import REAL  # the one place the real captures' folder is worked out
+from tests.conftest import REAL, missing_real  # the one place the real captures' folder is worked out
 
 
 #: Hypothesis settings of these tests (applied per test, not as a global profile,
@@ -36,11 +35,11 @@ WRITERS = ("raw", "dmpmqmsg", "amqsbcg")
 
 
 def real(*parts: str) -> Path:
-    """A file of the shared real-capture collection, or skip the test."""
+    """A file of the shared real-capture collection, or skip the test
+    (:func:`tests.conftest.missing_real`: fail it when the real captures are required)."""
     p = REAL.joinpath(*parts)
     if not p.exists():
-        pytest.skip(f"real capture {p} is not available (set DLQLENS_REAL_CAPTURES "
-                    f"to the real-captures folder)")
+        missing_real(p)
     return p
 
 

@@ -3,6 +3,13 @@
 Spark tests carry the ``spark`` marker and use the session-scoped ``spark``
 fixture, so the JVM starts once per test run (a few seconds), never in the
 unit tests' inner loop.
+
+The real third-party captures are read from ``DLQLENS_REAL_CAPTURES``, by
+default ``../shared/real-captures`` beside the checkout. Tests that need them
+skip when they are absent (:func:`missing_real`), unless
+``DLQLENS_REQUIRE_REAL_CAPTURES`` is set (to anything but ``0``), as ``.ci/run``
+does: then the run stops at once when the folder is missing, and a test
+missing one of its files fails instead of skipping.
 """
 
 from __future__ import annotations
@@ -16,13 +23,35 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ROOT / "datasets" / "dlq-sample"
 REAL = Path(os.environ.get("DLQLENS_REAL_CAPTURES", ROOT.parent / "shared" / "real-captures"))
+#: Set (CI): a missing real capture fails the run instead of skipping tests.
+REQUIRE_REAL = os.environ.get("DLQLENS_REQUIRE_REAL_CAPTURES", "") not in ("", "0")
+
+
+def missing_real(path) -> None:
+    """Skip the calling test because the real capture ``path`` is absent, or fail
+    it when :data:`REQUIRE_REAL` is set."""
+    why = f"real captures: {path} not found (set DLQLENS_REAL_CAPTURES to the real-captures folder)"
+    if REQUIRE_REAL:
+        pytest.fail(f"{why}; DLQLENS_REQUIRE_REAL_CAPTURES is set, so this is a failure",
+                    pytrace=False)
+    pytest.skip(why)
+
+
+def pytest_configure(config):
+    """With DLQLENS_REQUIRE_REAL_CAPTURES set, a missing folder stops the run before
+    any test (exit status 4, pytest's usage error), not one skip per test."""
+    if REQUIRE_REAL and not REAL.is_dir():
+        raise pytest.UsageError(
+            f"DLQLENS_REQUIRE_REAL_CAPTURES is set but the real captures folder {REAL} does "
+            f"not exist (set DLQLENS_REAL_CAPTURES to it; by default it is "
+            f"../shared/real-captures beside the checkout)")
 
 
 @pytest.fixture(scope="session")
 def real_captures() -> Path:
-    """The folder of real third-party captures; tests skip when it is absent."""
+    """The folder of real third-party captures (:func:`missing_real` when absent)."""
     if not REAL.is_dir():
-        pytest.skip(f"real captures not found at {REAL} (set DLQLENS_REAL_CAPTURES)")
+        missing_real(REAL)
     return REAL
 
 

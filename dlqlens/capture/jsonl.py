@@ -18,10 +18,11 @@ Other tools and the tests read this output: keys are only ever added.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from collections.abc import Iterator
 
 import pyarrow as pa
+
+from dlqlens.safe import json_dumps
 
 _RENAMED = {"payload": "payload_hex", "raw": "raw_hex"}
 
@@ -47,5 +48,7 @@ def records(batch: pa.RecordBatch | pa.Table) -> Iterator[dict]:
 
 
 def dumps(obj: dict) -> str:
-    """One JSON line (UTF-8 characters kept, no spaces after separators)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    """One JSON line (UTF-8 characters kept, no spaces after separators; the
+    characters a terminal acts on, C1, DEL, U+2028/U+2029 and the bidirectional
+    formatting characters, written as ``\\uNNNN``: :func:`dlqlens.safe.json_dumps`)."""
+    return json_dumps(obj, separators=(",", ":"))

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
+from dlqlens.commands.common import (MAX_MESSAGE_NUMBER, add_capture_time_option, add_captures_argument,
                                      add_format_option, add_master_option, add_mode_option,
-                                     capture_time_arg, capture_times, load_captures, plan_captures)
+                                     capture_time_arg, capture_times, load_captures, plan_captures,
+                                     unread_files, whole_number)
 
 
 def register(sub) -> None:
@@ -34,10 +35,10 @@ def register(sub) -> None:
                                    "expiry, headers and payload, then what to check or do "
                                    "next with the queue and queue-manager names put in.")
     add_captures_argument(e)
-    e.add_argument("-m", "--message", type=int, action="append", metavar="N",
+    e.add_argument("-m", "--message", type=whole_number(1, MAX_MESSAGE_NUMBER), action="append", metavar="N",
                    help="message number (1-based, in every capture given; repeatable); "
                         "default: the first --limit messages")
-    e.add_argument("--limit", type=int, default=20, help="messages shown without -m (default 20)")
+    e.add_argument("--limit", type=whole_number(1), default=20, help="messages shown without -m (default 20)")
     e.add_argument("--capture-time", metavar="ISO8601",
                    help="when the captures were taken (UTC), for the age of each message and "
                         "its expiry instant; default: a dmpmqmsg banner's time, else unknown")
@@ -57,7 +58,7 @@ def register(sub) -> None:
     add_captures_argument(s)
     add_format_option(s)
     add_mode_option(s)
-    s.add_argument("--top", type=int, default=20, help="rows per table (default 20)")
+    s.add_argument("--top", type=whole_number(1), default=20, help="rows per table (default 20)")
     add_master_option(s)
     s.add_argument("--no-findings", action="store_true",
                    help="leave out the detectors' findings (faster on large captures)")
@@ -67,12 +68,16 @@ def register(sub) -> None:
 
 def run_decode(args) -> int:
     from dlqlens.capture.jsonl import dumps, records
-    from dlqlens.capture.reader import ReadOptions, ReadStats, plan_pieces, read_piece
+    from dlqlens.capture.reader import ReadOptions, ReadStats, read_piece
+    from dlqlens.safe import one_line
 
     options = ReadOptions(format=args.format, mode=args.mode)
     stats = ReadStats()
+    pieces = plan_captures(args.captures, args.format, args.mode)
+    for path, why in unread_files(pieces):  # named before the rows, each with why
+        print(f"dlqlens: not read: {one_line(path)}: {one_line(why)}", file=sys.stderr)
     out = sys.stdout
-    for piece in plan_pieces(args.captures, options):
+    for piece in pieces:
         for batch in read_piece(piece, options, stats):
             for obj in records(batch):
                 out.write(dumps(obj) + "\n")
@@ -82,29 +87,27 @@ def run_decode(args) -> int:
         why = ", ".join(f"{n} {s}" for s, n in sorted(stats.dropped_by_status.items()))
         note += f", {stats.dropped} dropped as malformed ({why})"
     if stats.empty_files:
-        note += f"; empty file(s): {', '.join(stats.empty_files)}"
+        note += f"; {len(stats.empty_files)} empty file(s)"
     if stats.skipped_files:
-        note += f"; skipped {len(stats.skipped_files)} file(s) of unknown format in directories"
+        note += f"; {len(stats.skipped_files)} file(s) in no capture format not read"
     print(note, file=sys.stderr)
     return 0
 
 
 def run_explain(args) -> int:
-    import json
-
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from dlqlens.capture.reader import (ReadOptions, captured_queues, captured_times, plan_pieces,
-                                        read_piece)
+    from dlqlens.capture.reader import ReadOptions, captured_queues, captured_times, read_piece
     from dlqlens.explain import EXPLAIN_COLUMNS, explain
+    from dlqlens.safe import json_dumps
 
     given = capture_time_arg(args.capture_time)
     options = ReadOptions(format=args.format, columns=EXPLAIN_COLUMNS)
     wanted = sorted(set(args.message or ()))
     found: set[int] = set()
     shown = 0
-    pieces = plan_pieces(args.captures, options)
+    pieces = plan_captures(args.captures, args.format)
     banners = captured_queues(pieces)
     times = {} if given is not None else captured_times(pieces)
     for piece in pieces:
@@ -121,7 +124,7 @@ def run_explain(args) -> int:
                             capture_time_origin="given" if given is not None else "banner",
                             dlq=dlq, dlq_qmgr=qmgr)
                 if args.jsonl:
-                    sys.stdout.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
+                    sys.stdout.write(json_dumps(e.to_dict()) + "\n")
                 else:
                     sys.stdout.write(("\n" if shown else "") + e.to_text())
                 found.add(row["message_number"])

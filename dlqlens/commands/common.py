@@ -8,6 +8,7 @@ loads them with :func:`dlqlens.spark.load_capture`.
 from __future__ import annotations
 
 import argparse
+import os
 
 from dlqlens.capture.reader import MODES, ReadOptions, plan_pieces
 
@@ -16,6 +17,36 @@ def add_captures_argument(parser: argparse.ArgumentParser, nargs: str = "+") -> 
     """The ``CAPTURE...`` positional argument: files, directories or glob patterns."""
     parser.add_argument("captures", nargs=nargs, metavar="CAPTURE",
                         help="capture files, directories or glob patterns")
+
+
+#: The largest message number (``message_number`` is a 32-bit integer column).
+MAX_MESSAGE_NUMBER = 2**31 - 1
+
+
+def whole_number(low: int, high: int | None = None):
+    """An argparse ``type``: a whole number from ``low`` to ``high`` (no upper
+    bound when None).
+
+    A value out of range or not a number is refused by argparse with the
+    option's name, what was expected and what was found (exit status 2), so
+    no command runs on ``--limit -1`` or a message number no capture can hold.
+    """
+    span = f"from {low} to {high}" if high is not None else f"{low} or more"
+
+    def parse(text: str) -> int:
+        from dlqlens.safe import one_line
+
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number {span}, found {one_line(repr(text))}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected a whole number {span}, found {value}")
+        return value
+
+    parse.__name__ = "whole number"  # argparse's fallback message names the type
+    return parse
 
 
 def print_names(names) -> int:
@@ -58,7 +89,84 @@ def plan_captures(paths, fmt: str, mode: str = "PERMISSIVE") -> list:
         For a path that names nothing readable.
     """
     ReadOptions(format=fmt, mode=mode)
-    return plan_pieces(paths, ReadOptions(format=fmt))
+    pieces = plan_pieces(paths, ReadOptions(format=fmt))
+    check_readable(paths, pieces)
+    return pieces
+
+
+#: Formats of the pieces :func:`dlqlens.capture.reader.plan_pieces` plans but
+#: no reader reads: files in no capture format found in a directory, empty files.
+UNREAD = ("skipped", "empty")
+
+
+def unread_files(pieces) -> list[tuple[str, str]]:
+    """The planned files no reader reads, each with why.
+
+    Returns
+    -------
+    list of (str, str)
+        ``(path, why)`` for each ``skipped`` piece (``why`` is the format
+        detection's refusal, :func:`dlqlens.capture.registry.detect_format`:
+        the formats expected and the first bytes found) and each ``empty`` one
+        (``"empty file"``), in planning order.
+    """
+    from dlqlens.capture.registry import detect_format
+    from dlqlens.errors import CaptureError
+
+    out = []
+    for piece in pieces:
+        if piece.format == "empty":
+            out.append((piece.path, "empty file"))
+        elif piece.format == "skipped":
+            try:  # sniffed again: a few KB, only for files that are not read
+                detect_format(piece.path)
+                why = "in no capture format"  # (the file changed since planning)
+            except CaptureError as exc:
+                why = str(exc).removeprefix(f"{piece.path}: ")
+            out.append((piece.path, why))
+    return out
+
+
+def check_readable(paths, pieces) -> None:
+    """Refuse ``paths`` when they hold no file a reader reads.
+
+    Raises
+    ------
+    dlqlens.errors.CaptureError
+        When every planned piece is ``skipped`` or ``empty`` (or there is
+        none: an empty directory), naming the paths and what was found in
+        them, file names escaped (:func:`dlqlens.safe.one_line`).
+    """
+    from dlqlens.errors import CaptureError
+    from dlqlens.safe import one_line
+
+    if any(p.format not in UNREAD for p in pieces):
+        return
+    where = ", ".join(one_line(os.fspath(p)) for p in
+                      ([paths] if isinstance(paths, (str, os.PathLike)) else paths))
+    unread = unread_files(pieces)
+    if not unread:
+        raise CaptureError(f"{where}: no capture to read: no file found (an empty directory?); "
+                           "expected raw, dmpmqmsg or amqsbcg capture files")
+    skipped = [p for p, why in unread if why != "empty file"]
+    empty = [p for p, why in unread if why == "empty file"]
+    found = []
+    if skipped:
+        found.append(f"{len(skipped)} file(s) in no capture format ({_names(skipped)})")
+    if empty:
+        found.append(f"{len(empty)} empty file(s) ({_names(empty)})")
+    hint = ("; if they are captures, name the format with --format raw, dmpmqmsg or amqsbcg"
+            if skipped else "")
+    raise CaptureError(f"{where}: no capture to read: found {' and '.join(found)}; expected "
+                       f"raw, dmpmqmsg or amqsbcg capture files{hint}")
+
+
+def _names(paths, at_most: int = 5) -> str:
+    """Up to ``at_most`` file names, escaped, and how many more."""
+    from dlqlens.safe import one_line
+
+    shown = ", ".join(one_line(p) for p in paths[:at_most])
+    return shown + (f", and {len(paths) - at_most} more" if len(paths) > at_most else "")
 
 
 def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",

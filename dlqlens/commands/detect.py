@@ -115,6 +115,7 @@ def run_detect(args) -> int:
     from dlqlens.capture.reader import captured_queues
     from dlqlens.detect import DETECTORS, finding_record, run
     from dlqlens.errors import UsageError
+    from dlqlens.safe import json_dumps
 
     if args.list:
         return print_names(DETECTORS)
@@ -146,7 +147,7 @@ def run_detect(args) -> int:
             rec = finding_record(row)
             counts[rec["severity"]] = counts.get(rec["severity"], 0) + 1
             if args.jsonl:
-                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                out.write(json_dumps(rec) + "\n")
             else:
                 out.write(format_finding(rec, capture_queues=capture_queues) + "\n\n")
         out.flush()

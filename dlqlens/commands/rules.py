@@ -132,10 +132,14 @@ def _refuse_errors(table, name: str) -> bool:
 
 
 def _write_lines(df, column) -> None:
-    """Write one text column of ``df`` to stdout, ordered, streamed partition by partition."""
+    """Write one JSON column of ``df`` to stdout, ordered, streamed partition by partition,
+    with the characters a terminal acts on escaped (:func:`dlqlens.safe.json_text`: Spark's
+    ``to_json`` writes DEL, C1 and U+2028 raw)."""
+    from dlqlens.safe import json_text
+
     out = sys.stdout
     for row in df.orderBy("source", "message_number").select(column.alias("j")).toLocalIterator():
-        out.write(row["j"] + "\n")
+        out.write(json_text(row["j"]) + "\n")
     out.flush()
 
 

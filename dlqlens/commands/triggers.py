@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
+
+from dlqlens.commands.common import whole_number
+from dlqlens.mq.vocabulary import ATTRIBUTES
+
+_TRIGINT = ATTRIBUTES["QMGR"]["trigint"]
 
 
 def register(sub) -> None:
@@ -23,7 +27,7 @@ def register(sub) -> None:
     e.add_argument("--queue-defs", required=True, metavar="FILE",
                    help="MQSC definitions: DEFINE QLOCAL/PROCESS, ALTER QMGR TRIGINT")
     e.add_argument("--events", required=True, metavar="FILE", help="events file")
-    e.add_argument("--trigint", type=int, default=None, metavar="MS",
+    e.add_argument("--trigint", type=whole_number(_TRIGINT.low, _TRIGINT.high), default=None, metavar="MS",
                    help="queue manager TRIGINT in milliseconds (default: the definitions' ALTER "
                         "QMGR TRIGINT, else 999999999)")
     e.add_argument("--platform", default="linux", choices=("linux", "aix", "windows", "zos"),
@@ -34,6 +38,7 @@ def register(sub) -> None:
 
 
 def run_evaluate(args) -> int:
+    from dlqlens.safe import json_dumps
     from dlqlens.trigger_events.evaluator import evaluate_files
 
     outcomes = evaluate_files(args.queue_defs, args.events, trigint=args.trigint,
@@ -41,7 +46,7 @@ def run_evaluate(args) -> int:
     out = sys.stdout
     if args.jsonl:
         for o in outcomes:
-            out.write(json.dumps(o.to_dict()) + "\n")
+            out.write(json_dumps(o.to_dict()) + "\n")
         return 0
     for o in outcomes:
         out.write(o.to_text() + "\n")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 from dlqlens.mq.constants import MQAT_NAMES, TEMPORARY_QUEUE_PREFIXES
-from dlqlens.safe import printable
+from dlqlens.safe import one_line, printable
 
 
 def destination_group(dest=None):
@@ -95,8 +95,10 @@ class CaptureSummary:
     sources: list = field(default_factory=list)
 
     def to_text(self) -> str:
-        """The summary as plain text (a terminal, a ticket, an e-mail); control
-        characters from captures are shown escaped (:func:`~dlqlens.safe.printable`)."""
+        """The summary as plain text (a terminal, a ticket, an e-mail): values
+        from captures each on one line with every non-printable character
+        escaped (:func:`~dlqlens.safe.one_line`), the whole text through
+        :func:`~dlqlens.safe.printable`."""
         return printable(self._text())
 
     def _text(self) -> str:
@@ -132,7 +134,7 @@ class CaptureSummary:
         out.append("-" * len(title))
         if self.problem_count:
             for _, r in self.problems.iterrows():
-                out.append(f"  [{r['decode_status']}] {r['issue']}")
+                out.append(f"  [{one_line(r['decode_status'])}] {one_line(r['issue'])}")
             if self.problem_count > len(self.problems):
                 out.append(f"  ... and {self.problem_count - len(self.problems)} more")
         else:
@@ -158,9 +160,15 @@ def _ts(v) -> str:
 
 
 def _table(frame: pd.DataFrame) -> str:
+    """``frame`` as aligned text, each row on one line: every text cell (and
+    header) is made one line first (:func:`~dlqlens.safe.one_line`; a LF, a NEL
+    or a U+2028 in a queue name would start a line of its own, a line that
+    could read as another row), so the columns are aligned on what is shown."""
     if frame.empty:
         return "  none"
-    return "\n".join("  " + line for line in frame.to_string(index=False, na_rep="-").splitlines())
+    shown = frame.map(lambda v: one_line(v) if isinstance(v, str) else v)
+    shown.columns = [one_line(c) for c in shown.columns]
+    return "\n".join("  " + line for line in shown.to_string(index=False, na_rep="-").split("\n"))
 
 
 def _with_appl_type_names(frame: pd.DataFrame) -> pd.DataFrame:

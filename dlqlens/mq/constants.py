@@ -15,11 +15,11 @@ several names gets.
 
 from __future__ import annotations
 
-import difflib
 import operator
 import re
 from dataclasses import dataclass
 
+from dlqlens.errors import did_you_mean
 from dlqlens.mq import structs as _structs
 
 #: A queue or queue manager name: 1 to 48 of the characters IBM MQ allows in
@@ -1469,8 +1469,8 @@ def _resolve(name, table, what):
     try:
         return table[key]
     except KeyError:
-        close = difflib.get_close_matches(key, table.keys(), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; no similar name is known"
+        close = did_you_mean(key, table.keys(), n=3, sep=", ")
+        hint = f"; {close}" if close else "; no similar name is known"
         raise KeyError(f"unknown {what} name {name!r}{hint}") from None
 
 

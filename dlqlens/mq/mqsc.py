@@ -29,15 +29,20 @@ class MqscError(DlqlensError):
         1-based position of the problem in the source text.
     expected, found : str
         What the parser expected there and what it found.
+    hint : str
+        A suggestion (``"did you mean TRIGGER?"``), or ``""``.
     """
 
-    def __init__(self, source: str, line: int, column: int, expected: str, found: str):
+    def __init__(self, source: str, line: int, column: int, expected: str, found: str,
+                 hint: str = ""):
         self.source = source
         self.line = line
         self.column = column
         self.expected = expected
         self.found = found
-        super().__init__(f"{source}:{line}:{column}: expected {expected}, found {found}")
+        self.hint = hint
+        super().__init__(f"{source}:{line}:{column}: expected {expected}, found {found}"
+                         + (f"; {hint}" if hint else ""))
 
 
 # ---------------------------------------------------------------------------
@@ -278,9 +283,9 @@ class _Parser:
         self.i += 1
         return t
 
-    def fail(self, tok: _Tok | None, expected: str):
+    def fail(self, tok: _Tok | None, expected: str, hint: str = ""):
         line, col = (tok.line, tok.column) if tok is not None else self.end
-        raise MqscError(self.source, line, col, expected, _describe(tok))
+        raise MqscError(self.source, line, col, expected, _describe(tok), hint)
 
     def value(self) -> tuple[object, _Tok]:
         """After '(': the value up to the matching ')'.
@@ -407,6 +412,11 @@ def _parse_command(cmd: _Command, source: str, defs: Definitions) -> None:
             like = (str(raw).rstrip(), vtok)
             continue
         attr = vocabulary.keyword(objtype, kw)
+        if attr is None and (close := vocabulary.misspelling(objtype, kw)):
+            # runmqsc refuses a keyword it does not know (AMQ8405); one this close to a
+            # keyword of the type is a typo, and reading on would lose what it was to set
+            p.fail(t, f"an attribute keyword of {verb} {objtype}",
+                   f"did you mean {' or '.join(close)}?")
         if attr is None:
             unknown[kw.lower()] = raw if has_value else True
             warn(t, f"{objtype}({name}): attribute {kw} kept but not used")

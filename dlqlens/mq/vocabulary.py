@@ -303,6 +303,67 @@ for _t, _rows in ATTRIBUTES.items():
 del _t, _rows, _a, _k
 
 
+#: Every keyword IBM MQ 9.4 takes after DEFINE, ALTER or DELETE of each object
+#: type, whether dlqlens reads it or not (IBM MQ, "ALTER queues", Table 1, the
+#: parameters of each queue type, one set for the four; "DEFINE PROCESS"; "ALTER
+#: QMGR" and the attributes "DISPLAY QMGR" shows). A keyword the vocabulary
+#: does not have is kept as written when it is one of these (or unlike any of
+#: them: an attribute of a later MQ); one close to a keyword of its type and
+#: not among them is a misspelling (:func:`misspelling`).
+_QUEUE_KEYWORDS = """
+    ACCTQ AUTHREC BOQNAME BOTHRESH CAPEXPRY CFSTRUCT CLCHNAME CLUSNL CLUSTER CLWLPRTY CLWLRANK
+    CLWLUSEQ CMDSCOPE CUSTOM DEFBIND DEFPRESP DEFPRTY DEFPSIST DEFREADA DEFSOPT DEFTYPE DESCR
+    DISTL FORCE GET HARDENBO NOHARDENBO IMGRCOVQ INDXTYPE INITQ LIKE MAXDEPTH MAXFSIZE MAXMSGL
+    MONQ MSGDLVSQ NOPURGE NOREPLACE NOSHARE NOTRIGGER NPMCLASS OTELPCTL OTELTRAC PROCESS PROPCTL
+    PURGE PUT QDEPTHHI QDEPTHLO QDPHIEV QDPLOEV QDPMAXEV QSGDISP QSVCIEV QSVCINT REPLACE RETINTVL
+    RNAME RQMNAME SCOPE SHARE STATQ STGCLASS STREAMQ STRMQOS TARGET TARGQ TARGTYPE TRIGDATA
+    TRIGDPTH TRIGGER TRIGMPRI TRIGTYPE USAGE XMITQ"""
+MQSC_KEYWORDS: dict[str, frozenset[str]] = {
+    **{t: frozenset(_QUEUE_KEYWORDS.split()) for t in ("QLOCAL", "QMODEL", "QREMOTE", "QALIAS")},
+    "PROCESS": frozenset("""
+        APPLICID APPLTYPE CMDSCOPE DESCR ENVRDATA LIKE NOREPLACE QSGDISP REPLACE USERDATA""".split()),
+    "QMGR": frozenset("""
+        ACCTCONO ACCTINT ACCTMQI ACCTQ ACTCHL ACTIVREC ACTVCONO ACTVTRC ADOPTCHK ADOPTMCA ADVCAP
+        AMQPCAP AUTHEVSC AUTHOREV BRIDGEEV CCSID CERTLABL CERTQSGL CERTVPOL CFCONLOS CHAD CHADEV
+        CHADEXIT CHIADAPS CHIDISPS CHISERVP CHLAUTH CHLEV CLWLDATA CLWLEXIT CLWLLEN CLWLMRUC
+        CLWLUSEQ CMDEV CMDSCOPE CONFIGEV CONNAUTH CUSTOM DEADQ DEFCLXQ DEFXMITQ DESCR DNSGROUP
+        DNSWLM EXPRYINT FORCE GROUPUR IGQ IGQAUT IGQUSER IMGINTVL IMGLOGLN IMGRCOVO IMGRCOVQ
+        IMGSCHED INHIBTEV INITKEY IPADDRV LOCALEV LOGGEREV LSTRTMR LU62ARM LU62CHL LUGROUP LUNAME
+        MARKINT MAXCHL MAXHANDS MAXMSGL MAXPROPL MAXPRTY MAXUMSGS MONACLS MONCHL MONQ OPORTMAX
+        OPORTMIN PARENT PERFMEV PSCLUS PSMODE PSNPMSG PSNPRES PSRTYCNT PSSYNCPT RCVTIME RCVTMIN
+        RCVTTYPE REMOTEEV REPOS REPOSNL REVDNS ROUTEREC SCHINIT SCMDSERV SCYCASE SPLCAP SQQMNAME
+        SSLCRLNL SSLCRYP SSLEV SSLFIPS SSLKEYR SSLRKEYC SSLTASKS STATACLS STATCHL STATINT STATMQI
+        STATQ STRSTPEV SUITEB TCPCHL TCPKEEP TCPNAME TCPSTACK TRAXSTR TRAXTBL TREELIFE TRIGINT
+        XRCAP""".split()),
+}
+
+
+def misspelling(objtype: str, word: str) -> list[str]:
+    """The keywords ``word`` is a misspelling of, for an ``objtype`` command.
+
+    Returns
+    -------
+    list of str
+        Empty when ``word`` is a keyword of ``objtype`` (the vocabulary's,
+        their synonyms and negatives, or IBM's, :data:`MQSC_KEYWORDS`) or like
+        none of them; else the closest keywords
+        (:func:`dlqlens.errors.suggestions`), the one measure of "close" of
+        every "did you mean" dlqlens prints.
+
+    Raises
+    ------
+    KeyError
+        For an object type the vocabulary does not have.
+    """
+    from dlqlens.errors import suggestions
+
+    word = word.upper()
+    known = set(_KEYWORDS[objtype]) | MQSC_KEYWORDS[objtype]
+    if word in known:
+        return []
+    return suggestions(word, sorted(known))
+
+
 def attributes(objtype: str) -> dict[str, Attribute]:
     """The attributes of ``objtype`` by lower-case name.
 
@@ -360,5 +421,6 @@ def check(objtype: str, values: Mapping, platform: str | None = None) -> None:
         a.check(v, platform)
 
 
-__all__ = ["APPLTYPES", "ATTRIBUTES", "Attribute", "AttributeValueError", "OBJECT_TYPES",
-           "VERBS", "ZOS", "attributes", "check", "defaults", "keyword"]
+__all__ = ["APPLTYPES", "ATTRIBUTES", "Attribute", "AttributeValueError", "MQSC_KEYWORDS",
+           "OBJECT_TYPES", "VERBS", "ZOS", "attributes", "check", "defaults", "keyword",
+           "misspelling"]

@@ -37,6 +37,14 @@ Choices made where IBM's text leaves room (each is pinned by a test):
   keyword starts with ``*``, so such a line could never be an entry).
 * Tab characters count as blanks. Lines end at LF; a CR before the LF is
   dropped (CRLF files). A leading byte-order mark is ignored.
+* A file is read as UTF-8, or as Latin-1 when it is not valid UTF-8. A UTF-16
+  file (a byte-order mark FF FE or FE FF, or ASCII text with a NUL in every
+  other byte, as Windows editors save "Unicode") is refused, not read, even
+  when its byte-order mark makes the encoding certain: runmqdlq reads its
+  rules as single-byte text in the queue manager's code page and would not
+  read it, so a table dlqlens accepted would fail at the handler. The error
+  says which UTF-16 it is and gives the ``iconv -f UTF-16 -t UTF-8`` command
+  (``UTF-16LE`` / ``UTF-16BE`` without a byte-order mark) that converts it.
 * A comma counts as a blank everywhere outside quotes (as in MQSC).
 * A keyword written directly after the ``)`` of the previous one, with no
   blank or comma, is read as a keyword but flagged (``missing-separator``):
@@ -375,6 +383,27 @@ def parse(text: str, source: str | None = None) -> RulesTable:
     return build_table(entries, diagnostics, source=source)
 
 
+def _utf16(data: bytes) -> tuple[str, str, str] | None:
+    """``(byte order, how it is known, iconv's name for it)`` when ``data`` is
+    UTF-16 text, else None: a byte-order mark (FF FE, FE FF; not the UTF-32
+    FF FE 00 00), or, without one, over the first 4 KB (an even number of
+    bytes), the bytes of one parity at least half NUL and those of the other
+    at most a tenth (text mostly in ASCII or Latin-1, whose characters have a
+    high byte of 0 in UTF-16)."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") and not data.startswith(b"\xff\xfe\x00\x00"):
+        order = "little-endian" if data[:2] == b"\xff\xfe" else "big-endian"
+        return order, "byte-order mark " + data[:2].hex(" ").upper(), "UTF-16"
+    head = data[:4096]
+    if len(head) < 4 or len(head) % 2:
+        return None
+    even, odd = head[0::2], head[1::2]
+    for order, high, low, source in (("little-endian", odd, even, "UTF-16LE"),
+                                     ("big-endian", even, odd, "UTF-16BE")):
+        if 2 * high.count(0) >= len(high) and 10 * low.count(0) <= len(low):
+            return order, "no byte-order mark", source
+    return None
+
+
 def parse_file(path: str | os.PathLike) -> RulesTable:
     """Read and parse a rules table file.
 
@@ -384,8 +413,10 @@ def parse_file(path: str | os.PathLike) -> RulesTable:
     Raises
     ------
     dlqlens.errors.RulesError
-        When the file cannot be read or is not a text file (contains NUL
-        bytes). Problems *in* the table never raise; they are diagnostics.
+        When the file cannot be read, is UTF-16 (which runmqdlq cannot read;
+        the error says so and gives the ``iconv`` command that converts it)
+        or is not a text file (contains NUL bytes). Problems *in* the table
+        never raise; they are diagnostics.
     """
     name = os.fspath(path)
     try:
@@ -393,6 +424,14 @@ def parse_file(path: str | os.PathLike) -> RulesTable:
             data = fh.read()
     except OSError as exc:
         raise RulesError(f"cannot read rules table {name}: {exc.strerror or exc}") from exc
+    utf16 = _utf16(data)
+    if utf16 is not None:
+        order, bom, source = utf16
+        raise RulesError(
+            f"{name} is UTF-16 text ({order}, {bom}), which runmqdlq cannot read (it reads "
+            f"its rules table as text in the queue manager's code page: ASCII-based, such as "
+            f"UTF-8 or ISO 8859-1); convert it: iconv -f {source} -t UTF-8 {name} > converted.rul"
+        )
     if b"\x00" in data:
         offset = data.index(b"\x00")
         raise RulesError(

@@ -52,10 +52,10 @@ Choices made where IBM's text leaves room:
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, replace
 
+from dlqlens.errors import did_you_mean
 from dlqlens.mq import constants
 from dlqlens.rules.entries import Entry, Item, Token
 from dlqlens.rules.model import (
@@ -488,8 +488,8 @@ class _Builder:
         elif upper in ("YES", "NO"):
             hint = f"; did you mean HEADER({upper})?"
         else:
-            close = difflib.get_close_matches(upper, KEYWORDS, n=2, cutoff=0.6)
-            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            close = did_you_mean(upper, KEYWORDS)
+            hint = f"; {close}" if close else ""
         shown = word + ("(...)" if item.has_parens else "")
         self.report(
             "unknown-keyword", item.keyword,

@@ -91,6 +91,8 @@ class MQCaptureReader(DataSourceReader):
     def read(self, partition):
         from dlqlens.capture.reader import read_piece
 
-        if partition is None:  # nothing to read: Spark asks for one empty partition
+        if not isinstance(partition, CapturePartition):
+            # no piece to read (an empty directory, only files in no capture format):
+            # Spark then reads one partition of its own, InputPartition(None); it has no rows
             return
         yield from read_piece(partition.piece, self.options)

@@ -153,18 +153,24 @@ class Outcome:
         return asdict(self)
 
     def to_text(self) -> str:
-        """One line: where, what, and the verdict."""
-        what = f"{self.event} {self.queue}"
+        """One line: where, what, and the verdict; names from the definitions and
+        events files shown with every non-printable character escaped
+        (:func:`dlqlens.safe.one_line`)."""
+        from dlqlens.safe import one_line
+
+        what = f"{one_line(self.event)} {one_line(self.queue)}"
         if self.message is not None:
-            what += f" #{self.message}"
+            what += f" #{one_line(self.message)}"
         if self.via:
-            what += f" (via {self.via})"
+            what += f" (via {one_line(self.via)})"
         head = f"line {self.line:<4} t={self.t:<9.3f} {what:<40}"
         if self.trigger:
-            return f"{head} TRIGGER {self.trigtype} cause={self.cause} (item {self.item})"
+            return (f"{head} TRIGGER {one_line(self.trigtype)} cause={one_line(self.cause)} "
+                    f"(item {self.item})")
         also = [c for c in self.failed[1:]]
         more = f" (also {', '.join(map(str, also))})" if also else ""
-        return f"{head} no trigger: condition {self.condition} not met{more}: {self.condition_text}"
+        return (f"{head} no trigger: condition {self.condition} not met{more}: "
+                f"{one_line(self.condition_text)}")
 
 
 class _Queue:

@@ -9,7 +9,7 @@ import datetime as dt
 import os
 
 import pytest
-from tests.builders import REAL, codes, issue, read_rows, real
+from tests.builders import codes, issue, read_rows, real
 
 from dlqlens.capture.reader import read_capture
 from dlqlens.capture.registry import detect_format
@@ -131,9 +131,7 @@ def test_runmqtrm_logs_hold_no_messages(name):
 
 
 def test_real_amqsbcg_directory_reads_in_one_go():
-    d = REAL / "amqsbcg"
-    if not d.is_dir():
-        pytest.skip(f"real captures folder {d} is not available")
+    d = real("amqsbcg")
     rows = read_rows(d)
     assert len(rows) == 3
     assert sorted(r["payload_text"] for r in rows) == [
@@ -143,9 +141,7 @@ def test_real_amqsbcg_directory_reads_in_one_go():
 
 
 def test_trigger_folder_read_as_a_directory_skips_the_runmqtrm_logs():
-    d = REAL / "triggers-backout"
-    if not d.is_dir():
-        pytest.skip(f"real captures folder {d} is not available")
+    d = real("triggers-backout")
     res = read_capture(d)
     rows = res.table.to_pylist()
     assert [r["reason_name"] for r in rows] == ["MQFB_APPL_CANNOT_BE_STARTED"]

@@ -161,3 +161,137 @@ def test_summary_ends_with_the_findings(spark):
     m = re.match(r"(\d+) of (\d+); (\d+) in at least one finding\)", no_finding)
     assert m and int(m[1]) + int(m[3]) == int(m[2]) == df.count() and int(m[1]) > 0
     assert "2048 MQRC_PERSISTENT_NOT_ALLOWED for AMQ.* on QM.PORTAL, 27 queues" in no_finding
+
+
+# --- issue 19: a folder with no readable capture -------------------------------------------
+
+def _notes_folder(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "README.md").write_text("what happened on Tuesday\n", encoding="utf-8")
+    (folder / "todo\x1b[31m.txt").write_text("call the MQ team\n", encoding="utf-8")
+    (folder / "empty.bin").write_bytes(b"")
+    return folder
+
+
+@pytest.mark.parametrize("verb", [
+    ["decode"], ["explain"], ["summary"], ["detect"], ["report"],
+    ["rules", "replay", str(DATASETS.parent / "rules" / "shop.rul")],
+])
+def test_a_folder_with_no_capture_is_an_error_naming_what_was_found(tmp_path, capsys, verb):
+    """Refused before any JVM starts (a Spark verb would fail on an empty load)."""
+    folder = _notes_folder(tmp_path)
+    assert main([*verb, str(folder)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"dlqlens: error: {folder}: no capture to read: found 2 file(s) in "
+                          "no capture format (")
+    assert str(folder / "README.md") in err and "todo\\x1b[31m.txt" in err  # escaped
+    assert "\x1b" not in err
+    assert f"1 empty file(s) ({folder / 'empty.bin'})" in err
+    assert "--format" in err  # what to do if they are captures after all
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main([*verb, str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"dlqlens: error: {empty}: no capture to read: no file found (an empty "
+                   "directory?); expected raw, dmpmqmsg or amqsbcg capture files\n")
+
+
+def test_a_named_empty_file_is_an_error(tmp_path, capsys):
+    (tmp_path / "dlq.raw").write_bytes(b"")
+    assert main(["decode", str(tmp_path / "dlq.raw")]) == 2
+    err = capsys.readouterr().err
+    assert "no capture to read: found 1 empty file(s)" in err and "--format" not in err
+
+
+def test_decode_names_each_file_it_does_not_read_and_why(tmp_path, capsys):
+    import shutil
+
+    folder = _notes_folder(tmp_path)
+    shutil.copy(DATASETS / "dlq_zos.raw", folder / "dlq_zos.raw")
+    assert main(["decode", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 85
+    lines = err.splitlines()
+    assert lines[:3] == [
+        f"dlqlens: not read: {folder / 'README.md'}: unknown capture format: expected one of "
+        "raw, dmpmqmsg, amqsbcg (raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg "
+        "banners), found b'what happened on Tuesday'",  # (the first 24 bytes)
+        f"dlqlens: not read: {folder / 'empty.bin'}: empty file",
+        f"dlqlens: not read: {folder}/todo\\x1b[31m.txt: unknown capture format: expected one of "
+        "raw, dmpmqmsg, amqsbcg (raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg "
+        "banners), found b'call the MQ team\\n'",
+    ]
+    assert lines[3].endswith("; 1 empty file(s); 2 file(s) in no capture format not read")
+    assert len(lines) == 4
+
+
+# --- issue 19: arguments out of range ------------------------------------------------------
+
+@pytest.mark.parametrize("argv, text", [
+    (["explain", str(DATASETS / "dlq_zos.raw"), "-m", "99999999999"],
+     "argument -m/--message: expected a whole number from 1 to 2147483647, found 99999999999"),
+    (["explain", str(DATASETS / "dlq_zos.raw"), "-m", "0"],
+     "argument -m/--message: expected a whole number from 1 to 2147483647, found 0"),
+    (["explain", str(DATASETS / "dlq_zos.raw"), "--limit", "-1"],
+     "argument --limit: expected a whole number 1 or more, found -1"),
+    (["explain", str(DATASETS / "dlq_zos.raw"), "--limit", "ten\x1b[2J"],
+     "argument --limit: expected a whole number 1 or more, found 'ten\\x1b[2J'"),
+    (["summary", str(DATASETS), "--top", "0"],
+     "argument --top: expected a whole number 1 or more, found 0"),
+    (["triggers", "evaluate", "--queue-defs", "q.mqsc", "--events", "e.jsonl", "--trigint", "-5"],
+     "argument --trigint: expected a whole number from 0 to 999999999, found -5"),
+    (["simulate", "--format", "pcap\x1b]0;x\x07"], "invalid choice: 'pcap\\x1b]0;x\\x07'"),
+])
+def test_bad_arguments_are_one_line_errors(argv, text, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and text in err
+    assert err.endswith(" --help)\n") and "\x1b" not in err
+
+
+def test_the_largest_message_number_is_looked_for(capsys):
+    """The top of -m's range reaches the reader (int32 message_number) and is not found."""
+    assert main(["explain", str(DATASETS / "dlq_zos.raw"), "-m", "2147483647"]) == 1
+    assert "no message 2147483647 in the capture(s)" in capsys.readouterr().err
+
+
+# --- issue 19: --version -------------------------------------------------------------------
+
+def test_version_comes_from_the_package_metadata(capsys):
+    from importlib.metadata import version as installed
+
+    import dlqlens
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"dlqlens {installed('dlqlens')}\n"
+    assert dlqlens.__version__ == installed("dlqlens")
+
+
+def test_version_without_an_installed_package(monkeypatch, tmp_path):
+    """Not installed (a source tree on PYTHONPATH): pyproject.toml beside the package,
+    else 'unknown'."""
+    import importlib.metadata
+
+    from dlqlens import version as v
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        assert v.version() == tomllib.load(fh)["project"]["version"]
+    assert v.source_version(tmp_path) == "unknown"  # no pyproject.toml
+    (tmp_path / "pyproject.toml").write_text("[project\nversion =", encoding="utf-8")
+    assert v.source_version(tmp_path) == "unknown"  # unreadable
+    (tmp_path / "pyproject.toml").write_text('[project]\nversion = "9.8.7"\n', encoding="utf-8")
+    assert v.source_version(tmp_path) == "9.8.7"

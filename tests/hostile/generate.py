@@ -411,6 +411,21 @@ def cases() -> list[tuple[dict, bytes]]:
         kind="rules", good=[], diagnostics=[], error="RulesError")
     add("rules_binary_junk.rul", "rules: 8 KB of random bytes (no NUL)",
         bytes(b if b else 1 for b in junk), kind="rules", good=[], diagnostics=["syntax"])
+
+    # --- issue 19 (commands): rules tables saved as UTF-16 ---------------------------------
+    # runmqdlq cannot read them: refused with what they are and the iconv command, with or
+    # without a byte-order mark (docs/rules.md, parser choices)
+    table16 = "* shop rules, saved as Unicode\r\nREASON(MQRC_Q_FULL) ACTION(RETRY)\r\n"
+    for name, codec, iconv in (("rules_utf16_bom.rul", "utf-16-le", "UTF-16"),
+                               ("rules_utf16le.rul", "utf-16-le", "UTF-16LE"),
+                               ("rules_utf16be_bom.rul", "utf-16-be", "UTF-16"),
+                               ("rules_utf16be.rul", "utf-16-be", "UTF-16BE")):
+        bom = {"utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}[codec]
+        data = (bom if "bom" in name else b"") + table16.encode(codec)
+        add(name, f"rules: a table saved as {codec.upper()}"
+            + (" with a byte-order mark" if "bom" in name else " without a byte-order mark"),
+            data, kind="rules", good=[], diagnostics=[], error="RulesError",
+            message=f"iconv -f {iconv} -t UTF-8")
     return out
 
 

@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -282,3 +284,141 @@ def test_browse_widget_escapes_capture_content(spark, tmp_path):
     assert "#2" in view.value and "<script" not in view.value
     with pytest.raises(ValueError, match="not a capture"):
         browse(df, source="nope.bin")
+
+
+# --- issue 19 (commands): values a capture could use to forge output lines ----------------
+
+FORGED_DEST = "Q\nReason  2035 FAKE"             # a LF and what looks like another line
+FORGED_APPL = "APP\r\nReason  9999\x1b[2J"       # CR LF, then an ESC sequence (28 bytes)
+FORGED_QMGR = "QM\x85NEL\x7f"                     # NEL (a line end for str.splitlines) and DEL
+FORGED_PUTTER = "amq\x9b31m"                       # a C1 CSI
+FORGED_TEXT = "pay\u2028Reason  2035\u202eFAKE\x85\x7f"
+
+
+def forged_capture(path: Path, n: int = 3) -> Path:
+    m = dead_letter({"Format": "MQSTR", "PutApplName": FORGED_APPL, "ReplyToQ": "R\x9bQ",
+                     "PutDate": "20240315", "PutTime": "10150000"},
+                    {"Reason": 2053, "DestQName": FORGED_DEST, "DestQMgrName": FORGED_QMGR,
+                     "PutApplName": FORGED_PUTTER, "PutApplType": 6, "PutDate": "20240315",
+                     "PutTime": "10160000", "CodedCharSetId": 1208},
+                    FORGED_TEXT.encode("utf-8"))
+    raw.write_raw(path, [m] * n)
+    return path
+
+
+RAW_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def assert_no_forged_line(text: str) -> None:
+    """No line of ``text`` starts with what a value carried after its line end, and
+    nothing a terminal acts on is left raw (LF and TAB aside)."""
+    assert not RAW_TERMINAL.search(text), repr(RAW_TERMINAL.search(text).group(0))
+    for line in text.split("\n"):
+        assert not line.lstrip().startswith("Reason  2035 FAKE"), line
+        assert not line.lstrip().startswith("Reason  9999"), line
+
+
+def test_explain_text_keeps_each_value_on_its_line(tmp_path, capsys):
+    from dlqlens.cli import main
+
+    path = forged_capture(tmp_path / "forged.raw")
+    assert main(["explain", str(path), "-m", "1"]) == 0
+    out = capsys.readouterr().out
+    assert_no_forged_line(out)
+    assert "Was going to       Q\\nReason  2035 FAKE on QM\\x85NEL\\x7f\n" in out
+    assert "by APP\\r\\nReason  9999\\x1b[2J (MQAT_" in out
+
+
+def test_summary_tables_keep_each_row_on_its_line(tmp_path):
+    """A NEL or U+2028 in a value was a line end for the table's splitlines (a row cut in
+    two, the second half unindented); a LF was escaped by pandas only."""
+    table = read_capture(forged_capture(tmp_path / "forged.raw")).table
+    text = summary_of(table).to_text()
+    assert_no_forged_line(text)
+    part = text.split("Messages by destination")[1].split("\n\n")[0].split("\n")
+    assert len(part) == 4  # title, underline, header, one row
+    assert part[3].split() == ["QM\\x85NEL\\x7f", "Q\\nReason", "2035", "FAKE", "3"]
+    assert "pay\\u2028Reason  2035\\u202eFAKE\\x85\\x7f" in text
+
+
+def test_decode_jsonl_escapes_what_json_may_carry_raw(tmp_path, capsys):
+    """C1 controls, DEL, U+2028 and U+202E are written as \\uNNNN (valid JSON, same values);
+    other non-ASCII characters stay UTF-8."""
+    from dlqlens.cli import main
+
+    path = forged_capture(tmp_path / "forged.raw", n=1)
+    assert main(["decode", str(path), "--jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert not RAW_TERMINAL.search(out.replace("\n", ""))
+    assert out.count("\n") == 1
+    obj = json.loads(out)
+    assert obj["dlh"]["DestQName"] == FORGED_DEST and obj["dlh"]["DestQMgrName"] == FORGED_QMGR
+    assert obj["payload_text"] == FORGED_TEXT and obj["md"]["PutApplName"] == FORGED_APPL
+    assert '"DestQMgrName":"QM\\u0085NEL\\u007f"' in out and "\\u202e" in out
+    assert "\\u2028" in out and '"PutApplName":"amq\\u009b31m"' in out
+    # explain --jsonl: the same escaping
+    assert main(["explain", str(path), "--jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert not RAW_TERMINAL.search(out.replace("\n", "")) and out.count("\n") == 1
+    assert json.loads(out)["facts"]
+
+
+def test_json_text_is_the_same_json():
+    from dlqlens.safe import json_dumps, json_text
+
+    value = {"q": "A\u202eB\x85\x7f\u2028\u2029\x1b\x00\t\n\r é 店 \u200f"}
+    text = json.dumps(value, ensure_ascii=False)
+    safe = json_text(text)
+    assert json.loads(safe) == value and not RAW_TERMINAL.search(safe)
+    assert "é 店" in safe and json_dumps(value) == safe
+
+
+def test_triggers_evaluate_escapes_names_from_the_definitions(tmp_path, capsys):
+    from dlqlens.cli import main
+
+    name = "W\x1b[2J\u202e"
+    defs = tmp_path / "qm.mqsc"
+    defs.write_text("DEFINE QLOCAL('APP.INITQ')\nDEFINE PROCESS('P') APPLICID('x')\n"
+                    f"DEFINE QLOCAL('{name}') TRIGGER TRIGTYPE(EVERY) INITQ('APP.INITQ') "
+                    "PROCESS('P')\n", encoding="utf-8")
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps({"t": 0, "event": "monitor_start", "queue": "APP.INITQ"}) + "\n"
+                      + json.dumps({"t": 1, "event": "put", "queue": name}) + "\n",
+                      encoding="utf-8")
+    argv = ["triggers", "evaluate", "--queue-defs", str(defs), "--events", str(events)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert not RAW_TERMINAL.search(out)
+    assert "put W\\x1b[2J\\u202e " in out and "TRIGGER EVERY" in out
+    assert main(argv + ["--jsonl"]) == 0
+    out = capsys.readouterr().out
+    assert not RAW_TERMINAL.search(out.replace("\n", ""))
+    assert [json.loads(x)["queue"] for x in out.splitlines()] == [name, name]
+
+
+@pytest.mark.spark
+def test_spark_verbs_keep_forged_values_on_their_line(spark, tmp_path, capsys):
+    """summary (with the findings), detect (text and JSON) and rules replay --jsonl on a
+    capture whose names carry line ends and terminal controls."""
+    from dlqlens.cli import main
+
+    path = forged_capture(tmp_path / "forged.raw", n=12)
+    rules = tmp_path / "t.rul"
+    rules.write_text("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(3)\nACTION(IGNORE)\n")
+    outs = {}
+    for name, argv in (("summary", ["summary", str(path)]), ("detect", ["detect", str(path)]),
+                       ("detect-jsonl", ["detect", str(path), "--jsonl"]),
+                       ("replay-jsonl", ["rules", "replay", str(rules), str(path), "--jsonl"])):
+        assert main([*argv, "--master", "local[1]"]) == 0, argv
+        outs[name] = out = capsys.readouterr().out
+        if name.endswith("jsonl"):
+            assert out and not RAW_TERMINAL.search(out.replace("\n", "")), name
+        else:
+            assert_no_forged_line(out)
+    assert "Q\\nReason  2035 FAKE" in outs["summary"]  # the summary's tables and findings
+    assert "Q\\nReason  2035 FAKE" in outs["detect"]
+    findings = [json.loads(x) for x in outs["detect-jsonl"].splitlines()]
+    assert findings and all(isinstance(f, dict) for f in findings)
+    replayed = [json.loads(x) for x in outs["replay-jsonl"].splitlines()]
+    assert len(replayed) == 12
+    assert {(r["target_queue"], r["target_qmgr"]) for r in replayed} == {(FORGED_DEST, FORGED_QMGR)}

@@ -309,3 +309,64 @@ def test_docs_vocabulary_table_is_the_code():
     rows = [line for line in table.splitlines() if line.startswith("| ") and
             not line.startswith(("| type ", "| ---"))]
     assert rows == _vocabulary_rows()
+
+
+# --- issue 19: misspelt attribute keywords -------------------------------------------------
+
+@pytest.mark.parametrize("text, line, column, found, hint", [
+    ("DEFINE QLOCAL(APP.WORK) +\n   TRIGER TRIGTYPE(FIRST)\n", 2, 4, "'TRIGER'",
+     "did you mean TRIGGER or NOTRIGGER?"),
+    ("DEF QL(A) MAXDEPHT(5)\n", 1, 11, "'MAXDEPHT'", "did you mean MAXDEPTH?"),
+    ("DEFINE QLOCAL(A) notriger\n", 1, 18, "'notriger'", "did you mean NOTRIGGER or TRIGGER?"),
+    ("DEFINE QMODEL(M) DEFTPYE(TEMPDYN)\n", 1, 18, "'DEFTPYE'", "did you mean DEFTYPE"),
+    ("DEFINE PROCESS(P) APPLICD('/bin/x')\n", 1, 19, "'APPLICD'", "did you mean APPLICID?"),
+    ("ALTER QMGR TRIGINTV(5000)\n", 1, 12, "'TRIGINTV'", "did you mean TRIGINT"),
+    ("DEFINE QLOCAL(A) CLUSTR(C1)\n", 1, 18, "'CLUSTR'", "did you mean CLUSTER"),  # IBM's only
+])
+def test_a_misspelt_attribute_is_an_error_with_a_suggestion(text, line, column, found, hint):
+    with pytest.raises(MqscError) as info:
+        parse_mqsc(text, "qm.mqsc")
+    e = info.value
+    assert (e.source, e.line, e.column, e.found) == ("qm.mqsc", line, column, found), str(e)
+    assert e.expected.startswith("an attribute keyword of ") and e.hint.startswith(hint)
+    assert str(e).startswith(f"qm.mqsc:{line}:{column}: expected an attribute keyword of ")
+    assert str(e).endswith(f"; {e.hint}")
+
+
+def test_ibm_keywords_and_unlike_ones_are_kept_with_a_warning():
+    """IBM's attributes dlqlens does not read, and keywords like none of any type's (an
+    attribute of a later MQ), are kept as written and warned about, never fatal."""
+    defs = parse_mqsc("DEFINE QLOCAL(A) MAXFSIZE(5) CLUSTER(C1) STREAMQ(B) ZZYZX(1)\n"
+                      "ALTER QMGR MAXPROPL(NOLIMIT) DEFXMITQ(X)\n")
+    assert defs["A"].attributes["maxfsize"] == "5" and defs["A"].attributes["zzyzx"] == "1"
+    assert defs.qmgr["maxpropl"] == "NOLIMIT"
+    assert len(defs.warnings) == 6
+
+
+def test_every_vocabulary_keyword_is_one_of_ibms():
+    """The vocabulary names no attribute IBM's lists do not have (so a misspelling of one
+    is told from an attribute dlqlens does not read by the lists alone)."""
+    from dlqlens.mq.vocabulary import ATTRIBUTES, MQSC_KEYWORDS
+
+    for objtype, attrs in ATTRIBUTES.items():
+        for a in attrs.values():
+            for k in (a.keyword, *a.synonyms, *((a.negative,) if a.negative else ())):
+                assert k in MQSC_KEYWORDS[objtype] or k == "DESC", (objtype, k)
+
+
+def test_triggers_evaluate_and_detect_refuse_a_misspelt_attribute(tmp_path, capsys):
+    from dlqlens.cli import main
+
+    defs = tmp_path / "qm.mqsc"
+    defs.write_text("DEFINE QLOCAL(APP.WORK) TRIGER TRIGTYPE(FIRST)\n", encoding="utf-8")
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"event": "put", "queue": "APP.WORK"}\n', encoding="utf-8")
+    want = (f"dlqlens: error: {defs}:1:25: expected an attribute keyword of DEFINE QLOCAL, "
+            "found 'TRIGER'; did you mean TRIGGER or NOTRIGGER?\n")
+    assert main(["triggers", "evaluate", "--queue-defs", str(defs), "--events", str(events)]) == 2
+    assert capsys.readouterr().err == want
+    from tests.conftest import DATASETS
+
+    # detect reads the definitions before Spark starts
+    assert main(["detect", str(DATASETS / "dlq_zos.raw"), "--queue-defs", str(defs)]) == 2
+    assert capsys.readouterr().err == want

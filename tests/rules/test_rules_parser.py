@@ -320,3 +320,50 @@ def test_parse_file_reads_latin1_and_rejects_binary(tmp_path):
         parse_file(binary)
     with pytest.raises(RulesError, match="cannot read rules table"):
         parse_file(tmp_path / "missing.rul")
+
+
+# --- issue 19: rules tables saved as UTF-16 ------------------------------------------------
+
+UTF16_TABLE = ("* règles de la boutique — 店\r\nREASON(MQRC_Q_FULL) ACTION(RETRY)\r\n"
+               "ACTION(FWD) FWDQ(REALLY.DEAD.QUEUE)\r\n")
+
+
+@pytest.mark.parametrize("codec, bom, what, iconv", [
+    ("utf-16-le", b"\xff\xfe", "little-endian, byte-order mark FF FE", "UTF-16"),
+    ("utf-16-be", b"\xfe\xff", "big-endian, byte-order mark FE FF", "UTF-16"),
+    ("utf-16-le", b"", "little-endian, no byte-order mark", "UTF-16LE"),
+    ("utf-16-be", b"", "big-endian, no byte-order mark", "UTF-16BE"),
+])
+def test_a_utf16_table_is_refused_saying_what_it_is_and_how_to_convert(tmp_path, codec, bom,
+                                                                      what, iconv):
+    """runmqdlq reads its table as text in the queue manager's code page, so dlqlens does
+    not accept a table the handler could not read, even when a BOM makes the encoding
+    certain; the error says which UTF-16 and gives the iconv command that converts it."""
+    path = tmp_path / "shop.rul"
+    path.write_bytes(bom + UTF16_TABLE.encode(codec))
+    with pytest.raises(RulesError) as e:
+        parse_file(path)
+    msg = str(e.value)
+    assert msg.startswith(f"{path} is UTF-16 text ({what}), which runmqdlq cannot read")
+    assert msg.endswith(f"convert it: iconv -f {iconv} -t UTF-8 {path} > converted.rul")
+    # what the command makes is read
+    converted = tmp_path / "converted.rul"
+    converted.write_bytes((bom + UTF16_TABLE.encode(codec)).decode(
+        {"UTF-16": "utf-16", "UTF-16LE": "utf-16-le", "UTF-16BE": "utf-16-be"}[iconv]
+    ).encode("utf-8"))
+    table = parse_file(converted)
+    assert table.ok and len(table.rules) == 2
+
+
+def test_other_tables_are_not_taken_for_utf16(tmp_path):
+    """A UTF-8 BOM is ignored; a UTF-32 BOM (FF FE 00 00) and text with a stray NUL are the
+    NUL-byte error, not UTF-16."""
+    p = tmp_path / "t.rul"
+    p.write_bytes(b"\xef\xbb\xbfACTION(IGNORE)\n")
+    assert parse_file(p).rules[0].action == "IGNORE"
+    p.write_bytes("ACTION(IGNORE)\n".encode("utf-32"))
+    with pytest.raises(RulesError, match="NUL byte at offset 2"):
+        parse_file(p)
+    p.write_bytes(b"ACTION(IGNORE)\n\x00\n")
+    with pytest.raises(RulesError, match="NUL byte at offset 15"):
+        parse_file(p)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from dlqlens.rules import lint, parse_file
+from tests.conftest import REAL, missing_real
 
-RULES_DIR = Path(__file__).resolve().parents[3] / "shared" / "real-captures" / "rules"
+RULES_DIR = REAL / "rules"
 
-pytestmark = pytest.mark.skipif(
-    not RULES_DIR.is_dir(),
-    reason=f"real captures not available ({RULES_DIR} is absent)",
-)
+
+@pytest.fixture(autouse=True)
+def _real_rules():
+    """Skip (or, when the real captures are required, fail) without the folder."""
+    if not RULES_DIR.is_dir():
+        missing_real(RULES_DIR)
 
 # file -> (diagnostics as (code, line, column), rules as (index, line, ACTION))
 EXPECTED = {

@@ -134,3 +134,15 @@ def test_columns_refuse_unknown_names_and_wrong_types(spark):
     with pytest.raises(Exception, match="column 'source' must have type string, found int"):
         spark.read.format("mqcapture").schema("source int").load(
             str(DATASETS / "dlq_zos.raw")).count()
+
+
+def test_no_piece_to_read_is_an_empty_frame(spark, tmp_path):
+    """No file to read (an empty directory; only files in no capture format): Spark reads
+    one partition of its own (``InputPartition(None)``) and gets no rows (issue 19; was an
+    AttributeError from the Python worker)."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "README.md").write_text("notes\n", encoding="utf-8")
+    for folder in ("empty", "notes"):
+        df = load_capture(spark, tmp_path / folder)
+        assert df.count() == 0 and df.schema == spark_schema()
