@@ -56,7 +56,7 @@ def register(sub) -> None:
                         "CodedCharSetId from it, as runmqdlq's RETRY and FWD HEADER(NO) do")
     p.add_argument("--keep-duplicates", action="store_true",
                    help="write every copy of a message found in several captures (default: "
-                        "once, the first in file and message order)")
+                        "once, the copy with the least remaining Expiry)")
     add_format_option(p)
     add_master_option(p)
     p.set_defaults(func=run_export)

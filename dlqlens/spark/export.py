@@ -46,8 +46,11 @@ MQMD's ``Format``, ``Encoding`` and ``CodedCharSetId`` become the MQDLH's
 MQDLH (an MQRFH2, an MQXQH) stay as they are.
 
 A message seen in several captures (snapshots of one DLQ) is written once:
-rows with the same MQMD and the same message data are duplicates; the first
-in ``(source, message_number)`` order is kept (``dedupe=False`` keeps all).
+rows with the same message data and the same MQMD but for ``Expiry`` (the
+remaining lifetime, which counts down while the message waits: IBM MQ,
+"Expiry (MQLONG)") are copies of one message; the copy with the least
+remaining Expiry, the latest snapshot's, is written (then the first in
+``(source, message_number)`` order); ``dedupe=False`` writes every copy.
 
 Rows come to the driver one partition at a time (``toLocalIterator``) and are
 written as they come; the DataFrame is never collected.
@@ -97,8 +100,8 @@ class ExportResult:
     written : int
         Messages written to the file.
     duplicates : int
-        Rows left out as copies of a message already written (same MQMD and
-        data, e.g. in two snapshots).
+        Rows left out as copies of a message written (same data, same MQMD
+        but for the remaining Expiry: the message in two snapshots).
     skipped : dict of str to int
         Messages not written, by :data:`SKIP_REASONS` key.
     skipped_messages : list of (str, int, str, str)
@@ -133,8 +136,9 @@ class ExportResult:
         lines = [f"{self.written} of {self.selected} selected message(s) written to "
                  f"{one_line(self.path)}{how} ({self.bytes} bytes)"]
         if self.duplicates:
-            lines.append(f"  {self.duplicates} duplicate(s) left out: the same MQMD and data "
-                         "as a message written (another snapshot)")
+            lines.append(f"  {self.duplicates} duplicate(s) left out: copies of a message "
+                         "written, seen in another snapshot (same MQMD but for the remaining "
+                         "Expiry, same data)")
         for key, n in sorted(self.skipped.items()):
             reason, _, name = key.partition(":")
             lines.append(f"  {n} not written: {SKIP_REASONS[reason]}"
@@ -301,8 +305,8 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
         (module docstring). Messages that do not begin with a complete MQDLH
         are then skipped (``no_dlh``).
     dedupe : bool
-        Write a message found in several captures once (same MQMD and same
-        data; the first in ``(source, message_number)`` order).
+        Write a message found in several captures once (same data, same
+        MQMD but for Expiry; the copy with the least remaining Expiry).
     created : datetime, optional
         The banner's ``Created:`` time (UTC); default now.
 
@@ -345,8 +349,8 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
     rows = df.select(*EXPORT_COLUMNS).withColumn("_skip", _skip_column(strip_dlh))
     data = F.concat("header_bytes", "payload")
     if dedupe:
-        key = [F.col("md"), F.sha2(data, 256)]
-        first = Window.partitionBy(*key).orderBy("source", "message_number")
+        key = [F.col("md").dropFields("Expiry"), F.sha2(data, 256)]
+        first = Window.partitionBy(*key).orderBy("md.Expiry", "source", "message_number")
         rows = rows.withColumn("_dup", F.when(F.col("_skip").isNull(),
                                               F.row_number().over(first) > 1)
                                .otherwise(F.lit(False)))

@@ -126,6 +126,22 @@ def test_selection_by_reason_destination_finding_and_fate(spark, tmp_path):
         df.unpersist()
 
 
+def test_snapshots_of_one_dlq_give_each_message_once_with_its_latest_expiry(spark, tmp_path):
+    top = ROOT / "datasets" / "snapshots"
+    first, last = _rows(top / "dlq_store_0922.dmp"), _rows(top / "dlq_store_0925.dmp")
+    later = {r["md"]["MsgId"]: r for r in last}
+    both = [r for r in first if r["md"]["MsgId"] in later]
+    assert both and all(r["md"]["Expiry"] > later[r["md"]["MsgId"]]["md"]["Expiry"] > 0
+                        for r in both)
+    df = load_capture(spark, str(top))
+    result = export_dmpmqmsg(df, tmp_path / "once.dmp")
+    assert (result.selected, result.duplicates) == (len(first) + len(last), len(both))
+    out = {r["md"]["MsgId"]: r for r in _rows(tmp_path / "once.dmp")}
+    assert len(out) == result.written == len(first) + len(last) - len(both)
+    for r in both:  # the copy of the later snapshot: the remaining expiry then
+        assert out[r["md"]["MsgId"]]["md"] == later[r["md"]["MsgId"]]["md"]
+
+
 def test_a_message_in_two_snapshots_is_written_once(spark, tmp_path):
     for name in ("QM1_DLQ.dmp", "QM1_DLQ.2.dmp"):
         shutil.copy(DATASETS / "dlq_aix.dmp", tmp_path / name)
