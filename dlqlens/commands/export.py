@@ -6,7 +6,8 @@ table would do with them, and writes them as a dmpmqmsg file
 (:func:`dlqlens.spark.export.export_dmpmqmsg`) that an administrator loads
 with ``dmpmqmsg -m QMGR -f FILE -o QUEUE``. Messages whose bytes the capture
 did not fully hold are not written: the counts and reasons are printed, and
-the exit status is 1 when any selected message was not written.
+the exit status is 1 when any selected message was not written, or when none
+was selected.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ def register(sub) -> None:
                     "QUEUE' loads onto a queue. Criteria combine with AND; repeat an option "
                     "for OR. Messages the capture did not hold completely (truncated, an MQDLH "
                     "rebuilt by amqsbcg, dmpmqmsg -dt text) are not written and are counted. "
-                    "Exit status 1 when a selected message was not written. Needs Java 17+ "
-                    "(Spark).")
+                    "Exit status 1 when a selected message was not written or none was "
+                    "selected. Needs Java 17+ (Spark).")
     add_captures_argument(p)
     p.add_argument("--out", metavar="FILE", required=True, help="the dmpmqmsg file to write")
     p.add_argument("--reason", metavar="CODE", action="append", default=[],
@@ -145,5 +146,8 @@ def run_export(args) -> int:
     if not_written:
         print(f"dlqlens: {not_written} selected message(s) not written (see above)",
               file=sys.stderr)
+        return 1
+    if not result.written:
+        print("dlqlens: no message written: nothing matched the selection", file=sys.stderr)
         return 1
     return 0

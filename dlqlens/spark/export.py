@@ -133,6 +133,9 @@ class ExportResult:
 
         how = " without their MQDLH (MQMD Format/Encoding/CodedCharSetId from it)" \
             if self.strip_dlh else ""
+        if not self.selected:
+            return (f"no message matched the selection: {one_line(self.path)} holds only the "
+                    f"banner ({self.bytes} bytes)")
         lines = [f"{self.written} of {self.selected} selected message(s) written to "
                  f"{one_line(self.path)}{how} ({self.bytes} bytes)"]
         if self.duplicates:

@@ -57,3 +57,20 @@ def test_usage_errors_before_spark(tmp_path, capsys):
         assert says in capsys.readouterr().err
     assert main(["export", cap, "--out", str(tmp_path / "no" / "x.dmp")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_a_findings_messages(spark, tmp_path, capsys):
+    """--finding KIND[:QUEUE]: the messages the detectors grouped (QM.SHOP's backout loop)."""
+    out = tmp_path / "loop.dmp"
+    assert main(["export", str(DATASETS / "dlq_aix_mq7.bcg"), str(DATASETS / "dlq_aix.dmp"),
+                 "--out", str(out), "--finding", "backout_loop:APP.IN",
+                 "--master", "local[2]"]) == 0
+    rows = read_capture(out).table.to_pylist()
+    assert len(rows) == 63 and {r["dlh"]["Reason"] for r in rows} == {2362}
+    assert "63 of 63 selected" in capsys.readouterr().out
+    assert main(["export", str(DATASETS / "dlq_aix.dmp"), "--out", str(out),
+                 "--finding", "backout_loop:NO.SUCH.QUEUE", "--master", "local[2]"]) == 1
+    captured = capsys.readouterr()
+    assert "no message matched the selection" in captured.out
+    assert "nothing matched" in captured.err
+    assert read_capture(out).table.num_rows == 0
