@@ -52,13 +52,16 @@ remaining lifetime, which counts down while the message waits: IBM MQ,
 remaining Expiry, the latest snapshot's, is written (then the first in
 ``(source, message_number)`` order); ``dedupe=False`` writes every copy.
 
-Rows come to the driver one partition at a time (``toLocalIterator``) and are
-written as they come; the DataFrame is never collected.
+The messages are formatted in the executors, one Arrow batch of the sorted
+selection at a time (``mapInArrow``); the text comes to the driver one
+partition at a time (``toLocalIterator``) and is written as it comes; the
+DataFrame is never collected.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -84,6 +87,7 @@ EXPORT_COLUMNS = ("source", "message_number", "md", "dlh", "header_chain", "head
 SHOWN_SKIPPED = 3
 
 _MQDLH_LENGTH = 172
+_V2_FIELDS = ("GroupId", "MsgSeqNumber", "Offset", "MsgFlags", "OriginalLength")
 _UNREADABLE = ("bad_descriptor", "bad_data", "bad_framing")
 
 
@@ -339,8 +343,7 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from dlqlens.capture.dmpmqmsg.writer import banner, format_message
-    from dlqlens.capture.message import CaptureMessage
+    from dlqlens.capture.dmpmqmsg.writer import banner
 
     missing = [c for c in EXPORT_COLUMNS if c not in df.columns]
     if missing:
@@ -360,7 +363,7 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
     else:
         rows = rows.withColumn("_dup", F.lit(False))
     keep = F.col("_skip").isNull() & ~F.col("_dup")
-    # bytes travel to the driver only for the messages written
+    # the bytes go to the formatter only for the messages written
     out = rows.select(
         "source", "message_number", "_skip", "_dup",
         F.when(keep, F.col("md")).alias("md"),
@@ -373,43 +376,24 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
                 "unframed")), 1)["message"]).alias("_issue"),
     ).orderBy("source", "message_number")
 
+    formatted = out.mapInArrow(_formatter(strip_dlh), _CHUNK_SCHEMA)
     skipped: Counter = Counter()
     now = created or _dt.datetime.now(_dt.timezone.utc).replace(tzinfo=None)
     part = path + ".part"
     try:
         with open(part, "w", encoding="ascii", newline="\n") as fh:
             fh.write(banner(created=_ctime(now), strict=True))
-            for r in out.toLocalIterator():
-                result.selected += 1
-                if r["_skip"] is not None:
-                    _skip(result, skipped, r, r["_skip"], r["_issue"] or
-                          f"{r['source']}: message {r['message_number']}: "
-                          f"{SKIP_REASONS[r['_skip']]}")
-                    continue
-                if r["_dup"]:
-                    result.duplicates += 1
-                    continue
-                md = r["md"].asDict()
-                body = bytes(r["data"])
-                if strip_dlh:
-                    dlh = r["dlh"]
-                    md.update(Format=dlh["Format"], Encoding=dlh["Encoding"],
-                              CodedCharSetId=dlh["CodedCharSetId"])
-                    body = body[_MQDLH_LENGTH:]
-                md.pop("StrucId", None)
-                if int(md.get("Version") or 0) < 2:
-                    for name in ("GroupId", "MsgSeqNumber", "Offset", "MsgFlags",
-                                 "OriginalLength"):
-                        md.pop(name, None)
-                try:
-                    text = format_message(CaptureMessage(md=md, data=body), strict=True)
-                except ExportError as exc:
-                    _skip(result, skipped, r, f"unwritable:{exc.field}",
-                          f"{r['source']}: message {r['message_number']}: {exc}")
-                    continue
-                fh.write(text)
-                result.written += 1
-                result.data_bytes += len(body)
+            for chunk in formatted.toLocalIterator():
+                fh.write(chunk["text"])
+                result.selected += chunk["selected"]
+                result.written += chunk["written"]
+                result.duplicates += chunk["duplicates"]
+                result.data_bytes += chunk["data_bytes"]
+                for key, n in json.loads(chunk["skipped"]).items():
+                    skipped[key] += n
+                for source, number, key, detail in json.loads(chunk["examples"]):
+                    if sum(1 for m in result.skipped_messages if m[2] == key) < SHOWN_SKIPPED:
+                        result.skipped_messages.append((source, number, key, detail))
         os.replace(part, path)
     finally:
         if os.path.exists(part):
@@ -419,7 +403,62 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
     return result
 
 
-def _skip(result: ExportResult, skipped: Counter, row, key: str, detail: str) -> None:
-    skipped[key] += 1
-    if skipped[key] <= SHOWN_SKIPPED:
-        result.skipped_messages.append((row["source"], row["message_number"], key, detail))
+#: One row per Arrow batch of the sorted selection: its dmpmqmsg text and its counts.
+_CHUNK_SCHEMA = ("text string, selected long, written long, duplicates long, data_bytes long, "
+                 "skipped string, examples string")
+
+
+def _formatter(strip_dlh: bool):
+    """The ``mapInArrow`` function: each batch of sorted rows becomes one chunk of
+    dmpmqmsg text (formatted in the executors, in order) with its counts; the
+    skipped messages are counted by reason, the first :data:`SHOWN_SKIPPED` of
+    each reason kept as examples."""
+
+    def run(batches):
+        import pyarrow as pa
+
+        from dlqlens.capture.dmpmqmsg.writer import format_message
+        from dlqlens.capture.message import CaptureMessage
+
+        for batch in batches:
+            text, skipped, examples = [], Counter(), []
+            counts = {"selected": 0, "written": 0, "duplicates": 0, "data_bytes": 0}
+
+            def skip(r, key, detail):
+                skipped[key] += 1
+                if skipped[key] <= SHOWN_SKIPPED:
+                    examples.append((r["source"], r["message_number"], key, detail))
+
+            for r in batch.to_pylist():
+                counts["selected"] += 1
+                if r["_skip"] is not None:
+                    skip(r, r["_skip"], r["_issue"] or f"{r['source']}: message "
+                         f"{r['message_number']}: {SKIP_REASONS[r['_skip']]}")
+                    continue
+                if r["_dup"]:
+                    counts["duplicates"] += 1
+                    continue
+                md = dict(r["md"])
+                body = bytes(r["data"])
+                if strip_dlh:
+                    dlh = r["dlh"]
+                    md.update(Format=dlh["Format"], Encoding=dlh["Encoding"],
+                              CodedCharSetId=dlh["CodedCharSetId"])
+                    body = body[_MQDLH_LENGTH:]
+                md.pop("StrucId", None)
+                if int(md.get("Version") or 0) < 2:
+                    for name in _V2_FIELDS:
+                        md.pop(name, None)
+                try:
+                    text.append(format_message(CaptureMessage(md=md, data=body), strict=True))
+                except ExportError as exc:
+                    skip(r, f"unwritable:{exc.field}",
+                         f"{r['source']}: message {r['message_number']}: {exc}")
+                    continue
+                counts["written"] += 1
+                counts["data_bytes"] += len(body)
+            yield pa.RecordBatch.from_pylist([{
+                "text": "".join(text), **counts, "skipped": json.dumps(dict(skipped)),
+                "examples": json.dumps(examples)}])
+
+    return run
