@@ -27,6 +27,13 @@ comes with what the simulator knows about it.
     captures, ``ground_truth.jsonl`` (the contract of :mod:`dlqlens.sim`:
     ``source``, ``message_number``, ``queue``, ``pattern``, ``events``...)
     and ``manifest.json``. Detector tests and notebooks read these.
+``snapshots/``
+    One DLQ captured twice during an incident (:data:`SNAPSHOTS`): QM.STORE's
+    dead-letter queue, where dead letters with an expiry build up, browsed
+    with dmpmqmsg at 09:22 and at the end of the run (09:25:05); the messages
+    still there then are in both files, those that expired in between
+    only in the first. Each with its ``.expected.jsonl`` golden decode. The
+    post-mortem notebook loads them beside ``dlq-sample/``.
 
 The seed of each run is derived from ``--seed`` and the run's position in
 its table, so adding a run at the end leaves the others' bytes unchanged.
@@ -66,6 +73,12 @@ SAMPLE = {
     "dlq_linux_x86_mq94.bcg": ("orphaned_replies", 500, "amqsbcg", 546, 1208, "QM.PORTAL", {},
                                "2024-03-15T11:20:00Z"),
 }
+
+#: snapshots/: one run, its DLQ browsed at ``snapshot`` seconds and at the end:
+#: (scenario, size, format, encoding, CCSID, queue manager, start, snapshot seconds,
+#: name of the snapshot's file, name of the end-of-run file).
+SNAPSHOTS = ("expiry_buildup", 300, "dmpmqmsg", 546, 819, "QM.STORE", "2024-03-16T09:00:00Z",
+             1320.0, "dlq_store_0922.dmp", "dlq_store_0925.dmp")
 
 #: scenarios/<name>/ -> (size, format, encoding, CCSID): every scenario, small.
 SCENARIO_RUNS = {
@@ -118,6 +131,30 @@ def generate_sample(out: str, seed: int = SEED) -> list[str]:
     return names
 
 
+def generate_snapshots(out: str, seed: int = SEED) -> list[str]:
+    """Write the two captures of :data:`SNAPSHOTS` and their golden decodes into ``out``;
+    returns the capture file names."""
+    scenario, size, fmt, enc, ccsid, qmgr, start, at, first, last = SNAPSHOTS
+    os.makedirs(out, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix=".generate-", dir=out)
+    try:
+        manifest = simulate(scenario, size, scratch, format=fmt, encoding=enc, ccsid=ccsid,
+                            qmgr=qmgr, seed=seed * 100 + 90, start=start, expected=True,
+                            snapshots=[at])
+        (snap,) = manifest["snapshots"]
+        for folder, captures, name in ((os.path.join(scratch, "snapshot-1"), snap["captures"],
+                                        first),
+                                       (scratch, manifest["captures"], last)):
+            (cap,) = [c for c in captures if c["queue"] == DLQ]
+            shutil.move(os.path.join(folder, cap["file"]), os.path.join(out, name))
+            golden = os.path.join(out, name + ".expected.jsonl")
+            shutil.move(os.path.join(folder, cap["file"] + ".expected.jsonl"), golden)
+            _rename_source(golden, cap["file"], name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return [first, last]
+
+
 def generate_scenarios(out: str, seed: int = SEED) -> list[str]:
     """Write a small run of every scenario into ``out/<scenario>/``; returns the scenario names."""
     missing = set(SCENARIOS) - set(SCENARIO_RUNS)
@@ -132,10 +169,14 @@ def generate_scenarios(out: str, seed: int = SEED) -> list[str]:
 
 
 def generate(out: str, seed: int = SEED) -> list[str]:
-    """Write ``out/dlq-sample/`` and ``out/scenarios/``; returns the paths written (relative)."""
+    """Write ``out/dlq-sample/``, ``out/snapshots/`` and ``out/scenarios/``; returns the paths
+    written (relative)."""
     sample = os.path.join(out, "dlq-sample")
     shutil.rmtree(sample, ignore_errors=True)
     written = [os.path.join("dlq-sample", n) for n in generate_sample(sample, seed)]
+    snapshots = os.path.join(out, "snapshots")
+    shutil.rmtree(snapshots, ignore_errors=True)
+    written += [os.path.join("snapshots", n) for n in generate_snapshots(snapshots, seed)]
     written += [os.path.join("scenarios", n) for n in
                 generate_scenarios(os.path.join(out, "scenarios"), seed)]
     return written
@@ -144,7 +185,8 @@ def generate(out: str, seed: int = SEED) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)),
-                    help="directory receiving dlq-sample/ and scenarios/ (default: datasets/)")
+                    help="directory receiving dlq-sample/, snapshots/ and scenarios/ "
+                         "(default: datasets/)")
     ap.add_argument("--seed", type=int, default=SEED)
     a = ap.parse_args(argv)
     for name in generate(a.out, a.seed):

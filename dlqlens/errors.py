@@ -64,3 +64,18 @@ class MalformedMessageError(DlqlensError):
 
 class RulesError(DlqlensError):
     """A runmqdlq rules table cannot be used (for example it cannot be read)."""
+
+
+class ExportError(DlqlensError):
+    """A message or a selection cannot be written as asked (a character an
+    export file cannot hold, bytes the capture did not keep, a missing column).
+
+    Attributes
+    ----------
+    field : str or None
+        The MQ field or column at fault (``md.PutApplName``), when one is.
+    """
+
+    def __init__(self, message: str, field: str | None = None):
+        self.field = field
+        super().__init__(message)

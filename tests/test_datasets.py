@@ -38,7 +38,8 @@ def test_generator_reproduces_the_committed_files(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "datasets" / "generate.py"), "--out", str(tmp_path)],
                    check=True, capture_output=True)
     top = ROOT / "datasets"
-    committed = [f for f in _files(top) if f.startswith(("dlq-sample/", "scenarios/"))]
+    committed = [f for f in _files(top)
+                 if f.startswith(("dlq-sample/", "snapshots/", "scenarios/"))]
     assert committed == _files(tmp_path), "a dataset file is missing or left over"
     for f in committed:
         assert filecmp.cmp(top / f, tmp_path / f, shallow=False), f"{f} differs from a fresh run"
@@ -91,6 +92,37 @@ def test_sample_covers_every_layout_and_a_spread_of_reasons():
     assert len(qmgrs) >= 7  # a fleet: one queue manager per capture
     assert {p.suffix for p in CAPTURES} == {".raw", ".dmp", ".bcg"}
     assert b"\r\n" in (DATASETS / "dlq_aix_mq7.bcg").read_bytes()
+
+
+def test_snapshots_are_one_dlq_browsed_twice():
+    """datasets/snapshots/: the same queue by its banners, taken three minutes apart; the
+    messages of the later one are those of the earlier one still there (plus newer ones),
+    the others expired in between; both decode to their golden values."""
+    from dlqlens.capture.reader import ReadOptions, captured_queues, captured_times, plan_pieces
+
+    top = ROOT / "datasets" / "snapshots"
+    first, last = top / "dlq_store_0922.dmp", top / "dlq_store_0925.dmp"
+    pieces = plan_pieces([str(first), str(last)], ReadOptions())
+    assert set(captured_queues(pieces).values()) == {("QM.STORE", "SYSTEM.DEAD.LETTER.QUEUE")}
+    times = captured_times(pieces)
+    assert [times[str(p)].isoformat() for p in (first, last)] == [
+        "2024-03-16T09:22:00", "2024-03-16T09:25:05"]
+    rows = {p: read_capture(p).table.to_pylist() for p in (first, last)}
+    for p, got in rows.items():
+        expected = [json.loads(line) for line in open(str(p) + ".expected.jsonl", encoding="utf-8")]
+        assert len(got) == len(expected) >= 30
+        for e, g in zip(expected, got):
+            assert g["decode_status"] == "ok" and g["dlh"]["Reason"] == e["dlh"]["Reason"]
+            assert g["md"]["MsgId"].hex().upper() == e["md"]["MsgId"]
+            assert g["payload"].hex().upper() == e["payload_hex"]
+    ids = {p: [r["md"]["MsgId"] for r in got] for p, got in rows.items()}
+    both = set(ids[first]) & set(ids[last])
+    assert both and set(ids[first]) - both, "some messages stayed, some expired in between"
+    stayed = [r for r in rows[first] if r["md"]["MsgId"] in both]
+    later = {r["md"]["MsgId"]: r for r in rows[last]}
+    for r in stayed:  # the same message: everything but the remaining expiry
+        assert r["dlh"] == later[r["md"]["MsgId"]]["dlh"]
+        assert r["payload"] == later[r["md"]["MsgId"]]["payload"]
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

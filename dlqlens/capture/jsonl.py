@@ -7,8 +7,8 @@ One object per message, with the columns of
   field names (``null`` when the structure is absent);
 * byte fields (``MsgId``, ``CorrelId``, ``AccountingToken``, ``GroupId``) are
   upper-case hex strings; character fields are trimmed of MQ's blank/NUL padding;
-* ``payload`` is given as ``payload_hex`` (upper-case hex) and ``raw`` as
-  ``raw_hex``;
+* ``header_bytes``, ``payload`` and ``raw`` are given as ``header_bytes_hex``,
+  ``payload_hex`` and ``raw_hex`` (upper-case hex);
 * timestamps are ISO 8601 in UTC with a ``Z`` suffix;
 * ``headers`` is the list of header formats in chain order.
 
@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from dlqlens.safe import json_dumps
 
-_RENAMED = {"payload": "payload_hex", "raw": "raw_hex"}
+_RENAMED = {"header_bytes": "header_bytes_hex", "payload": "payload_hex", "raw": "raw_hex"}
 
 
 def _plain(v):

@@ -298,6 +298,16 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         payload = pa.LargeBinaryArray.from_buffers(
             pa.large_binary(), n, [None, pa.py_buffer(pay_off), pa.py_buffer(pay_data)]
         ).cast(pa.binary())
+    header_bytes = None
+    if want("header_bytes"):
+        head_len = np.where(md_valid, np.maximum(pos - starts, 0), 0)
+        head_off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(head_len, out=head_off[1:])
+        head_data = concat_ranges(fr.data, starts, head_len)
+        header_bytes = pa.LargeBinaryArray.from_buffers(
+            pa.large_binary(), n, [pa.py_buffer(np.packbits(md_valid, bitorder="little")),
+                                   pa.py_buffer(head_off), pa.py_buffer(head_data)]
+        ).cast(pa.binary())
     data_truncated = fr.data_length > (ends - starts)
     stated_payload = np.maximum(fr.data_length - (pos - starts), 0)
     for r in np.flatnonzero(data_truncated & md_valid):
@@ -368,6 +378,7 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         "rfh2": lambda: _rfh2_struct(chain, n),
         "headers": lambda: chain_lists()[0],
         "header_chain": lambda: chain_lists()[1],
+        "header_bytes": lambda: header_bytes,
         "payload": lambda: payload,
         "payload_length": lambda: pa.array(stated_payload, pa.int64()),
         "payload_format": lambda: _labels(pay_fmt, md_valid),

@@ -44,6 +44,11 @@ header_chain : list<struct>
     The same headers with ``format``, ``struc_id``, ``offset`` and ``length``
     (bytes, from the start of the message data), the ``encoding`` and
     ``ccsid`` they were read with, and a ``status``.
+header_bytes : binary
+    The message data before the payload, exactly as the capture holds it:
+    the header structures walked (the MQDLH and those after it), so that
+    ``header_bytes + payload`` is the message data as captured (null when
+    the MQMD could not be read).
 payload : binary
     The bytes after the last header (as much as the capture kept).
 payload_length : int64
@@ -144,6 +149,7 @@ def message_schema() -> pa.Schema:
         ("rfh2", rfh2),
         ("headers", pa.list_(pa.string())),
         ("header_chain", pa.list_(HEADER_CHAIN_ITEM)),
+        ("header_bytes", pa.binary()),
         ("payload", pa.binary()),
         ("payload_length", pa.int64()),
         ("payload_format", pa.string()),

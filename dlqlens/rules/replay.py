@@ -36,6 +36,7 @@ __all__ = [
     "ReplaySummary",
     "match_counts",
     "jsonl_column",
+    "where_fate",
     "OUTPUT_COLUMNS",
     "DISPOSITIONS",
     "LEFT_REASONS",
@@ -461,6 +462,53 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
         fate.alias("_fate"), "matched",
     ).select("source", "message_number", *[F.col("_fate." + k).alias(k) for k in _FATE_FIELDS],
              "matched")
+
+
+def where_fate(replayed, fates):
+    """The replayed rows whose fate is one of ``fates``.
+
+    Parameters
+    ----------
+    replayed : pyspark.sql.DataFrame
+        From :func:`replay`.
+    fates : iterable of str
+        ``DISPOSITION`` or ``left:LEFT_REASON``: a value of
+        :data:`DISPOSITIONS` (``retried``, ``forwarded``, ``discarded``,
+        ``left``), ``left`` with one of :data:`LEFT_REASONS` (``ignore_rule``,
+        ``rules_exhausted``, ``no_match``, ``no_dlh``). ``left`` alone is every
+        message the handler would leave on the DLQ (the implicit
+        ACTION(IGNORE) of ``rules_exhausted`` and ``no_match`` included).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Those rows of ``replayed`` (a lazy transformation), e.g. for
+        :func:`dlqlens.spark.export.select_messages`.
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        For a fate that is not of that form.
+    """
+    from pyspark.sql import functions as F
+
+    from dlqlens.errors import UsageError
+
+    cond = None
+    for fate in fates:
+        disposition, _, why = str(fate).strip().partition(":")
+        if disposition not in DISPOSITIONS or (why and (disposition != "left"
+                                                        or why not in LEFT_REASONS)):
+            raise UsageError(
+                f"fate {fate!r}: expected one of {', '.join(DISPOSITIONS)}, or left:REASON "
+                f"with REASON one of {', '.join(LEFT_REASONS)}")
+        c = F.col("disposition") == disposition
+        if why:
+            c = c & (F.col("left_reason") == why)
+        cond = c if cond is None else cond | c
+    if cond is None:
+        raise UsageError("fate: give at least one")
+    return replayed.where(cond)
 
 
 def jsonl_column(replayed):

@@ -104,7 +104,7 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
              encoding: int = 546, ccsid: int | None = None, seed: int = 0,
              dlh_block: bool = True, start: "dt.datetime | str | None" = None,
              writer_options: dict | None = None, expected: bool = False,
-             qmgr: str | None = None) -> dict:
+             qmgr: str | None = None, snapshots=()) -> dict:
     """Run ``scenario``; write its captures, ``ground_truth.jsonl``, ``manifest.json`` in ``out``.
 
     Parameters
@@ -136,6 +136,15 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
     qmgr : str, optional
         Name of the captured queue manager (default: the scenario's, such as
         QM.HUB); z/OS names are usually 4 characters (the subsystem name).
+    snapshots : sequence of float, optional
+        Seconds after the start at which the scenario's queues are also
+        browsed before the end of the run, as an administrator captures a
+        DLQ more than once during an incident. The captures of snapshot
+        ``k`` (1-based, in time order) and their ``ground_truth.jsonl`` are
+        written into ``out/snapshot-<k>/``; the end-of-run captures go to
+        ``out`` as without snapshots (the same bytes: browsing changes no
+        queue). The manifest lists them under ``snapshots`` (``captured_at``,
+        ``captures``).
 
     Returns
     -------
@@ -171,6 +180,21 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
             plan = SCENARIOS[scenario].build(sim, int(size), layout)
         except SimulationError as exc:
             raise UsageError(str(exc)) from None
+        times = sorted(float(t) for t in snapshots)
+        if times and not 0 <= times[0] <= times[-1] < plan.duration:
+            raise UsageError(f"snapshots: expected times from 0 to before the end of the run "
+                             f"({plan.duration:g} s), found {times[0]:g} to {times[-1]:g}")
+        taken = []
+        for k, t in enumerate(times, 1):
+            sim.run(t)
+            snap = Capturer(sim, os.path.join(out, f"snapshot-{k}"), format, dlh_block=dlh_block,
+                            writer_options=writer_options, expected=expected)
+            try:
+                for qmgr, queue in plan.captures:
+                    snap.capture(sim.qmgrs[qmgr], queue)
+            finally:
+                snap.close()
+            taken.append({"captured_at": sim.iso(), "captures": snap.captures})
         sim.run(plan.duration)
         cap = Capturer(sim, out, format, dlh_block=dlh_block, writer_options=writer_options,
                        expected=expected)
@@ -191,6 +215,7 @@ def simulate(scenario: str, size: int, out: str, *, format: str = "amqsbcg",
         "patterns": {("null" if k is None else k): v
                      for k, v in sorted(cap.patterns.items(), key=lambda kv: str(kv[0]))},
         "stats": dict(sorted(sim.stats.items())),
+        **({"snapshots": taken} if taken else {}),
     }
     with open(os.path.join(out, "manifest.json"), "w", encoding="utf-8", newline="\n") as fh:
         json.dump(manifest, fh, indent=1)
