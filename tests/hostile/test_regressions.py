@@ -5,10 +5,7 @@ Each test names the defect it pins; docs/robustness.md lists them.
 
 from __future__ import annotations
 
-import signal
-import time
 import tracemalloc
-from contextlib import contextmanager
 
 import pytest
 
@@ -17,20 +14,7 @@ from dlqlens.capture.message import dead_letter
 from dlqlens.capture.reader import read_capture
 from dlqlens.rules.compile import java_regex, plan_matches, plan_string, python_regex
 from dlqlens.rules.match import match_string
-
-
-@contextmanager
-def time_limit(seconds: int):
-    """Fail (instead of hanging the suite) when the block runs longer."""
-    def boom(*_):
-        raise TimeoutError(f"took longer than {seconds} s")
-    old = signal.signal(signal.SIGALRM, boom)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+from tests.hostile.limits import time_limit
 
 
 def _bcg(payload: bytes = b"middle message") -> list[str]:
@@ -126,21 +110,40 @@ def test_rules_regex_is_linear_on_pathological_patterns(pattern, value):
             match_string(pattern, value, len(value))
 
 
-def test_rules_regex_time_grows_linearly():
-    # the operation count of a backtracking engine shows as time: doubling the
-    # value must not multiply it by much more than two (generous bound: 8)
-    rx = python_regex("*A*A*A*A*A*A*A*A*B")
+def _unguarded_repeats(pattern: str) -> int:
+    """Quantifiers of a regular expression outside any atomic group: each is
+    a point a backtracking engine may return to; inside ``(?>...)`` it never
+    does once the group has matched."""
+    import re._parser as sre  # noqa: PLC0415 - the stdlib's own parser
 
-    def cost(n: int) -> float:
-        value = "A" * n
-        t = time.perf_counter()
-        for _ in range(5):
-            rx.fullmatch(value)
-        return time.perf_counter() - t
+    def walk(items) -> int:
+        n = 0
+        for op, av in items:
+            if op == sre.ATOMIC_GROUP:
+                continue
+            if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+                n += op != sre.POSSESSIVE_REPEAT
+                n += walk(av[2])
+            elif op == sre.SUBPATTERN:
+                n += walk(av[3])
+            elif op == sre.BRANCH:
+                n += sum(walk(alt) for alt in av[1])
+        return n
 
-    with time_limit(30):
-        small, big = cost(20000), cost(80000)
-    assert big < 8 * 4 * max(small, 1e-4)
+    return walk(sre.parse(pattern))
+
+
+@pytest.mark.parametrize("glob", ["*A*A*A*A*A*A*A*A*B", "*?*?*?*?*?X", "?*?*?*", "*AB*AB*AC",
+                                  "A*B*C*D", "*"])
+def test_rules_regex_time_grows_linearly(glob):
+    # A backtracking engine's work is linear when at most one quantifier can be
+    # backtracked into (the last '.*'): counted on the parsed expression, not
+    # timed (was: a timing ratio with a 0.1 ms floor that failed on a busy
+    # machine, issue 19). '.*A.*A.*B' would count 3 and take O(n**3) steps.
+    rx = python_regex(glob)
+    assert _unguarded_repeats(rx.pattern) <= 1, rx.pattern
+    assert _unguarded_repeats(".*A.*A.*B") == 3  # the counter sees the old shape
+    assert _unguarded_repeats("(?>.*?A)(?>.*?A).*B") == 1
 
 
 def test_java_regex_shape_is_atomic():
@@ -206,3 +209,63 @@ def test_amqsbcg_payload_reading_no_more_messages_does_not_end_the_message(tmp_p
     rows = [r for fr in frames for r in decode_frames(fr).to_pylist()]
     assert [r["decode_status"] for r in rows] == ["ok", "ok"]
     assert all(bytes(r["payload"]) == payload for r in rows)
+
+
+# ---------------------------------------------------------------------------
+# issue 19 (branch perf19): hangs and unbounded memory
+# ---------------------------------------------------------------------------
+
+def _rules_peak(path) -> tuple[object, int]:
+    from dlqlens.rules import parse_file
+
+    tracemalloc.start()
+    try:
+        table = parse_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return table, peak
+
+
+def test_rules_10mb_quoted_value_is_refused_early_in_bounded_memory(tmp_path):
+    # was: 1.3 GB for a 10 MB value (a list entry and a (line, column) tuple per
+    # character of the entry); now a few bytes per input byte
+    p = tmp_path / "big.rul"
+    p.write_text("DESTQ('" + "A" * 10_000_000 + "') ACTION(DISCARD)\nACTION(IGNORE)\n")
+    with time_limit(60):
+        table, peak = _rules_peak(p)
+    assert peak < 8 * p.stat().st_size, peak
+    (d,) = [d for d in table.diagnostics if d.code == "value-too-long"]
+    assert (d.line, d.column, d.rule_index) == (1, 7, 1)
+    assert "10,000,000 characters" in d.message and d.found == "10000000 characters"
+    assert len(d.message) < 400  # the value itself is not copied into the message
+    assert not table.ok and len(table.rules) == 2
+
+
+def test_rules_value_continued_over_a_million_lines_in_bounded_memory(tmp_path):
+    # a position per line (3 array slots), not a tuple per character
+    p = tmp_path / "cont.rul"
+    p.write_text("APPLNAME('x+\n" + "x+\n" * 1_000_000 + "x') ACTION(DISCARD)\n")
+    with time_limit(120):
+        table, peak = _rules_peak(p)
+    assert peak < 16 * p.stat().st_size, peak
+    (d,) = [d for d in table.diagnostics if d.code == "value-too-long"]
+    assert (d.line, d.column) == (1, 10)
+
+
+def test_rules_lexer_limit_counts_characters_not_stars():
+    # 2,000 '*' around one letter is a legal (if odd) 1-character pattern
+    from dlqlens.rules import parse
+    from dlqlens.rules.parser import MAX_VALUE_CHARS
+
+    table = parse("DESTQ('" + "*" * 1000 + "A" + "*" * 1000 + "') ACTION(DISCARD)\n")
+    assert "value-too-long" not in {d.code for d in table.diagnostics}
+    assert table.rules[0].pattern("DESTQ").value.count("*") == 2000
+    # just above the limit: the lexer reports it, at the value
+    table = parse("ACTION(DISCARD) DESTQ(" + "B" * (MAX_VALUE_CHARS + 1) + ")\n")
+    (d,) = [d for d in table.diagnostics if d.code == "value-too-long"]
+    assert (d.line, d.column) == (1, 23) and f"{MAX_VALUE_CHARS + 1:,}" in d.message
+    # below it the validator reports it with the value and the field, as before
+    table = parse("ACTION(DISCARD) DESTQ(" + "B" * 60 + ")\n")
+    (d,) = [d for d in table.diagnostics if d.code == "value-too-long"]
+    assert "DestQName" in d.message or "48" in d.message
