@@ -291,3 +291,154 @@ def test_hypothesis_has_no_deadline_and_no_too_slow_check():
     assert settings.default.deadline is None
     assert HealthCheck.too_slow in settings.default.suppress_health_check
     assert settings(max_examples=5).deadline is None  # also under an explicit @settings
+
+
+def _msg(payload: bytes):
+    return dead_letter({"Format": "MQSTR", "PutApplName": "orders"},
+                       {"Reason": 2053, "DestQName": "APP.IN"}, payload, ccsid=819)
+
+
+def _write(fmt: str, path, messages, blank_lines: int = 0):
+    from dlqlens.capture import dmpmqmsg as dm
+
+    if fmt == "dmpmqmsg":
+        dm.write_dmpmqmsg(path, messages)
+    else:
+        amqsbcg.write_amqsbcg(path, messages)
+    if blank_lines:  # after the banner / first lines, before the first message
+        lines = path.read_bytes().split(b"\n")
+        k = 2
+        path.write_bytes(b"\n".join(lines[:k]) + b"\n" * (blank_lines + 1)
+                         + b"\n".join(lines[k:]))
+
+
+def _rows(frames) -> list:
+    from dlqlens.decode.records import decode_frames
+
+    return [r for fr in frames for r in decode_frames(fr).to_pylist()]
+
+
+@pytest.mark.parametrize("fmt", ["dmpmqmsg", "amqsbcg"])
+@pytest.mark.parametrize("blank", [0, 3_000_000])
+def test_text_unit_longer_than_a_block_reads_like_the_line_reader(tmp_path, fmt, blank):
+    # issue 19: a unit (a message and the lines up to the next) longer than a
+    # block used to grow the block (and its per-line tables) to the unit's size;
+    # it is now found a window at a time and framed from the file
+    from dlqlens.capture.registry import FORMATS
+    from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
+
+    if fmt == "amqsbcg" and blank:
+        pytest.skip("amqsbcg: blank lines are not a dense-lines case of its own")
+    p = tmp_path / f"long.{fmt}"
+    big = bytes(range(256)) * (3 * 4096)  # 3 MB: more text than a 2 MB block
+    _write(fmt, p, [_msg(b"first"), _msg(big), _msg(b"third"), _msg(b"fourth")], blank)
+    read = FORMATS[fmt].read
+    fast, slow = _rows(read(str(p))), _rows(read(str(p), fast=False))
+    assert fast == slow
+    assert [r["payload"] for r in fast] == [b"first", big, b"third", b"fourth"]
+    assert [r["decode_status"] for r in fast] == ["ok"] * 4
+    # planned into slices (counted by the same framing): the same rows
+    opts = ReadOptions(format=fmt, split_bytes=1 << 20)
+    pieces = plan_pieces(str(p), opts)
+    assert len(pieces) > 1
+    got = [r for piece in pieces for b in read_piece(piece, opts) for r in b.to_pylist()]
+    assert [(r["message_number"], r["payload"]) for r in got] == \
+        [(r["message_number"], r["payload"]) for r in fast]
+
+
+def test_dense_empty_lines_cost_a_block_not_the_file(tmp_path):
+    # was: 20 MB of empty lines after a '* QLOAD' banner took 2.1 GB (about 100
+    # bytes a line of per-line tables over the whole file); 100 MB: MemoryError
+    banner = b"* QLOAD Program by Paul Clarke [ V9.2.0  Build:May 12 2020 ]\n"
+    peaks = {}
+    for mb in (2, 12):
+        p = tmp_path / f"empty{mb}.dmp"
+        p.write_bytes(banner + b"\n" * (mb << 20))
+        tracemalloc.start()
+        try:
+            with time_limit(120):
+                res = read_capture(p, format="dmpmqmsg")
+            peaks[mb] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert res.stats.framed == 0
+    # six times the file, the same memory (within a wide margin): a block's worth
+    assert peaks[12] < 1.5 * peaks[2] + (8 << 20), peaks
+    from dlqlens.capture.dmpmqmsg.fast import CHUNK_BYTES
+
+    assert peaks[12] < 64 * CHUNK_BYTES, peaks  # per-line tables of one block at most
+
+
+@pytest.mark.parametrize("fmt", ["dmpmqmsg", "amqsbcg"])
+def test_text_message_above_the_limit_is_reported_not_decoded(tmp_path, fmt):
+    from dlqlens.capture.limits import text_limit
+
+    limit = 200_000
+    peaks = {}
+    for mb in (3, 9):
+        p = tmp_path / f"large{mb}.{fmt}"
+        big = b"\xab" * (mb << 20)
+        _write(fmt, p, [_msg(b"before"), _msg(big), _msg(b"after")])
+        tracemalloc.start()
+        try:
+            res = read_capture(p, format=fmt, max_message_bytes=limit)
+            peaks[mb] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        rows = res.table.to_pylist()
+        assert [r["decode_status"] for r in rows] == ["ok", "bad_framing", "ok"]
+        assert [r["payload"] for r in (rows[0], rows[2])] == [b"before", b"after"]
+        (issue,) = rows[1]["decode_issues"]
+        assert issue["code"] == "too_large" and issue["line"] == rows[1]["source_line"]
+        assert issue["offset"] == rows[1]["source_offset"] > 0
+        assert f"{text_limit(fmt, limit):,}" in issue["expected"]
+        assert int(issue["found"].split()[0].replace(",", "")) > text_limit(fmt, limit)
+    # not read: three times the message, not three times the memory (wide margin)
+    assert peaks[9] < 1.5 * peaks[3] + (4 << 20), peaks
+    # the default limit (100 MB) decodes it
+    assert read_capture(p, format=fmt).table.column("payload").to_pylist()[1] == big
+
+
+def test_raw_single_message_above_the_limit_is_reported_not_read(tmp_path):
+    # was: a 1 GB single-message raw file took 9.5 GB (and 2 GB a numpy
+    # TypeError); a sparse 2 GB file now costs its MQMD
+    from dlqlens.capture import raw
+    from dlqlens.capture.limits import MAX_MESSAGE_BYTES
+
+    p = tmp_path / "huge.raw"
+    raw.write_single(p, _msg(b"x" * 100))
+    with open(p, "r+b") as fh:
+        fh.truncate(2 * 1024 ** 3 + 10)
+    tracemalloc.start()
+    try:
+        res = read_capture(p)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    (row,) = res.table.to_pylist()
+    assert row["decode_status"] == "bad_framing" and row["payload"] in (None, b"")
+    (issue,) = row["decode_issues"]
+    assert issue["code"] == "too_large" and issue["offset"] == 0
+    assert f"{MAX_MESSAGE_BYTES:,}" in issue["expected"]
+    assert f"{2 * 1024 ** 3 + 10 - 364:,}" in issue["found"]
+    assert row["raw"][:4] == b"MD  "
+    assert peak < 8 << 20
+    # a configurable limit: below it the message is decoded
+    small = tmp_path / "small.raw"
+    raw.write_single(small, _msg(b"y" * 5000))
+    assert read_capture(small, max_message_bytes=1000).table.column(
+        "decode_status").to_pylist() == ["bad_framing"]
+    assert read_capture(small, max_message_bytes=6000).table.column(
+        "decode_status").to_pylist() == ["ok"]
+
+
+def test_cli_decode_exits_1_on_a_message_above_the_limit(tmp_path, capsys):
+    from dlqlens.capture import raw
+    from dlqlens.cli import main
+
+    p = tmp_path / "m.raw"
+    raw.write_single(p, _msg(b"z" * 5000))
+    assert main(["decode", str(p), "--max-message-bytes", "1000"]) == 1
+    out, err = capsys.readouterr()
+    assert '"too_large"' in out and "not decoded" in err
+    assert main(["decode", str(p)]) == 0
