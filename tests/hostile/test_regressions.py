@@ -442,3 +442,14 @@ def test_cli_decode_exits_1_on_a_message_above_the_limit(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert '"too_large"' in out and "not decoded" in err
     assert main(["decode", str(p)]) == 0
+
+
+def test_max_message_bytes_is_a_read_option():
+    from dlqlens.capture.limits import MAX_MESSAGE_BYTES
+    from dlqlens.capture.reader import ReadOptions
+    from dlqlens.errors import UsageError
+
+    assert ReadOptions().max_message_bytes == MAX_MESSAGE_BYTES == 100 * 1024 * 1024
+    assert ReadOptions.from_options({"maxMessageBytes": "5000"}).max_message_bytes == 5000
+    with pytest.raises(UsageError, match="maxMessageBytes"):
+        ReadOptions(max_message_bytes=0)
