@@ -465,8 +465,9 @@ class _LongUnit:
 
 def _last_line(buf, n: int) -> bytes:
     """The last whole line of ``buf[0:n]`` that is not empty and not a
-    ``*`` comment (the lines a format's unit rule looks through), with its line end (b"\\n" when there is none): the
-    context that decides whether the next line starts a unit."""
+    ``*`` comment (the lines a format's unit rule looks through), with its
+    line end (``b"\\n"`` when there is none): the context that decides
+    whether the next line starts a unit."""
     end = n
     while end > 0:
         begin = buf.rfind(b"\n", 0, max(end - _SPLIT_BYTES, 0)) + 1

@@ -52,7 +52,8 @@ import itertools
 from dataclasses import dataclass
 
 from dlqlens.mq import constants
-from dlqlens.rules.match import COVER_BUDGET, Work, matches_blank_field, pattern_covers, pattern_keys
+from dlqlens.rules.match import (COVER_BUDGET, Work, matches_blank_field, pattern_covers,
+                                  pattern_keys)
 from dlqlens.rules.model import KEYWORDS, PATTERN_KEYWORDS, LintFinding, Rule, RulesTable
 
 __all__ = ["LintCode", "CODES", "CAPTURE_CODES", "lint", "rule_covers", "unreached",
