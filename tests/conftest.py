@@ -19,6 +19,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No hypothesis test may fail because the machine is busy (issue 19): no
+# per-example deadline (200 ms by default) and no "too slow" health check,
+# for every test, also those with their own @settings (they start from this).
+settings.register_profile("dlqlens", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("dlqlens")
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ROOT / "datasets" / "dlq-sample"

@@ -44,6 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +57,7 @@ from dlqlens.decode.issues import STATUSES, WELL_FORMED
 from dlqlens.errors import CaptureError, MalformedMessageError
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
-TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules")
+TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan")
 COUNTS: dict[str, int] = {t: 0 for t in TARGETS}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
@@ -409,6 +410,12 @@ def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
         def one(text):
             COUNTS[target] += 1
             check_rules(text)
+    elif target == "scan":
+        @fuzz_settings(examples, derandomize=derandomize)
+        @given(scan_calls())
+        def one(call):
+            COUNTS[target] += 1
+            check_scan(call)
     else:
         @fuzz_settings(examples, derandomize=derandomize)
         @given(captures(target))
@@ -424,6 +431,94 @@ def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
             f.unlink()
         tmp.rmdir()
     return COUNTS[target] - start
+
+
+# ---------------------------------------------------------------------------
+# issue 19 (branch perf19): the C extension's direct API ("scan" target; run it
+# against a build with -fsanitize=address,undefined, docs/robustness.md)
+# ---------------------------------------------------------------------------
+
+#: Offsets that probe the C functions' arithmetic (int64 wrap-around).
+_EXTREME = [0, 1, 7, 8, 2**31 - 1, 2**31, 2**32, 2**62, 2**63 - 9, 2**63 - 2, 2**63 - 1,
+            -1, -2**63, -2**31]
+
+
+@st.composite
+def scan_calls(draw):
+    """``(function, buffer, offsets, second offsets or width)`` for one call of
+    the C extension: offsets inside the buffer, just outside and extreme."""
+    data = draw(st.binary(max_size=200))
+    near = st.integers(-3, len(data) + 3)
+    offsets = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)), max_size=12))
+    func = draw(st.sampled_from(["rows_like_first", "hex_runs", "line_table"]))
+    if func == "rows_like_first":
+        width = draw(st.one_of(st.integers(0, 24), st.sampled_from(_EXTREME)))
+        return func, data, offsets, width
+    if func == "hex_runs":
+        ends = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)),
+                             min_size=len(offsets), max_size=len(offsets)))
+        return func, data, offsets, ends
+    return func, data, offsets, draw(st.one_of(near, st.sampled_from(_EXTREME)))
+
+
+def check_scan(call) -> None:
+    """One call of :mod:`dlqlens.capture._scan` (when built) with buffers of
+    consistent sizes: it returns what the rule says, or raises ValueError /
+    OverflowError; it never reads outside the buffer (a crash, or an
+    AddressSanitizer report under a sanitizer build)."""
+    from dlqlens.capture import scan
+
+    if scan._scan is None:
+        return
+    c = scan._scan
+    func, data, offsets, extra = call
+    buf = bytearray(data + bytes(16))
+    at = np.array(offsets, dtype=np.int64)
+    if func == "rows_like_first":
+        width = extra
+        size = max(0, min(width, 64))
+        must = bytes(1 if k % 3 == 0 else 0 for k in range(size))
+        same, match = bytearray(size), bytearray(len(at))
+        try:
+            got = c.rows_like_first(buf, at.tobytes(), width, must, same, match)
+        except (ValueError, OverflowError):
+            refused = width != size or bool(len(at) and (
+                (at < 0).any() or (at > len(buf) - width).any()))
+            assert refused, (offsets, width)
+            return
+        assert width == size and ((at >= 0) & (at <= len(buf) - width)).all(), (offsets, width)
+        if len(at):  # the same answer as the numpy version
+            saved, scan._scan = scan._scan, None
+            try:
+                want_same, want_match = scan.rows_like_first(buf, at, width,
+                                                             np.arange(0, width, 3))
+            finally:
+                scan._scan = saved
+            assert list(match) == want_match.astype(int).tolist()
+            assert list(same) == want_same.astype(int).tolist()
+            assert got == int(want_match.sum())
+    elif func == "hex_runs":
+        ends = np.array(extra, dtype=np.int64)
+        fine = ((at >= 0) & (ends <= len(buf)) & (ends >= at)).all()
+        cap = int(((ends - at) // 2).clip(0, 1 << 20).sum()) if fine else 64
+        try:
+            got = c.hex_runs(buf, at.tobytes(), ends.tobytes(), bytearray(cap),
+                             bytearray(8 * len(at)))
+        except (ValueError, OverflowError):
+            assert not fine, (offsets, extra)
+            return
+        assert fine and 0 <= got <= cap
+        want, _ = scan._hex_runs_numpy(np.frombuffer(buf, np.uint8), at, ends)
+        assert got == len(want)
+    else:
+        n = extra
+        try:
+            starts, ends, words, crlf = c.line_table(buf, n, True)
+        except (ValueError, OverflowError):
+            assert not 0 <= n <= len(buf), n
+            return
+        assert 0 <= n <= len(buf)
+        assert len(ends) // 8 == buf[:n].count(b"\n") + (n > 0 and buf[n - 1] != 10)
 
 
 def atheris_main(target: str, seconds: int, argv: list[str]) -> None:  # pragma: no cover

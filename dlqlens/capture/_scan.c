@@ -210,12 +210,18 @@ rows_like_first(PyObject *self, PyObject *args)
     uint8_t *same = (uint8_t *)s.buf, *match = (uint8_t *)t.buf;
     const char *err = NULL;
     Py_ssize_t matched = 0;
-    Py_ssize_t words = (width + 7) / 8;
+    Py_ssize_t words = 0;
     uint64_t *acc = NULL, *must = NULL;
-    if (width < 0 || s.len != width || m.len != width || t.len != n)
+    if (width < 0 || s.len != width || m.len != width || t.len != n
+            || a.len % (Py_ssize_t)sizeof(int64_t))
         err = "must and same must hold width bytes, and match one byte a row";
+    else
+        words = width / 8 + (width % 8 != 0);  /* (width + 7) / 8 without overflow */
+    /* at[i] + width <= b.len, written so that it cannot overflow: 0 <= width
+     * and 0 <= b.len, so b.len - width does not; an at[i] near 2**63 used to
+     * wrap around to a negative end and pass */
     for (Py_ssize_t i = 0; err == NULL && i < n; i++)
-        if (at[i] < 0 || at[i] + width > b.len)
+        if (at[i] < 0 || at[i] > (int64_t)(b.len - width))
             err = "a row lies outside the buffer";
     if (err == NULL && n > 0) {
         /* acc: the bytes where a matching row differs from row 0; must as

@@ -42,6 +42,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.fixed import copy_rows, gather
@@ -230,7 +231,8 @@ def _read_bytes(fh, count: int) -> np.ndarray:
     return buf if got == len(buf) else buf[:got]
 
 
-def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
+def plan(path: str, target_bytes: int = 64 * 1024 * 1024, *,
+         max_message_bytes: int | None = None) -> list[Slice]:
     """Split a raw capture into :class:`Slice` objects of about ``target_bytes``.
 
     Files without a valid index are one slice, and so are files whose index
@@ -271,7 +273,8 @@ def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
 # ---------------------------------------------------------------------------
 
 def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None,
-             batch_size: int = 65536) -> Iterator[Frames]:
+             batch_size: int = 65536,
+             max_message_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[Frames]:
     """Frame the records of a raw capture, ``batch_size`` at a time.
 
     Parameters
@@ -285,6 +288,11 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
         which is then read into memory at once.
     batch_size : int
         Records per yielded :class:`~dlqlens.decode.frames.Frames`.
+    max_message_bytes : int
+        A single-message file with more data than this is not read: one
+        ``bad_framing`` row with a ``too_large`` issue and its MQMD bytes in
+        ``raw`` (:mod:`dlqlens.capture.limits`). Records of a dlqlens raw
+        capture are limited to :data:`MAX_RECORD` by their framing.
 
     Yields
     ------
@@ -311,6 +319,15 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
                     f"{source}: not a raw capture: expected {MAGIC!r} or an MQMD StrucId "
                     f"'MD  ' at offset 0, found X'{head[:8].hex().upper()}'")
             fh.seek(0)
+            md_len = MQMD_LENGTH_2 if _md_layout(head[:8])[2] == MQMD_VERSION_2 else \
+                MQMD_LENGTH_1
+            if size - md_len > max_message_bytes:  # not read: one row that says so
+                buf = _read_bytes(fh, min(size, md_len))
+                why = _too_large(size - md_len, max_message_bytes)
+                yield _frames(buf, 0, source, *([np.zeros(0, np.int64)] * 3),
+                              [(0, len(buf), why)], np.ones(1, np.int8),
+                              np.zeros(1, np.int64), 1, 0)
+                return
             buf = _read_bytes(fh, size)
             recs = np.array([0], dtype=np.int64), np.array([size], dtype=np.int64)
             yield from _batches(buf, 0, source, recs, [], 1, batch_size, prefix=0)
@@ -358,6 +375,13 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
             bad[-1][0] == (int(recs[1][-1]) if len(recs[1]) else 0):
         bad.pop()  # the index and its trailer, not message data
     yield from _batches(buf, start, source, recs, bad, first, batch_size, prefix=4)
+
+
+def _too_large(length: int, limit: int) -> tuple[str, str, str, str]:
+    """Issue arguments of a message whose data is over the size limit."""
+    return ("too_large", "message data length",
+            f"at most {limit:,} bytes (option maxMessageBytes)",
+            f"{length:,} bytes; the MQMD is kept in raw, the data is not read")
 
 
 def _scan(buf: np.ndarray, start: int, stop: int):

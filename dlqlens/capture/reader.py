@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.registry import FORMATS, SNIFF_BYTES, detect_format, get_format
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
@@ -58,6 +59,10 @@ class ReadOptions:
         output, in this order (None: all). Spark's Python data sources have no
         column-pruning hook, so naming the columns an analysis needs is how a
         large read avoids carrying ``raw`` and ``payload`` bytes it never uses.
+    max_message_bytes : int
+        Largest message data decoded (option ``maxMessageBytes``; default
+        IBM MQ's 100 MB, :mod:`dlqlens.capture.limits`). A larger message is
+        a ``bad_framing`` row with a ``too_large`` issue, not read into memory.
     """
 
     format: str = "auto"
@@ -66,6 +71,7 @@ class ReadOptions:
     split_bytes: int = 64 * 1024 * 1024
     split_text: bool = True
     columns: tuple | None = None
+    max_message_bytes: int = MAX_MESSAGE_BYTES
 
     def __post_init__(self):
         if self.format != "auto":
@@ -73,8 +79,8 @@ class ReadOptions:
         if self.mode.upper() not in MODES:
             raise UsageError(f"unknown mode {self.mode!r}: expected one of {', '.join(MODES)}")
         object.__setattr__(self, "mode", self.mode.upper())
-        if self.batch_size < 1 or self.split_bytes < 1:
-            raise UsageError("batchSize and splitBytes must be positive")
+        if self.batch_size < 1 or self.split_bytes < 1 or self.max_message_bytes < 1:
+            raise UsageError("batchSize, splitBytes and maxMessageBytes must be positive")
         if self.columns is not None:
             cols = self.columns
             if isinstance(cols, str):
@@ -99,7 +105,8 @@ class ReadOptions:
             For an unknown option or a value that does not parse.
         """
         known = {"format": "format", "mode": "mode", "batchsize": "batch_size",
-                 "splitbytes": "split_bytes", "splittext": "split_text", "columns": "columns"}
+                 "splitbytes": "split_bytes", "splittext": "split_text", "columns": "columns",
+                 "maxmessagebytes": "max_message_bytes"}
         kwargs = {}
         for k, v in options.items():
             key = k.lower()
@@ -107,9 +114,9 @@ class ReadOptions:
                 continue
             if key not in known:
                 raise UsageError(f"unknown option {k!r}: expected one of "
-                                 f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes', 'splitText', 'columns'])}")
+                                 f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes', 'splitText', 'columns', 'maxMessageBytes'])}")
             name = known[key]
-            if name in ("batch_size", "split_bytes"):
+            if name in ("batch_size", "split_bytes", "max_message_bytes"):
                 try:
                     v = int(v)
                 except ValueError:
@@ -282,7 +289,8 @@ def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
         if spec.plan_reads and not options.split_text:
             pieces.append(Piece(fmt, Slice(path)))
             continue
-        pieces.extend(Piece(fmt, s) for s in spec.plan(path, options.split_bytes))
+        pieces.extend(Piece(fmt, s) for s in spec.plan(
+            path, options.split_bytes, max_message_bytes=options.max_message_bytes))
     return pieces
 
 
@@ -331,7 +339,8 @@ def read_piece(piece: Piece, options: ReadOptions,
         stats.empty_files.append(piece.path)
         return
     frames = FORMATS[piece.format].read(piece.path, batch_size=options.batch_size,
-                                        piece=piece.slice)
+                                        piece=piece.slice,
+                                        max_message_bytes=options.max_message_bytes)
     need = None
     if options.columns is not None:  # decode only what is asked for (and what modes read)
         need = set(options.columns)
@@ -386,7 +395,8 @@ class CaptureResult:
 
 
 def read_capture(paths, format: str = "auto", mode: str = "PERMISSIVE",
-                 batch_size: int = 65536, columns=None) -> CaptureResult:
+                 batch_size: int = 65536, columns=None,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> CaptureResult:
     """Decode captures in this process, without Spark (small captures).
 
     Parameters
@@ -401,6 +411,8 @@ def read_capture(paths, format: str = "auto", mode: str = "PERMISSIVE",
         Messages per record batch.
     columns : list of str, optional
         Only these top-level columns, in this order (default: all).
+    max_message_bytes : int
+        Largest message data decoded (:class:`ReadOptions`).
 
     Returns
     -------
@@ -419,7 +431,8 @@ def read_capture(paths, format: str = "auto", mode: str = "PERMISSIVE",
         Unknown format or mode.
     """
     options = ReadOptions(format=format, mode=mode, batch_size=batch_size, split_text=False,
-                          columns=None if columns is None else tuple(columns))
+                          columns=None if columns is None else tuple(columns),
+                          max_message_bytes=max_message_bytes)
     stats = ReadStats()
     batches = []
     for piece in plan_pieces(paths, options):

@@ -184,11 +184,14 @@ def rows_like_first(buf, at: np.ndarray, width: int,
     at = np.ascontiguousarray(at, dtype=np.int64)
     must = np.ascontiguousarray(must, dtype=np.int64)
     n = len(at)
+    if width < 0:
+        raise ValueError(f"rows_like_first: width {width} is negative")
     same = np.ones(width, dtype=bool)
     match = np.ones(n, dtype=bool)
     if not n:
         return same, match
-    if (at < 0).any() or (at + width > memoryview(buf).nbytes).any():
+    # at + width <= nbytes, without forming at + width (int64 wraps near 2**63)
+    if (at < 0).any() or (at > memoryview(buf).nbytes - width).any():
         raise ValueError("rows_like_first: a row lies outside the buffer")
     if len(must) and ((must < 0).any() or (must >= width).any()):
         raise ValueError("rows_like_first: a column of must lies outside the row")

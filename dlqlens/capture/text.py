@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from dlqlens.capture.limits import MAX_MESSAGE_BYTES, text_limit, too_large_issue
 from dlqlens.capture.message import MD_DEFAULTS
 from dlqlens.capture.scan import HEX_VALUE, line_table, rows_of
 from dlqlens.capture.slices import Slice
@@ -68,21 +69,30 @@ def decode_line(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
-def iter_lines(buf: bytes, number: int = 1, offset: int = 0) -> Iterator[tuple[int, int, str]]:
+#: :func:`iter_lines` splits this many bytes of lines at a time.
+_SPLIT_BYTES = 1 << 18
+
+
+def iter_lines(buf, number: int = 1, offset: int = 0) -> Iterator[tuple[int, int, str]]:
     """:func:`read_lines` over the bytes ``buf`` (whole lines of a file).
 
     ``number`` and ``offset`` are the line number and file offset of the
-    first byte of ``buf``.
+    first byte of ``buf``. Split :data:`_SPLIT_BYTES` at a time, so a block
+    dense in short lines never has a list of all its lines.
     """
-    if not buf:
-        return
-    parts = buf.split(b"\n")
-    if parts[-1] == b"":
-        parts.pop()
-    for raw in parts:
-        yield number, offset, decode_line(raw)
-        number += 1
-        offset += len(raw) + 1
+    n = len(buf)
+    i = 0
+    while i < n:
+        j = buf.find(b"\n", min(i + _SPLIT_BYTES, n) - 1) if i + _SPLIT_BYTES < n else -1
+        j = n if j < 0 else j + 1
+        parts = bytes(buf[i:j]).split(b"\n")
+        if parts[-1] == b"":
+            parts.pop()  # the piece ends with its line end
+        for raw in parts:
+            yield number, offset + i, decode_line(raw)
+            number += 1
+            i += len(raw) + 1
+        i = j
 
 
 def pack_text_md(fields: dict) -> tuple[bytes, int]:
@@ -282,6 +292,10 @@ class TextBlock:
     """
 
     frame_lines = None  # set by subclasses
+    capture_format = None  # set by subclasses: "dmpmqmsg", "amqsbcg"
+    #: The line reader ignores blank lines (only blanks, tabs and CRs) wherever
+    #: they are: a long unit skips runs of them without handing them over.
+    blank_lines_ignored = False
 
     def __init__(self, buf: bytearray, n: int, eof: bool):
         """``buf``: the block's ``n`` bytes followed by at least :data:`PAD`
@@ -371,22 +385,164 @@ class TextBlock:
             yield fr
 
 
-def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None):
+class _LongUnit:
+    """A unit of lines longer than a block: framed by the line reader from
+    the file, a line at a time, or, above the size limit
+    (:func:`dlqlens.capture.limits.text_limit`), one ``too_large`` row
+    without reading it. It stands for a block of lines ``[0, nlines)``
+    holding one unit, for :func:`read_blocks` and :func:`plan_text`."""
+
+    def __init__(self, block_type: type, fd: int, begin: int, end: int, nlines: int,
+                 limit: int):
+        self.block_type = block_type
+        self.fd, self.begin, self.end = fd, begin, end
+        self.nlines = nlines
+        self.limit = limit
+        self.unit_starts = np.zeros(1, dtype=np.int64)
+        self.starts = np.zeros(1, dtype=np.int64)
+
+    @property
+    def too_large(self) -> bool:
+        return self.end - self.begin > self.limit
+
+    def line_offset(self, line: int) -> int:
+        return 0 if line == 0 else self.end - self.begin
+
+    def _lines(self, number: int, offset: int) -> Iterator[tuple[int, int, str]]:
+        skip_blank = self.block_type.blank_lines_ignored
+        pos, carry = self.begin, b""
+        while pos < self.end or carry:
+            chunk = os.pread(self.fd, min(1 << 20, self.end - pos), pos) if pos < self.end \
+                else b""
+            pos += len(chunk)
+            data = carry + chunk
+            last = pos >= self.end or not chunk
+            cut = len(data) if last else data.rfind(b"\n") + 1
+            i = 0
+            while i < cut:  # pieces of whole lines
+                j = data.find(b"\n", min(i + _SPLIT_BYTES, cut) - 1, cut)
+                j = cut if j < 0 else j + 1
+                piece = data[i:j]
+                if skip_blank and not piece.translate(None, b" \t\r\n"):
+                    # blank lines only: the line reader skips them
+                    number += piece.count(b"\n") + (not piece.endswith(b"\n"))
+                else:
+                    for item in iter_lines(piece, number, offset + i):
+                        yield item
+                        number += 1
+                i = j
+            offset += cut
+            carry = data[cut:]
+            if last:
+                break
+
+    def frame(self, cut: int, source: str, base_off: int, base_line: int,
+              count: int, min_units: int = 0) -> Iterator[Frames]:
+        if self.too_large:
+            from dlqlens.decode.frames import FramesBuilder
+
+            fmt = self.block_type.capture_format
+            builder = FramesBuilder(source, fmt, "text")
+            head = os.pread(self.fd, min(4096, self.end - self.begin), self.begin)
+            builder.add(md=None, number=count + 1, offset=base_off, line=base_line + 1,
+                        raw=head, issues=[too_large_issue(
+                            source=source, message_number=count + 1,
+                            field=f"message text (lines {base_line + 1} to "
+                                  f"{base_line + self.nlines})",
+                            found=self.end - self.begin, limit=self.limit, offset=base_off,
+                            line=base_line + 1, what="bytes of text")])
+            yield builder.build()
+            return
+        fr, _ = self.block_type.frame_lines(self._lines(base_line + 1, base_off), source, count)
+        yield fr
+
+    def unit_counts(self, cut: int) -> np.ndarray:
+        if self.too_large:
+            return np.ones(1, dtype=np.int64)
+        _, n = self.block_type.frame_lines(self._lines(1, 0), "", 0)
+        return np.array([n], dtype=np.int64)
+
+
+def _last_line(buf, n: int) -> bytes:
+    """The last whole line of ``buf[0:n]`` that is not empty and not a
+    ``*`` comment (the lines a format's unit rule looks through), with its
+    line end (``b"\\n"`` when there is none): the context that decides
+    whether the next line starts a unit."""
+    end = n
+    while end > 0:
+        begin = buf.rfind(b"\n", 0, max(end - _SPLIT_BYTES, 0)) + 1
+        piece = bytes(buf[begin:end])
+        lines = piece.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        for k in range(len(lines) - 1, -1, -1):
+            line = lines[k]
+            if line not in (b"", b"\r") and not line.startswith(b"*"):
+                return line + b"\n"
+        end = begin
+    return b"\n"
+
+
+def _unit_end(fh, block_type: type, block, n: int, stop: int | None,
+              chunk_bytes: int) -> tuple[int, int, bool]:
+    """Where the unit that begins a block without another unit start ends.
+
+    Reads on from ``fh`` (positioned after the block's ``n`` bytes) a
+    window of a quarter of ``chunk_bytes`` at a time, each classified after one line of
+    context, until a line starts a unit. Returns ``(bytes, lines, eof)``:
+    the unit's length from the block's first byte and its lines, and whether
+    it ends the range. Memory: one window, whatever the unit's length.
+    """
+    whole = block.buf.rfind(b"\n", 0, n) + 1  # bytes of the block's whole lines
+    lines = block.nlines
+    context = _last_line(block.buf, whole)
+    carry = bytes(block.buf[whole:n])
+    pos = fh.tell()  # file offset of the byte after ``carry``
+    while True:
+        want = max(chunk_bytes // 4, 1)
+        ask = want if stop is None else max(0, min(want, stop - pos))
+        chunk = fh.read(ask) if ask else b""
+        pos += len(chunk)
+        eof = not chunk or (stop is not None and pos >= stop)
+        data = carry + chunk
+        whole_end = len(data) if eof else data.rfind(b"\n") + 1
+        if whole_end == 0 and not eof:  # one line longer than the window
+            carry = data
+            continue
+        buf = bytearray(context + data[:whole_end] + _PAD)
+        window = block_type(buf, len(context) + whole_end, eof)
+        later = window.unit_starts[window.unit_starts >= 1]
+        if len(later):
+            k = int(later[0])
+            return whole + int(window.starts[k]) - len(context), lines + k - 1, eof
+        lines += window.nlines - 1
+        whole += whole_end
+        if eof:
+            return whole, lines, True
+        context = _last_line(buf, len(context) + whole_end)
+        carry = data[whole_end:]
+
+
+def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None,
+            limit: int | None = None):
     """Blocks of whole units from the current position of ``fh`` up to
     ``stop`` (a unit start or the end of the file; None: the end).
 
     Yields ``(block, cut, offset, lines)``: frame lines ``[0, cut)`` of
     ``block``, whose byte 0 is ``offset`` bytes and ``lines`` lines after
     where reading began. Each block is cut before its last unit start; the
-    rest is read again with the next block. A block without a unit start
-    after its first line grows until it has one (or the range ends).
+    rest is read again with the next block. A unit longer than a block (no
+    unit start after its first line) is a :class:`_LongUnit`: its end is
+    found a window at a time (:func:`_unit_end`) and it is framed from the
+    file, so memory stays that of a block (and of the unit's messages)
+    however long the unit; above ``limit`` bytes it is not read at all.
     """
     carry = b""
     offset, lines = 0, 0
-    left = None if stop is None else stop - fh.tell()
-    want = chunk_bytes
+    base = fh.tell()
+    left = None if stop is None else stop - base
     while True:
-        ask = want if left is None else min(want, left)
+        ask = chunk_bytes if left is None else min(chunk_bytes, left)
         # read straight into the block's buffer, after what was carried over
         buf = bytearray(len(carry) + ask + PAD)
         buf[:len(carry)] = carry
@@ -406,11 +562,21 @@ def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None):
             return
         block = block_type(buf, n, eof)
         cut = block.nlines if eof else int(block.unit_starts[-1])
-        if cut == 0 and not eof:  # no unit boundary yet: read on (twice as much)
-            carry = buf[:n]
-            want = max(want, n)
+        if cut == 0 and not eof:  # one unit longer than the block
+            size, nlines, eof = _unit_end(fh, block_type, block, n,
+                                          None if stop is None else stop, chunk_bytes)
+            del block, buf
+            unit = _LongUnit(block_type, fh.fileno(), base + offset, base + offset + size,
+                             nlines, limit if limit is not None else 1 << 62)
+            yield unit, 1, offset, lines
+            offset += size
+            lines += nlines
+            fh.seek(base + offset)
+            left = None if stop is None else stop - base - offset
+            carry = b""
+            if left is not None and left <= 0 or fh.tell() >= os.fstat(fh.fileno()).st_size:
+                return
             continue
-        want = chunk_bytes
         yield block, cut, offset, lines
         cut_at = block.line_offset(cut)
         carry = buf[cut_at:n]
@@ -421,12 +587,15 @@ def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None):
 
 
 def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
-                min_units: int = 0, piece: Slice | None = None) -> Iterator[Frames]:
+                min_units: int = 0, piece: Slice | None = None,
+                max_message_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[Frames]:
     """Frame a text capture a block of about ``chunk_bytes`` at a time.
 
     Blocks of fewer than ``min_units`` units are read line by line. With
     ``piece`` (from :func:`plan_text`), only its byte range is read, numbered
-    from its first message and line.
+    from its first message and line. A unit of more text than
+    ``max_message_bytes`` allows (:func:`dlqlens.capture.limits.text_limit`)
+    is one ``too_large`` row, not read.
 
     Raises
     ------
@@ -442,7 +611,8 @@ def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
     count = first - 1
     with _open(path) as fh:
         fh.seek(start)
-        for block, cut, off, lines in _blocks(fh, block_type, chunk_bytes, stop):
+        limit = text_limit(block_type.capture_format, max_message_bytes)
+        for block, cut, off, lines in _blocks(fh, block_type, chunk_bytes, stop, limit):
             for fr in block.frame(cut, source, start + off, first_line - 1 + lines, count,
                                   min_units):
                 count += len(fr)
@@ -457,7 +627,7 @@ def read_blocks(path: str, block_type: type, source: str, chunk_bytes: int,
 
 def read_text(path: str, block_type: type, *, source: str | None, piece: Slice | None,
               batch_size: int, fast: bool, chunk_bytes: int,
-              min_units: int) -> Iterator[Frames]:
+              min_units: int, max_message_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[Frames]:
     """Frame the messages of a text capture: what ``read_dmpmqmsg`` and
     ``read_amqsbcg`` do, with their format's :class:`TextBlock` subclass.
 
@@ -484,6 +654,11 @@ def read_text(path: str, block_type: type, *, source: str | None, piece: Slice |
     chunk_bytes, min_units : int
         The fast reader's block size in bytes, and the fewest units for which
         it frames a block.
+    max_message_bytes : int
+        Size limit of a message (:mod:`dlqlens.capture.limits`): a unit of
+        lines with more text than it allows is one ``too_large`` row, not
+        read (with ``fast`` True or a ``piece``; the line reader alone reads
+        every line).
 
     Yields
     ------
@@ -499,14 +674,15 @@ def read_text(path: str, block_type: type, *, source: str | None, piece: Slice |
     """
     source = source or path
     if fast or piece is not None:
-        pieces = read_blocks(path, block_type, source, chunk_bytes, min_units, piece)
+        pieces = read_blocks(path, block_type, source, chunk_bytes, min_units, piece,
+                             max_message_bytes)
     else:
         pieces = iter([block_type.frame_lines(read_lines(path), source, 0)[0]])
     yield from rebatch(pieces, batch_size)
 
 
 def plan_text(path: str, block_type: type, chunk_bytes: int,
-              target_bytes: int) -> list[Slice]:
+              target_bytes: int, max_message_bytes: int = MAX_MESSAGE_BYTES) -> list[Slice]:
     """Split a text capture into slices of about ``target_bytes`` at unit starts.
 
     The file is read once, a block at a time: each block's units are found
@@ -525,7 +701,8 @@ def plan_text(path: str, block_type: type, chunk_bytes: int,
     cuts = [(0, 0, 0)]  # (offset, lines, messages) before each slice
     count = 0
     with _open(path) as fh:
-        for block, cut, off, lines in _blocks(fh, block_type, chunk_bytes, None):
+        limit = text_limit(block_type.capture_format, max_message_bytes)
+        for block, cut, off, lines in _blocks(fh, block_type, chunk_bytes, None, limit):
             us = block.unit_starts[block.unit_starts < cut]
             per_unit = block.unit_counts(cut)
             before = count + np.concatenate([[0], np.cumsum(per_unit)[:-1]]) if len(us) else \

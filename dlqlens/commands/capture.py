@@ -26,6 +26,10 @@ def register(sub) -> None:
                    help="one JSON object per line (the default and only output form)")
     add_format_option(p)
     add_mode_option(p)
+    p.add_argument("--max-message-bytes", type=int, default=None, metavar="N",
+                   help="largest message data decoded (default IBM MQ's 100 MB); a larger "
+                        "message is a bad_framing row with a too_large issue, and the exit "
+                        "status is 1")
     p.set_defaults(func=run_decode)
 
     e = sub.add_parser("explain", help="why messages landed where they are, in words (no JVM)",
@@ -71,15 +75,24 @@ def run_decode(args) -> int:
     from dlqlens.capture.reader import ReadOptions, ReadStats, read_piece
     from dlqlens.safe import one_line
 
-    options = ReadOptions(format=args.format, mode=args.mode)
+    from dlqlens.capture.limits import MAX_MESSAGE_BYTES
+    from dlqlens.errors import UsageError
+
+    limit = args.max_message_bytes if args.max_message_bytes is not None else MAX_MESSAGE_BYTES
+    if limit < 1:
+        raise UsageError(f"--max-message-bytes: expected a positive number, found {limit}")
+    options = ReadOptions(format=args.format, mode=args.mode, max_message_bytes=limit)
     stats = ReadStats()
     pieces = plan_captures(args.captures, args.format, args.mode)
     for path, why in unread_files(pieces):  # named before the rows, each with why
         print(f"dlqlens: not read: {one_line(path)}: {one_line(why)}", file=sys.stderr)
     out = sys.stdout
+    too_large = 0
     for piece in pieces:
         for batch in read_piece(piece, options, stats):
             for obj in records(batch):
+                too_large += any(i.get("code") == "too_large"
+                                 for i in obj.get("decode_issues") or ())
                 out.write(dumps(obj) + "\n")
     out.flush()
     note = f"dlqlens: {stats.framed} message(s) framed in {stats.files} file(s), {stats.rows} written"
@@ -90,8 +103,11 @@ def run_decode(args) -> int:
         note += f"; {len(stats.empty_files)} empty file(s)"
     if stats.skipped_files:
         note += f"; {len(stats.skipped_files)} file(s) in no capture format not read"
+    if too_large:
+        note += (f"; {too_large} message(s) larger than {limit:,} bytes not decoded "
+                 "(too_large; --max-message-bytes)")
     print(note, file=sys.stderr)
-    return 0
+    return 1 if too_large else 0
 
 
 def run_explain(args) -> int:

@@ -14,7 +14,10 @@ status                    meaning
                           the rest of the data is kept as opaque payload
 ``bad_descriptor``        the MQMD could not be read; only raw bytes are kept
 ``bad_data``              the message bytes could not be recovered (bad hex)
-``bad_framing``           text or bytes between messages that form no message
+``bad_framing``           text or bytes between messages that form no message,
+                          or a message above the readers' size limit
+                          (``too_large``: not decoded, see
+                          :mod:`dlqlens.capture.limits`)
 ========================  ==================================================
 
 ``ok`` and ``truncated`` rows are well-formed; the others are *malformed*:
@@ -44,6 +47,7 @@ ISSUE_STATUS: dict[str, str | None] = {
     "length_mismatch": "bad_data",
     "bad_length": "bad_framing",
     "unframed": "bad_framing",
+    "too_large": "bad_framing",
     "charset_mismatch": None,
     "encoding_mismatch": None,
     "encoding_undefined": None,

@@ -29,6 +29,12 @@ class Token:
     start, end : int
         Offsets in the entry's joined text (after continuation), used to
         tell whether two tokens were separated.
+    closed : bool
+        False for a quoted value without its closing quote.
+    too_long : bool
+        True when the value was longer than the lexer reads
+        (:data:`dlqlens.rules.parser.MAX_VALUE_CHARS`; ``text`` holds its
+        beginning only, and a ``value-too-long`` diagnostic says so).
     """
 
     kind: str
@@ -38,6 +44,7 @@ class Token:
     start: int
     end: int
     closed: bool = True
+    too_long: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,15 @@ Choices made:
 * Shadowing is decided pairwise (one earlier rule covering a later one), on
   the patterns only, with exact containment of generic string patterns
   (:func:`~dlqlens.rules.match.pattern_covers`); a later rule covered only by
-  the union of several earlier rules is not reported.
+  the union of several earlier rules is not reported. Only the earlier rules
+  an index of literal keys (exact values, literal prefixes and suffixes,
+  integer values) leaves as candidates are compared, so the check is about
+  linear in the table's size. Exact containment can need exponentially many
+  automaton states (``*A?????????`` against ``*A????????C``): each pattern
+  pair gets at most :data:`~dlqlens.rules.match.COVER_BUDGET` steps and the
+  table ``SHADOW_BUDGET_BASE + SHADOW_BUDGET_PER_RULE`` per rule; a pair not
+  decided within it, or rules left unchecked when the table's budget is
+  spent, are reported as ``shadowing-undecided`` (``info``), never guessed.
 * The DLQ being processed is ``dlq_name`` when given (as the runmqdlq
   ``QName`` parameter overrides INPUTQ), else INPUTQ. A forward counts as a
   loop when FWDQ is that queue and FWDQM is blank or equals INPUTQM. With no
@@ -40,10 +48,12 @@ Choices made:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from dlqlens.mq import constants
-from dlqlens.rules.match import matches_blank_field, pattern_covers
+from dlqlens.rules.match import (COVER_BUDGET, Work, matches_blank_field, pattern_covers,
+                                  pattern_keys)
 from dlqlens.rules.model import KEYWORDS, PATTERN_KEYWORDS, LintFinding, Rule, RulesTable
 
 __all__ = ["LintCode", "CODES", "CAPTURE_CODES", "lint", "rule_covers", "unreached",
@@ -103,6 +113,12 @@ CODES: dict[str, LintCode] = {
         "ACTION(FWD) HEADER(NO) strips the MQDLH, losing why the message was "
         "dead-lettered and where it was going.",
     ),
+    "shadowing-undecided": LintCode(
+        "info",
+        "Whether an earlier rule matches every message this rule matches was not "
+        "decided within the work budget (patterns whose exact comparison is "
+        "exponential); check by hand.",
+    ),
     "unreached-rule": LintCode(
         "info",
         "No message of the given capture has this rule as its first match (needs a "
@@ -130,15 +146,24 @@ def _finding(code: str, message: str, rule: Rule | None, keyword: str | None = N
     )
 
 
-def rule_covers(outer: Rule, inner: Rule) -> bool:
-    """True when every message ``inner`` matches is also matched by ``outer``.
+def rule_covers(outer: Rule, inner: Rule, *, work: Work | None = None,
+                budget: int = COVER_BUDGET) -> bool | None:
+    """Whether every message ``inner`` matches is also matched by ``outer``.
 
     Decided keyword by keyword on the patterns (an omitted keyword is ``*``):
     integers must be equal or ``outer`` must be ``*``; strings use exact
     generic-pattern containment over the field length
-    (:func:`~dlqlens.rules.match.pattern_covers`). An undecided containment
-    counts as "not covered".
+    (:func:`~dlqlens.rules.match.pattern_covers`, at most ``budget`` steps
+    per keyword).
+
+    Returns
+    -------
+    bool or None
+        True or False; None when no keyword refutes it but the containment
+        of some keyword's patterns was not decided within the budget.
     """
+    undecided = False
+    later: list[tuple[str, str, int]] = []
     for keyword in PATTERN_KEYWORDS:
         po = outer.pattern(keyword)
         if po is None or po.is_any:
@@ -148,10 +173,17 @@ def rule_covers(outer: Rule, inner: Rule) -> bool:
             if pi is None or pi.is_any or pi.value != po.value:
                 return False
             continue
+        later.append((keyword, po.value, pi))  # type: ignore[arg-type]
+    # the string keywords after every integer one (cheap refutations first)
+    for keyword, outer_text, pi in later:
         inner_text = "*" if pi is None else pi.value
-        if pattern_covers(po.value, inner_text, KEYWORDS[keyword].length) is not True:  # type: ignore[arg-type]
+        got = pattern_covers(outer_text, inner_text, KEYWORDS[keyword].length,
+                             budget=budget, work=work)
+        if got is False:
             return False
-    return True
+        if got is None:
+            undecided = True
+    return None if undecided else True
 
 
 def _is_catch_all(rule: Rule) -> bool:
@@ -261,27 +293,184 @@ def _check_retry(rule: Rule, findings: list[LintFinding]) -> None:
         ))
 
 
-def _check_shadowing(rules: list[Rule], findings: list[LintFinding]) -> None:
-    for pos, later in enumerate(rules):
-        for earlier in rules[:pos]:
-            if not rule_covers(earlier, later):
+#: Work budget of the shadowing check for a whole table: automaton steps
+#: (:class:`~dlqlens.rules.match.Work`) plus index entries visited, at most
+#: ``SHADOW_BUDGET_BASE + SHADOW_BUDGET_PER_RULE * rules``. Ordinary tables
+#: use a few percent of it; once it is spent the remaining rules are not
+#: checked and a ``shadowing-undecided`` finding says from which rule on.
+SHADOW_BUDGET_BASE = 1_000_000
+SHADOW_BUDGET_PER_RULE = 500
+
+
+class _ShadowIndex:
+    """Earlier rules indexed by one literal key of their patterns.
+
+    An earlier rule can cover a later one only if, for every keyword it
+    constrains, its integer value is the later rule's, and the literal
+    prefix / suffix of its string pattern begin / end every value of the
+    later rule's pattern (:func:`~dlqlens.rules.match.pattern_keys`). Each
+    rule is filed under the most selective of those keys (its whole value
+    when a string pattern has no wildcard, else the longest literal prefix
+    or suffix, else the set of its integer values); a query looks up the
+    keys the later rule satisfies (at most 2 x 48 + 1 per string keyword,
+    2**5 subsets of its integer values) and returns the rules filed there,
+    plus the rules with no key at all (patterns such as ``?*``), for
+    :func:`rule_covers` to decide. A rule whose patterns repeat an earlier
+    rule's is not filed (the earlier one covers whatever it would). Rules
+    sharing one key are all returned: a table of many rules with the same
+    long prefix and different wildcards costs a comparison per such pair,
+    within the table's budget.
+    """
+
+    def __init__(self) -> None:
+        self.keys: dict[tuple, list[int]] = {}
+        self.wild: list[int] = []  # rules with no key: always candidates
+        self.seen: set = set()
+
+    @staticmethod
+    def _string_keys(rule: Rule):
+        for keyword in PATTERN_KEYWORDS:
+            spec = KEYWORDS[keyword]
+            if spec.kind != "string":
                 continue
-            where = f"rule {earlier.index} (line {earlier.line})"
-            if earlier.action in ("IGNORE", "DISCARD"):
-                verb = "leaves it on the DLQ" if earlier.action == "IGNORE" else "discards it"
-                message = (
-                    f"rule {later.index} can never be used: every message it matches is "
-                    f"matched first by {where}, whose ACTION({earlier.action}) {verb}"
-                )
-            else:
-                message = (
-                    f"rule {later.index} is never the first match: every message it "
-                    f"matches is matched first by {where}; it is used only after "
-                    f"{where}'s {earlier.retry} attempt(s) with ACTION({earlier.action}) "
-                    "have failed"
-                )
+            pat = rule.pattern(keyword)
+            if pat is None or pat.is_any:
+                continue
+            yield keyword, pattern_keys(pat.value, spec.length)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _integers(rule: Rule) -> tuple:
+        out = []
+        for keyword in PATTERN_KEYWORDS:
+            pat = rule.pattern(keyword)
+            if KEYWORDS[keyword].kind == "integer" and pat is not None and not pat.is_any:
+                out.append((keyword, pat.value))
+        return tuple(out)
+
+    def add(self, pos: int, rule: Rule) -> None:
+        signature = tuple(
+            (p.keyword, p.value) for p in sorted(rule.patterns, key=lambda p: p.keyword)
+            if not p.is_any)
+        if signature in self.seen:
+            return  # the same patterns as an earlier rule, which covers all it would
+        self.seen.add(signature)
+        best: tuple | None = None
+        best_len = 0
+        for keyword, keys in self._string_keys(rule):
+            if keys is None:
+                return  # matches no field: covers no rule that matches something
+            head, _tail, prefix, suffix = keys
+            if len(head) == KEYWORDS[keyword].length:  # no wildcard: one field
+                best, best_len = ("L", keyword, head), 1 << 30
+            if len(prefix) > best_len:
+                best, best_len = ("<", keyword, prefix), len(prefix)
+            if len(suffix) > best_len:
+                best, best_len = (">", keyword, suffix), len(suffix)
+        if best is None:
+            integers = self._integers(rule)
+            if not integers:
+                self.wild.append(pos)
+                return
+            best = ("I", integers)  # only integers: covers exactly the rules with these
+        self.keys.setdefault(best, []).append(pos)
+
+    def candidates(self, rule: Rule, work: Work) -> list[int] | None:
+        """Positions of the earlier rules that may cover ``rule``, in order;
+        None when every earlier rule may (``rule`` matches no message)."""
+        found: list[int] = list(self.wild)
+
+        def visit(key: tuple) -> None:
+            bucket = self.keys.get(key)
+            if bucket:
+                work.index_visits += len(bucket)
+                found.extend(bucket)
+
+        integers = self._integers(rule)
+        for size in range(len(integers) + 1):  # at most 2**5 subsets
+            for subset in itertools.combinations(integers, size):
+                visit(("I", subset))
+        for keyword, keys in self._string_keys(rule):
+            if keys is None:
+                return None
+            head, tail, _prefix, _suffix = keys
+            if len(head) == KEYWORDS[keyword].length:
+                visit(("L", keyword, head))
+            for i in range(1, len(head) + 1):
+                visit(("<", keyword, head[:i]))
+            for i in range(1, len(tail) + 1):
+                visit((">", keyword, tail[-i:]))
+        work.index_visits += len(self.wild)
+        found.sort()
+        return found
+
+
+def _shadow_message(earlier: Rule, later: Rule) -> str:
+    where = f"rule {earlier.index} (line {earlier.line})"
+    if earlier.action in ("IGNORE", "DISCARD"):
+        verb = "leaves it on the DLQ" if earlier.action == "IGNORE" else "discards it"
+        return (
+            f"rule {later.index} can never be used: every message it matches is "
+            f"matched first by {where}, whose ACTION({earlier.action}) {verb}"
+        )
+    return (
+        f"rule {later.index} is never the first match: every message it "
+        f"matches is matched first by {where}; it is used only after "
+        f"{where}'s {earlier.retry} attempt(s) with ACTION({earlier.action}) "
+        "have failed"
+    )
+
+
+def _check_shadowing(rules: list[Rule], findings: list[LintFinding],
+                     work: Work | None = None) -> None:
+    """``shadowed-rule`` and ``shadowing-undecided`` findings.
+
+    Compares each rule with the earlier rules the index says may cover it
+    (:class:`_ShadowIndex`), in table order, and reports the first that does.
+    Time: the index visits plus at most :data:`~dlqlens.rules.match.COVER_BUDGET`
+    steps per pattern pair compared, and never more than the table's budget
+    (:data:`SHADOW_BUDGET_BASE`, :data:`SHADOW_BUDGET_PER_RULE`).
+    """
+    work = work if work is not None else Work()
+    budget = SHADOW_BUDGET_BASE + SHADOW_BUDGET_PER_RULE * len(rules)
+    index = _ShadowIndex()
+    spent = work.steps + work.index_visits
+
+    def exhausted() -> bool:
+        return work.steps + work.index_visits - spent > budget
+
+    def unchecked(first: Rule) -> None:
+        findings.append(_finding(
+            "shadowing-undecided",
+            f"rules {first.index} to {rules[-1].index} were not (all) checked for "
+            f"shadowing: the work budget of the check ({budget:,} steps for "
+            f"{len(rules)} rules) was spent (patterns whose containment needs many "
+            "automaton states, or many rules sharing the same literal keys)",
+            first,
+            reasoning=f"steps {work.steps:,}, index entries visited {work.index_visits:,}",
+        ))
+
+    for pos, later in enumerate(rules):
+        if exhausted():
+            unchecked(later)
+            return
+        found = index.candidates(later, work)
+        if found is None:
+            found = list(range(pos))  # matches no message: any rule covers it
+        undecided: list[Rule] = []
+        for earlier_pos in found:
+            if exhausted():
+                unchecked(later)
+                return
+            earlier = rules[earlier_pos]
+            work.rule_pairs += 1
+            got = rule_covers(earlier, later, work=work)
+            if got is None:
+                undecided.append(earlier)
+                continue
+            if not got:
+                continue
             findings.append(_finding(
-                "shadowed-rule", message, later,
+                "shadowed-rule", _shadow_message(earlier, later), later,
                 related=(earlier.index,),
                 reasoning=(
                     f"rule {earlier.index}: {earlier.display()} ; rule {later.index}: "
@@ -291,9 +480,27 @@ def _check_shadowing(rules: list[Rule], findings: list[LintFinding]) -> None:
                 ),
             ))
             break
+        else:
+            if undecided:
+                shown = ", ".join(f"rule {r.index} (line {r.line})" for r in undecided[:5])
+                more = f" and {len(undecided) - 5} more" if len(undecided) > 5 else ""
+                findings.append(_finding(
+                    "shadowing-undecided",
+                    f"not decided whether {shown}{more} match(es) every message rule "
+                    f"{later.index} matches: the exact answer needs more than "
+                    f"{COVER_BUDGET:,} automaton steps for a pair of string patterns "
+                    "(a '*' followed by many '?' multiplies the states to explore); "
+                    "no pattern refutes it, so check by hand",
+                    later,
+                    related=tuple(r.index for r in undecided),
+                    reasoning=f"rule {later.index}: {later.display()} ; " + " ; ".join(
+                        f"rule {r.index}: {r.display()}" for r in undecided[:5]),
+                ))
+        index.add(pos, later)
 
 
-def lint(table: RulesTable, dlq_name: str | None = None) -> list[LintFinding]:
+def lint(table: RulesTable, dlq_name: str | None = None, *,
+         work: Work | None = None) -> list[LintFinding]:
     """Audit a rules table.
 
     Parameters
@@ -304,6 +511,9 @@ def lint(table: RulesTable, dlq_name: str | None = None) -> list[LintFinding]:
     dlq_name : str, optional
         The dead-letter queue the table is run against; overrides INPUTQ of
         the control data, as runmqdlq's ``QName`` parameter does.
+    work : Work, optional
+        Operation counter of the shadowing check (rule pairs compared, index
+        entries visited, automaton steps; :class:`~dlqlens.rules.match.Work`).
 
     Returns
     -------
@@ -317,7 +527,7 @@ def lint(table: RulesTable, dlq_name: str | None = None) -> list[LintFinding]:
     findings: list[LintFinding] = []
     for rule in rules:
         _check_rule(rule, dlq, inputqm, findings)
-    _check_shadowing(rules, findings)
+    _check_shadowing(rules, findings, work)
     if rules and not any(_is_catch_all(r) for r in rules):
         last = rules[-1]
         partial = [r for r in rules if r.is_catch_all]

@@ -48,7 +48,10 @@ __all__ = [
     "match_integer",
     "matches_blank_field",
     "pattern_covers",
+    "pattern_keys",
     "is_universal",
+    "COVER_BUDGET",
+    "Work",
 ]
 
 #: The only character MQ treats as padding in character fields (X'20').
@@ -229,17 +232,124 @@ def is_universal(pattern: str, length: int) -> bool:
     return pattern_covers(pattern, _STAR, length) is True
 
 
+#: Default work budget of :func:`pattern_covers`: product-automaton steps
+#: (one step = one product state advanced over one symbolic character). Real
+#: pairs of patterns need tens to a few thousand; a pair whose exact answer
+#: needs more (``*`` followed by many ``?`` in both patterns, whose subset
+#: states multiply) is answered ``None`` ("not decided") instead.
+COVER_BUDGET = 50_000
+
+
+class Work:
+    """An operation counter shared by the decision procedures.
+
+    Attributes
+    ----------
+    steps : int
+        Product-automaton steps taken by :func:`pattern_covers`.
+    pairs : int
+        Pattern pairs given to :func:`pattern_covers`.
+    searched : int
+        Pairs that needed the automaton search (not decided by a fast path).
+    undecided : int
+        Pairs abandoned because they hit the budget.
+    rule_pairs : int
+        Pairs of rules compared by the linter's shadowing check.
+    index_visits : int
+        Index entries the linter's shadowing check visited to find them.
+    """
+
+    __slots__ = ("steps", "pairs", "searched", "undecided", "rule_pairs", "index_visits")
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.pairs = 0
+        self.searched = 0
+        self.undecided = 0
+        self.rule_pairs = 0
+        self.index_visits = 0
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def _wildcard_free_count(text: str) -> int:
+    return len(text) - text.count(_STAR)
+
+
+def _normal_text(pattern: str, length: int) -> str | None:
+    """The pattern's collapsed text, with its ``*`` removed when its other
+    characters fill the field (each ``*`` can then only match nothing); None
+    when it matches no field at all (more non-``*`` characters than the field)."""
+    text = compile_pattern(pattern).text
+    fixed = _wildcard_free_count(text)
+    if fixed > length:
+        return None
+    if fixed == length:
+        text = text.replace(_STAR, "").rstrip(BLANK)
+    return text
+
+
+def _literal_prefix(text: str) -> str:
+    for i, ch in enumerate(text):
+        if ch in "*?":
+            return text[:i]
+    return text
+
+
+def _literal_suffix(text: str) -> str:
+    for i in range(len(text) - 1, -1, -1):
+        if text[i] in "*?":
+            return text[i + 1:]
+    return text
+
+
+def pattern_keys(pattern: str, length: int) -> tuple[str, str, str, str] | None:
+    """Literal keys of a pattern that bound which patterns can contain which.
+
+    Returns ``(head, tail, prefix, suffix)``, or None when the pattern matches
+    no field of ``length``:
+
+    * ``prefix`` / ``suffix``: the pattern's literal characters before its
+      first wildcard / after its last one (the whole text when it has none).
+      Every field the pattern matches begins with ``prefix``, and, with its
+      trailing blanks removed, ends with ``suffix``.
+    * ``head`` / ``tail``: what *every* field the pattern matches shares, and
+      nothing more: the pattern's literal prefix / suffix, except for a
+      pattern without wildcards (one field: ``head`` is it, blank-padded,
+      ``tail`` it without the padding).
+
+    So ``inner`` ⊆ ``outer`` implies that ``outer``'s ``prefix`` is a prefix
+    of ``inner``'s ``head`` and ``outer``'s ``suffix`` a suffix of
+    ``inner``'s ``tail`` (after a wildcard the fields of ``inner`` differ:
+    a ``?`` takes any character, a ``*`` with room to spare one more or one
+    fewer; a ``*`` without room is removed first). :func:`pattern_covers`
+    uses this as a fast refusal and the linter as an index.
+    """
+    text = _normal_text(pattern, length)
+    if text is None:
+        return None
+    prefix, suffix = _literal_prefix(text), _literal_suffix(text)
+    if _STAR not in text and _QUESTION not in text:
+        return text.ljust(length, BLANK), text, prefix, suffix
+    return prefix, suffix, prefix, suffix
+
+
 def pattern_covers(
-    outer: str, inner: str, length: int, *, max_states: int = 200_000
+    outer: str, inner: str, length: int, *, max_states: int = 200_000,
+    budget: int = COVER_BUDGET, work: Work | None = None,
 ) -> bool | None:
     """Decide whether every field matched by ``inner`` is matched by ``outer``.
 
     Exact for the semantics of :func:`match_string` over all fields of
-    exactly ``length`` characters (any characters, NUL included): both
-    patterns are run as automata over a symbolic field, split at the point
-    where the trailing blanks begin (the only context ``?`` depends on), and
-    the product is explored breadth first until a field accepted by
-    ``inner`` and rejected by ``outer`` is found.
+    exactly ``length`` characters (any characters, NUL included). Fast paths
+    first: ``outer`` ``*``; ``inner`` without wildcards (one field, matched
+    by ``outer`` or not); the literal keys of :func:`pattern_keys` (a
+    literal prefix or suffix of ``outer`` that some field of ``inner`` does
+    not have). Otherwise both patterns are run as automata over a symbolic
+    field, split at the point where the trailing blanks begin (the only
+    context ``?`` depends on), and the product is explored breadth first
+    until a field accepted by ``inner`` and rejected by ``outer`` is found.
 
     Parameters
     ----------
@@ -249,22 +359,57 @@ def pattern_covers(
         The MQ field length.
     max_states : int
         Give up (return ``None``) when one layer of the search holds more
-        product states than this; real rules tables never come close.
+        product states than this.
+    budget : int
+        Give up (return ``None``) before the search takes more than this
+        many steps (:data:`COVER_BUDGET`); so one call costs
+        ``O(budget + len(outer) + len(inner))`` whatever the patterns.
+    work : Work, optional
+        Counter the steps are added to.
 
     Returns
     -------
     bool or None
         True when ``inner`` ⊆ ``outer``, False when some field matches
-        ``inner`` only, None when the search was abandoned.
+        ``inner`` only, None when the answer was not decided within the
+        budget (the exact answer may need exponentially many states).
     """
+    if work is not None:
+        work.pairs += 1
+    inner_text = _normal_text(inner, length)
+    if inner_text is None:
+        return True  # inner matches no field at all
     a = compile_pattern(outer)
+    if a.text == _STAR:
+        return True
+    if _STAR not in inner_text and _QUESTION not in inner_text:
+        # no wildcard: inner matches one field, which outer matches or not
+        return match_string(outer, inner_text, length)
+    head, tail, _prefix, _suffix = pattern_keys(inner, length)  # type: ignore[misc]
+    outer_keys = pattern_keys(outer, length)
+    if outer_keys is None:
+        return False  # outer matches nothing, inner something
+    prefix, suffix = outer_keys[2], outer_keys[3]
+    if not head.startswith(prefix) or not tail.endswith(suffix):
+        return False
     b = compile_pattern(inner)
     chars = set(a.literal_masks) | set(b.literal_masks)
     chars.discard(BLANK)
     other = "\x00"
     while other in chars:  # a non-blank character neither pattern names
         other = chr(ord(other) + 1)
+    # Cheap refutation: fields of inner with its wildcards filled by that
+    # character (each '*' empty, or one character).
+    for star in ("", other):
+        witness = inner_text.replace(_QUESTION, other).replace(_STAR, star)
+        if len(witness) <= length and match_string(inner_text, witness, length) \
+                and not match_string(outer, witness, length):
+            return False
+    if work is not None:
+        work.searched += 1
     alphabet = sorted(chars) + [other]
+    fan_out = len(alphabet) + 1
+    steps = 0
 
     def step_tail(p: CompiledPattern, state: int) -> int:
         # Inside the trailing blanks: only literal blanks and '*' consume,
@@ -273,6 +418,11 @@ def pattern_covers(
             state & (p.star_mask | p.end_bit)
         )
         return p.closure(nxt)
+
+    def give_up() -> None:
+        if work is not None:
+            work.steps += steps
+            work.undecided += 1
 
     # A state is (in_tail, previous_char_nonblank, outer_state, inner_state).
     layer = {(False, True, a.initial, b.initial)}
@@ -283,10 +433,18 @@ def pattern_covers(
                 # The trailing blanks start here (j == significant length).
                 expanded.add((True, True, sa, sb))
         if j == length:
+            steps += len(expanded)
+            if work is not None:
+                work.steps += steps
             for in_tail, _prev, sa, sb in expanded:
                 if in_tail and sb & b.end_bit and not sa & a.end_bit:
                     return False
             return True
+        cost = len(expanded) * fan_out
+        if steps + cost > budget:
+            give_up()
+            return None
+        steps += cost
         nxt: set = set()
         for in_tail, _prev, sa, sb in expanded:
             if in_tail:
@@ -303,6 +461,7 @@ def pattern_covers(
             if sb2:
                 nxt.add((False, False, a.step(sa, BLANK, True), sb2))
         if len(nxt) > max_states:
+            give_up()
             return None
         layer = nxt
     return True  # pragma: no cover - the loop returns at j == length

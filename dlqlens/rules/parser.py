@@ -55,15 +55,19 @@ Choices made where IBM's text leaves room (each is pinned by a test):
 
 from __future__ import annotations
 
+import bisect
+import io
 import os
-from dataclasses import dataclass
+import re
+from array import array
 
 from dlqlens.errors import RulesError
 from dlqlens.rules.entries import Entry, Item, Token
 from dlqlens.rules.model import Diagnostic, RulesTable
 from dlqlens.rules.validate import build_table, diagnostic
 
-__all__ = ["Token", "Item", "Entry", "read_entries", "parse", "parse_file", "MAX_LINE"]
+__all__ = ["Token", "Item", "Entry", "read_entries", "parse", "parse_file", "MAX_LINE",
+           "MAX_VALUE_CHARS"]
 
 #: IBM: "the significant length of a line must not be greater than 72 characters".
 MAX_LINE = 72
@@ -73,29 +77,73 @@ _SEPARATORS = " \t,"
 _WORD_END = " \t,()'"
 
 
-@dataclass
+#: The lexer reads at most this many characters of one value (not counting
+#: ``*``; ``''`` counts as one). The longest legal value has 48 (DestQName,
+#: ReplyToQ, ...: ``docs/rules.md``); a longer one is reported as
+#: ``value-too-long`` by the validator, with the value. Beyond this limit the
+#: lexer reports it itself, at the value's line and column, keeps only the
+#: first characters and marks the keyword's value unreadable, so a value of
+#: megabytes costs no more memory than its line.
+MAX_VALUE_CHARS = 1024
+
+_WORD_RE = re.compile(r"[^ \t,()']*")
+_SEP_RE = re.compile(r"[ \t,]*")
+
+
 class _Logical:
-    chars: list
-    positions: list
-    first_line: int
-    last_line: int
+    """One entry's text after continuation, and where each piece came from:
+    per physical line that contributed, the offset in ``text`` of its first
+    character, its line and its column (three ``array('q')``: 24 bytes a
+    line, whatever its length)."""
+
+    __slots__ = ("_buf", "_size", "offsets", "lines", "columns", "first_line",
+                 "last_line", "text")
+
+    def __init__(self, first_line: int) -> None:
+        self._buf = io.StringIO()
+        self._size = 0
+        self.offsets = array("q")
+        self.lines = array("q")
+        self.columns = array("q")
+        self.first_line = self.last_line = first_line
+        self.text = ""
+
+    def add(self, content: str, line: int, column: int) -> None:
+        self.offsets.append(self._size)
+        self.lines.append(line)
+        self.columns.append(column)
+        self._buf.write(content)
+        self._size += len(content)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        k = bisect.bisect_right(self.offsets, offset) - 1
+        return self.lines[k], self.columns[k] + offset - self.offsets[k]
+
+    def finish(self) -> "_Logical":
+        self.text = self._buf.getvalue()
+        self._buf = None
+        return self
 
 
 def _diag(code: str, line: int, column: int, message: str, **kw) -> Diagnostic:
     return diagnostic(code, line, column, message, **kw)
 
 
-def _split_lines(text: str) -> tuple[list[str], bool]:
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    ends_with_newline = text.endswith("\n")
-    lines = text.split("\n")
-    if ends_with_newline:
-        lines.pop()
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines], ends_with_newline
+def _iter_lines(text: str):
+    """The lines of ``text`` without their line ends (LF; a CR before it is
+    dropped), one at a time; a leading byte-order mark is ignored."""
+    i = 1 if text.startswith("\ufeff") else 0
+    n = len(text)
+    while i < n:
+        j = text.find("\n", i)
+        if j < 0:
+            j = n
+        line = text[i:j]
+        yield line[:-1] if line.endswith("\r") else line
+        i = j + 1
 
 
-def _join_lines(lines: list[str], diagnostics: list[Diagnostic]) -> list[_Logical]:
+def _join_lines(lines, diagnostics: list[Diagnostic]) -> list[_Logical]:
     """Drop comments and blank lines and apply ``+`` / ``-`` continuation."""
     entries: list[_Logical] = []
     current: _Logical | None = None
@@ -116,7 +164,7 @@ def _join_lines(lines: list[str], diagnostics: list[Diagnostic]) -> list[_Logica
                 )
             )
         if current is None:
-            current = _Logical([], [], lineno, lineno)
+            current = _Logical(lineno)
             start = 0
         elif mode == "+":
             start = len(line) - len(line.lstrip(_BLANKS))
@@ -131,11 +179,10 @@ def _join_lines(lines: list[str], diagnostics: list[Diagnostic]) -> list[_Logica
             content = trimmed[:-1]
         else:
             mode = None
-        for offset, ch in enumerate(content):
-            current.chars.append(ch)
-            current.positions.append((lineno, start + offset + 1))
+        if content:
+            current.add(content, lineno, start + 1)
         if mode is None:
-            entries.append(current)
+            entries.append(current.finish())
             current = None
     if current is not None:
         assert cont_pos is not None
@@ -147,22 +194,53 @@ def _join_lines(lines: list[str], diagnostics: list[Diagnostic]) -> list[_Logica
                 found=mode, expected="a following line",
             )
         )
-        entries.append(current)
+        entries.append(current.finish())
     return entries
 
 
-def _tokenize(logical: _Logical, diagnostics: list[Diagnostic]) -> list[Token]:
-    chars = logical.chars
-    pos = logical.positions
-    n = len(chars)
-    tokens: list[Token] = []
-    i = 0
-    while i < n:
-        ch = chars[i]
-        if ch in _SEPARATORS:
-            i += 1
+def _quoted_end(text: str, i: int, n: int) -> int:
+    """Offset of the quote closing the value opened at ``i`` (``''`` is a
+    quote inside it), or -1."""
+    j = i + 1
+    while True:
+        j = text.find("'", j, n)
+        if j < 0:
+            return -1
+        if j + 1 < n and text[j + 1] == "'":
+            j += 2
             continue
-        line, column = pos[i]
+        return j
+
+
+def _too_long(raw: str, line: int, column: int, diagnostics: list[Diagnostic]) -> str | None:
+    """Report a value of more than :data:`MAX_VALUE_CHARS` characters (not
+    counting ``*``) and return its first characters; None when it is shorter."""
+    if len(raw) <= MAX_VALUE_CHARS:
+        return None
+    significant = len(raw) - raw.count("*") - raw.count("''")
+    if significant <= MAX_VALUE_CHARS:
+        return None
+    shown = raw[:48]
+    diagnostics.append(
+        _diag(
+            "value-too-long", line, column,
+            f"a value of {significant:,} characters (not counting '*'), starting "
+            f"{shown!r}: no MQ field holds more than 48, and the lexer reads at most "
+            f"{MAX_VALUE_CHARS}; the value is not read",
+            found=f"{significant} characters", expected="at most 48 characters",
+        )
+    )
+    return raw[:MAX_VALUE_CHARS]
+
+
+def _tokenize(logical: _Logical, diagnostics: list[Diagnostic]) -> list[Token]:
+    text = logical.text
+    n = len(text)
+    tokens: list[Token] = []
+    i = _SEP_RE.match(text, 0).end()
+    while i < n:
+        ch = text[i]
+        line, column = logical.position(i)
         if ch == "(":
             tokens.append(Token("LPAREN", ch, line, column, i, i + 1))
             i += 1
@@ -170,39 +248,34 @@ def _tokenize(logical: _Logical, diagnostics: list[Diagnostic]) -> list[Token]:
             tokens.append(Token("RPAREN", ch, line, column, i, i + 1))
             i += 1
         elif ch == "'":
-            j = i + 1
-            buf: list[str] = []
-            closed = False
-            while j < n:
-                if chars[j] == "'":
-                    if j + 1 < n and chars[j + 1] == "'":
-                        buf.append("'")
-                        j += 2
-                        continue
-                    closed = True
-                    break
-                buf.append(chars[j])
-                j += 1
-            if not closed:
+            j = _quoted_end(text, i, n)
+            raw = text[i + 1:(n if j < 0 else j)]
+            short = _too_long(raw, line, column, diagnostics)
+            value = (raw if short is None else short).replace("''", "'")
+            if j < 0:
                 diagnostics.append(
                     _diag(
                         "syntax", line, column,
                         "quoted value is not closed: no matching single quote before "
                         "the end of the entry",
-                        found="'" + "".join(buf), expected="a closing '",
+                        found="'" + value[:MAX_LINE], expected="a closing '",
                     )
                 )
-                tokens.append(Token("QUOTED", "".join(buf), line, column, i, n, closed=False))
+                tokens.append(Token("QUOTED", value, line, column, i, n, closed=False,
+                                    too_long=short is not None))
                 i = n
             else:
-                tokens.append(Token("QUOTED", "".join(buf), line, column, i, j + 1))
+                tokens.append(Token("QUOTED", value, line, column, i, j + 1,
+                                    too_long=short is not None))
                 i = j + 1
         else:
-            j = i
-            while j < n and chars[j] not in _WORD_END:
-                j += 1
-            tokens.append(Token("WORD", "".join(chars[i:j]), line, column, i, j))
+            j = _WORD_RE.match(text, i).end()
+            raw = text[i:j]
+            short = _too_long(raw, line, column, diagnostics)
+            tokens.append(Token("WORD", raw if short is None else short, line, column, i, j,
+                                too_long=short is not None))
             i = j
+        i = _SEP_RE.match(text, i).end()
     return tokens
 
 
@@ -279,6 +352,8 @@ def _items(tokens: list[Token], diagnostics: list[Diagnostic]) -> list[Item]:
                         )
                     )
                     items.append(Item(tok, None, True, well_formed=False))
+                elif parts and parts[0].too_long:  # reported by the lexer
+                    items.append(Item(tok, None, True, well_formed=False))
                 else:
                     items.append(Item(tok, parts[0] if parts else None, True))
                 prev_end = tokens[j].end
@@ -334,9 +409,9 @@ def read_entries(text: str) -> tuple[list[Entry], list[Diagnostic], bool]:
         Windows).
     """
     diagnostics: list[Diagnostic] = []
-    lines, ends_with_newline = _split_lines(text)
+    ends_with_newline = text.endswith("\n")
     entries: list[Entry] = []
-    for logical in _join_lines(lines, diagnostics):
+    for logical in _join_lines(_iter_lines(text), diagnostics):
         tokens = _tokenize(logical, diagnostics)
         if not tokens:
             continue  # an entry of only separators, e.g. ',' or a lone '+'
@@ -371,7 +446,7 @@ def parse(text: str, source: str | None = None) -> RulesTable:
     """
     entries, diagnostics, ends_with_newline = read_entries(text)
     if text.strip() and not ends_with_newline:
-        last = len(_split_lines(text)[0])
+        last = sum(1 for _ in _iter_lines(text))
         diagnostics.append(
             _diag(
                 "no-final-newline", last, 1,

@@ -10,7 +10,10 @@ Options (case-insensitive, as in :class:`dlqlens.capture.reader.ReadOptions`):
 per Arrow batch), ``splitBytes`` (captures larger than this, 64 MiB by
 default, are split at message boundaries), ``splitText`` (``true`` by
 default: split large text captures too, after counting their messages on
-the driver), ``columns`` (comma-separated top-level columns to read).
+the driver), ``columns`` (comma-separated top-level columns to read),
+``maxMessageBytes`` (largest message data decoded, IBM MQ's 100 MB by
+default: a larger one is a ``too_large`` row, not read;
+:mod:`dlqlens.capture.limits`).
 A schema given with ``.schema(...)`` must be a selection of the full schema's
 top-level columns (same names and types, any order): Python data sources have
 no column-pruning hook, so this is how a read leaves out columns such as

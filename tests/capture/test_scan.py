@@ -221,3 +221,54 @@ def test_the_fast_readers_give_the_same_frames_without_the_c_loops(monkeypatch, 
     monkeypatch.setattr(scan, "_scan", None)
     assert frames() == with_c
     assert sum(len(f[2]) for f in with_c) == 300
+
+
+# issue 19: checked arithmetic at the C extension's direct API
+
+@pytest.mark.parametrize("at", [2**63 - 1, 2**63 - 2, 2**63 - 3, 2**62, 2**63 - 1 - 2**31])
+def test_rows_like_first_refuses_offsets_near_2_to_the_63(impl, at):
+    # was: at + width wrapped to a negative end, passed the bounds check and
+    # read far outside the buffer (a crash, or ASan's heap-buffer-overflow)
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.rows_like_first(bytearray(b"abcdefgh"), np.array([0, at], np.int64), 3,
+                             np.array([0]))
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.rows_like_first(bytearray(b"abcdefgh"), np.array([at], np.int64), 3,
+                             np.array([0]))
+
+
+@pytest.mark.skipif(not scan.COMPILED, reason="dlqlens.capture._scan was not built")
+@pytest.mark.parametrize("at, width", [(2**63 - 2, 3), (1, 2**63 - 1), (0, 2**63 - 1),
+                                       (2**63 - 1, 2**63 - 1)])
+def test_c_rows_like_first_checks_its_arithmetic(at, width):
+    # the C function itself (no wrapper checks): width + 7 and at + width must
+    # not overflow; every combination is refused with a ValueError
+    from dlqlens.capture import _scan
+
+    buf = bytearray(b"abcdefgh")
+    n = 2
+    with pytest.raises((ValueError, OverflowError)):
+        _scan.rows_like_first(buf, np.array([0, at], np.int64).tobytes(), width,
+                              bytes(min(width, 16)), bytearray(min(width, 16)), bytearray(n))
+    # with buffers of the right sizes for a small width, only the offset is wrong
+    if width == 3:
+        with pytest.raises(ValueError, match="outside the buffer"):
+            _scan.rows_like_first(buf, np.array([0, at], np.int64).tobytes(), 3,
+                                  bytes(3), bytearray(3), bytearray(n))
+
+
+def test_rows_like_first_refuses_a_negative_width(impl):
+    with pytest.raises(ValueError):
+        scan.rows_like_first(bytearray(b"abc"), np.array([0]), -1, np.array([], np.int64))
+
+
+@pytest.mark.skipif(not scan.COMPILED, reason="dlqlens.capture._scan was not built")
+def test_c_hex_runs_refuses_runs_near_2_to_the_63():
+    from dlqlens.capture import _scan
+
+    buf = bytearray(b"41424344")
+    for s, e in [(2**63 - 2, 2**63 - 1), (0, 2**63 - 1), (2**63 - 1, 0), (-2**63, 2)]:
+        with pytest.raises(ValueError, match="outside the buffer"):
+            _scan.hex_runs(buf, np.array([s], np.int64).tobytes(),
+                           np.array([e], np.int64).tobytes(), bytearray(8),
+                           bytearray(8))

@@ -426,6 +426,21 @@ def cases() -> list[tuple[dict, bytes]]:
             + (" with a byte-order mark" if "bom" in name else " without a byte-order mark"),
             data, kind="rules", good=[], diagnostics=[], error="RulesError",
             message=f"iconv -f {iconv} -t UTF-8")
+
+    # --- issue 19 (branch perf19): hangs and unbounded memory in rules tables ----
+    add("rules_exponential_shadowing.rul",
+        "rules: four DESTQ('*A?????????')-like rules (148 bytes) whose exact shadowing "
+        "check explores ~4**10 states; lint stops at its work budget",
+        ("DESTQ('*A?????????') ACTION(DISCARD)\n"
+         "DESTQ('*B?????????') ACTION(DISCARD)\n"
+         "DESTQ('*A????????C') ACTION(DISCARD)\n"
+         "DESTQ('*?????????A') ACTION(DISCARD)\n").encode(),
+        kind="rules", good=[], diagnostics=[])
+    add("rules_long_quoted_value.rul",
+        "rules: a 20,000-character quoted DESTQ value (the lexer stops reading it at "
+        "1,024 characters)",
+        ("DESTQ('" + "Q" * 20_000 + "') ACTION(DISCARD)\nACTION(IGNORE)\n").encode(),
+        kind="rules", good=[], diagnostics=["value-too-long", "line-too-long"])
     return out
 
 

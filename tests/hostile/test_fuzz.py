@@ -83,3 +83,8 @@ def test_check_capture_compares_the_fast_reader_with_the_line_reader(tmp_path, m
     monkeypatch.setattr(module._Block, "fast_units", fast_units)
     with pytest.raises(AssertionError, match="fast reader"):
         fuzz.check_capture(p, fmt)
+
+
+# issue 19 (branch perf19): the C extension's direct API, offsets up to 2**63
+def test_scan_c_api_fuzz():
+    assert fuzz.run_target("scan", EXAMPLES * 8) == EXAMPLES * 8

@@ -8,9 +8,7 @@ field, expected and found; every good message around it is still decoded.
 from __future__ import annotations
 
 import json
-import signal
 import tracemalloc
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from dlqlens.rules.compile import plan_matches, plan_string
 from dlqlens.rules.match import match_string
 from tests.fuzz import check_capture
 from tests.hostile import generate
+from tests.hostile.limits import time_limit
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus"
@@ -30,20 +29,6 @@ CASES = MANIFEST["cases"]
 CAPTURES = [c for c in CASES if c["kind"] == "capture"]
 RULES = [c for c in CASES if c["kind"] == "rules"]
 ERRORS = {"CaptureError": CaptureError, "RulesError": RulesError}
-
-
-@contextmanager
-def time_limit(seconds: int):
-    """Fail instead of hanging the suite."""
-    def boom(*_):
-        raise TimeoutError(f"took longer than {seconds} s")
-    old = signal.signal(signal.SIGALRM, boom)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def test_corpus_is_what_the_generator_makes():

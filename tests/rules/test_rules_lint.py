@@ -33,6 +33,8 @@ POSITIVE = [
     ("retry-unproven", "REASON(MQRC_UNKNOWN_OBJECT_NAME) ACTION(RETRY)\n" + CATCH_ALL, 1, 1, 1),
     ("retry-any-reason", "ACTION(RETRY) RETRY(2)\n" + CATCH_ALL, 1, 1, 1),
     ("header-no", "REASON(2051) ACTION(FWD) FWDQ(Q) HEADER(NO)\n" + CATCH_ALL, 1, 1, 34),
+    ("shadowing-undecided", "DESTQ('*A?????????') ACTION(DISCARD)\n"
+     "DESTQ('*A????????C') ACTION(DISCARD)\n" + CATCH_ALL, 2, 2, 1),
 ]
 
 
@@ -254,3 +256,109 @@ def test_findings_are_in_file_order():
     text = "ACTION(FWD) FWDQ(&REPLYQ) HEADER(NO)\nACTION(IGNORE)\n"
     lines = [(f.line, f.column) for f in findings(text)]
     assert lines == sorted(lines)
+
+
+# ---------------------------------------------------------------------------
+# issue 19: the shadowing check is indexed and bounded (operation counts)
+# ---------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import importlib  # noqa: E402
+
+lint_module = importlib.import_module("dlqlens.rules.lint")
+from dlqlens.rules.match import COVER_BUDGET, Work  # noqa: E402
+
+ISSUE_TABLE = (  # 148 bytes; ran for minutes before the work budget
+    "DESTQ('*A?????????') ACTION(DISCARD)\n"
+    "DESTQ('*B?????????') ACTION(DISCARD)\n"
+    "DESTQ('*A????????C') ACTION(DISCARD)\n"
+    "DESTQ('*?????????A') ACTION(DISCARD)\n"
+)
+
+
+def test_exponential_patterns_are_not_decided_within_the_budget():
+    assert len(ISSUE_TABLE) == 148
+    work = Work()
+    found = lint(parse(ISSUE_TABLE), work=work)
+    # 6 pairs at most, each within the per-pair budget
+    assert work.rule_pairs <= 6 and work.steps <= 6 * COVER_BUDGET
+    (und,) = [f for f in found if f.code == "shadowing-undecided"]
+    assert und.rule_index == 3 and und.related == (1,) and "not decided" in und.message
+    # the other pairs are refuted exactly (a field of the later rule the earlier misses)
+    assert not [f for f in found if f.code == "shadowed-rule"]
+
+
+def _distinct_rules(n: int, shape: str) -> str:
+    out = []
+    for i in range(n):
+        if shape == "prefix":
+            out.append(f"DESTQ('APP.Q{i}.*') REASON({2000 + i % 50}) ACTION(FWD) FWDQ(X{i})")
+        elif shape == "suffix":
+            out.append(f"DESTQ('*.IN{i}') APPLNAME('?*') ACTION(DISCARD)")
+        elif shape == "exact":
+            out.append(f"DESTQ(Q{i}) DESTQM('QM{i % 7}*') ACTION(DISCARD)")
+        else:  # integers only, most of them shadowed by an earlier one
+            out.append(f"REASON({2000 + i % 50}) PERSIST({i % 2}) ACTION(DISCARD)")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("shape", ["prefix", "suffix", "exact", "integers"])
+def test_shadowing_work_grows_linearly_with_distinct_rules(shape):
+    # was: every pair compared (1,000 rules: 500,000 containment searches, 52 s)
+    counts = {}
+    for n in (250, 1000):
+        work = Work()
+        lint(parse(_distinct_rules(n, shape)), work=work)
+        counts[n] = work
+    small, big = counts[250], counts[1000]
+    assert big.rule_pairs <= 2 * 1000, big.as_dict()  # not 1000 * 999 / 2
+    assert big.index_visits <= 2 * 1000 + 4 * small.index_visits, big.as_dict()
+    assert big.steps <= 6 * small.steps + 4 * COVER_BUDGET, (small.as_dict(), big.as_dict())
+
+
+def test_shadowing_stops_at_the_table_budget(monkeypatch):
+    monkeypatch.setattr(lint_module, "SHADOW_BUDGET_BASE", 3 * COVER_BUDGET)
+    monkeypatch.setattr(lint_module, "SHADOW_BUDGET_PER_RULE", 0)
+    text = "".join(f"DESTQ('*A?????????') USERID('U{i}*') ACTION(DISCARD)\n"
+                   for i in range(40)).replace("U0*", "*")
+    work = Work()
+    found = lint(parse(text), work=work)
+    # stops after the pair that crossed the budget, not after 40 * 39 / 2 pairs
+    assert work.steps + work.index_visits <= 4 * COVER_BUDGET + 1000
+    stop = [f for f in found if f.code == "shadowing-undecided" and "budget" in f.message
+            and "were not (all) checked" in f.message]
+    assert len(stop) == 1 and f"to 40" in stop[0].message
+
+
+_PAT = st.text(alphabet="AB*?", min_size=1, max_size=4)
+
+
+@st.composite
+def _tables(draw):
+    rules = []
+    for _ in range(draw(st.integers(2, 7))):
+        parts = []
+        for kw in ("DESTQ", "USERID"):
+            if draw(st.booleans()):
+                parts.append(f"{kw}('{draw(_PAT)}')")
+        if draw(st.booleans()):
+            parts.append(f"REASON({draw(st.sampled_from([2053, 2035]))})")
+        rules.append(" ".join(parts + ["ACTION(DISCARD)"]))
+    return "\n".join(rules) + "\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_tables())
+def test_indexed_shadowing_finds_what_comparing_every_pair_finds(text):
+    table = parse(text)
+    rules = table.rules
+    want = []
+    for pos, later in enumerate(rules):
+        for earlier in rules[:pos]:
+            if rule_covers(earlier, later):
+                want.append((later.index, (earlier.index,)))
+                break
+    got = [(f.rule_index, f.related) for f in lint(table) if f.code == "shadowed-rule"]
+    assert got == want

@@ -243,5 +243,49 @@ def test_containment_cases(outer, inner, length, expected):
 
 def test_containment_gives_up_rather_than_explode():
     # 2**k subset states after a star followed by k '?'; a tiny budget
-    # makes the search stop and say so.
-    assert pattern_covers("*A" + "?" * 10, "*" + "?" * 11, 40, max_states=50) is None
+    # makes the search stop and say so (the answer is True: not refutable).
+    assert pattern_covers("*A" + "?" * 9, "*A" + "?" * 8 + "C", 40, max_states=50) is None
+
+
+# issue 19: a work budget per pattern pair, fast paths checked against brute force
+
+from dlqlens.rules.match import COVER_BUDGET, Work, pattern_keys  # noqa: E402
+
+longer_patterns = st.text(alphabet="AB *?", max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(outer=longer_patterns, inner=longer_patterns, length=st.integers(3, 5))
+def test_containment_fast_paths_agree_with_brute_force(outer, inner, length):
+    assert pattern_covers(outer, inner, length) is brute_covers(outer, inner, length)
+
+
+@pytest.mark.parametrize("k", [6, 9, 12, 20, 30])
+def test_containment_work_is_bounded_by_the_budget(k):
+    # was: '*A' + k '?' against '*A' + (k-1) '?' + 'C' explored ~4**k states (minutes)
+    work = Work()
+    got = pattern_covers("*A" + "?" * k, "*A" + "?" * (k - 1) + "C", 48, work=work)
+    assert work.steps <= COVER_BUDGET
+    assert got in (True, None)
+    if got is None:
+        assert work.undecided == 1
+    small = Work()
+    assert pattern_covers("*A" + "?" * k, "*A" + "?" * (k - 1) + "C", 48, budget=500,
+                          work=small) in (True, None)
+    assert small.steps <= 500
+
+
+def test_pattern_keys():
+    assert pattern_keys("APP.*.IN", 48) == ("APP.", ".IN", "APP.", ".IN")
+    assert pattern_keys("Q1", 8) == ("Q1      ", "Q1", "Q1", "Q1")
+    assert pattern_keys("AB*CD", 4) == ("ABCD", "ABCD", "ABCD", "ABCD")  # no room for '*'
+    assert pattern_keys("ABCDE", 4) is None  # matches no 4-character field
+
+
+def test_fast_refutations_take_no_search():
+    work = Work()
+    assert pattern_covers("APP.Q1.*", "APP.Q2.*", 48, work=work) is False  # prefix
+    assert pattern_covers("*.IN", "*.OUT", 48, work=work) is False  # suffix
+    assert pattern_covers("*A?????????", "*B?????????", 48, work=work) is False  # witness
+    assert pattern_covers("APP.*", "APP.IN", 48, work=work) is True  # one field
+    assert work.pairs == 4 and work.searched == 0 and work.steps == 0

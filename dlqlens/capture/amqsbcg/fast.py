@@ -19,6 +19,7 @@ from dlqlens.capture.amqsbcg.dump import _dump_bytes, _dump_lines, _hex_columns_
 from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF, _LENGTH_ONLY,
                                             _MD_AT, _MD_LINES, _MD_V2_LINES, _Matcher)
 from dlqlens.capture.amqsbcg.lines import _END, _MD_BANNER, _MD_BANNER_B, _MQGET, _frame_lines
+from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import TEXT_CODEC, TextBlock, decode_line, read_text, windows
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
@@ -39,7 +40,8 @@ FAST_BLOCK_BYTES = 1 << 20
 
 
 def read_amqsbcg(path: str, *, source: str | None = None, piece: Slice | None = None,
-                 batch_size: int = 65536, fast: bool = True) -> Iterator[Frames]:
+                 batch_size: int = 65536, fast: bool = True,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[Frames]:
     """Frame the messages of an amqsbcg output file.
 
     Parameters and errors (a :class:`~dlqlens.errors.CaptureError` when the file
@@ -57,7 +59,8 @@ def read_amqsbcg(path: str, *, source: str | None = None, piece: Slice | None = 
         byte offset.
     """
     yield from read_text(path, _Block, source=source, piece=piece, batch_size=batch_size,
-                         fast=fast, chunk_bytes=CHUNK_BYTES, min_units=MIN_FAST_UNITS)
+                         fast=fast, chunk_bytes=CHUNK_BYTES, min_units=MIN_FAST_UNITS,
+                         max_message_bytes=max_message_bytes)
 
 
 # A unit starts at an 'MQGET of message number N' line: there the line reader
@@ -80,6 +83,7 @@ class _Block(TextBlock):
     """A block of amqsbcg output, cut before 'MQGET of message number' lines."""
 
     frame_lines = staticmethod(_frame_lines)
+    capture_format = "amqsbcg"
 
     def frame(self, cut, source, base_off, base_line, count, min_units=0):
         """:meth:`TextBlock.frame`; a block of a few large messages (at least

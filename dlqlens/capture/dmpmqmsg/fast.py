@@ -15,6 +15,7 @@ import numpy as np
 
 from dlqlens.capture.dmpmqmsg.attrs import _MD_TEMPLATE, _fill_group
 from dlqlens.capture.dmpmqmsg.lines import _frame_lines
+from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.scan import IS_HEX, hex_runs
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import TEXT_CODEC, TextBlock, read_text, windows
@@ -32,7 +33,8 @@ MIN_FAST_LINES = 4096
 
 
 def read_dmpmqmsg(path: str, *, source: str | None = None, piece: Slice | None = None,
-                  batch_size: int = 65536, fast: bool = True) -> Iterator[Frames]:
+                  batch_size: int = 65536, fast: bool = True,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[Frames]:
     """Frame the messages of a dmpmqmsg/QLOAD file.
 
     Parameters and errors (a :class:`~dlqlens.errors.CaptureError` when the file
@@ -48,7 +50,8 @@ def read_dmpmqmsg(path: str, *, source: str | None = None, piece: Slice | None =
         ``source_line`` is the first ``A`` (or ``N``) line of each message.
     """
     yield from read_text(path, _Block, source=source, piece=piece, batch_size=batch_size,
-                         fast=fast, chunk_bytes=CHUNK_BYTES, min_units=MIN_FAST_UNITS)
+                         fast=fast, chunk_bytes=CHUNK_BYTES, min_units=MIN_FAST_UNITS,
+                         max_message_bytes=max_message_bytes)
 
 
 # A block of the file is split into lines and each line classified by its
@@ -98,6 +101,8 @@ class _Block(TextBlock):
     """A block of a dmpmqmsg file, its lines classified E, A, X, O, D or N."""
 
     frame_lines = staticmethod(_frame_lines)
+    capture_format = "dmpmqmsg"
+    blank_lines_ignored = True
 
     def _classify(self, lines: np.ndarray) -> np.ndarray:
         """The class of ``lines`` from their text (the rule the table encodes)."""

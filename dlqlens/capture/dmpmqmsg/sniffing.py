@@ -13,6 +13,7 @@ import re
 
 from dlqlens.capture.dmpmqmsg import fast as _fast
 from dlqlens.capture.slices import Slice
+from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.text import plan_text
 from dlqlens.mq.constants import OBJECT_NAME
 
@@ -68,8 +69,9 @@ def created(head: bytes):
         return None
 
 
-def plan(path: str, target_bytes: int = 64 * 1024 * 1024) -> list[Slice]:
+def plan(path: str, target_bytes: int = 64 * 1024 * 1024, *,
+         max_message_bytes: int = MAX_MESSAGE_BYTES) -> list[Slice]:
     """Split a dmpmqmsg file into :class:`~dlqlens.capture.slices.Slice`
     objects of about ``target_bytes`` (see :func:`dlqlens.capture.text.plan_text`:
     the file is read once to count the messages before each cut)."""
-    return plan_text(path, _fast._Block, _fast.CHUNK_BYTES, target_bytes)
+    return plan_text(path, _fast._Block, _fast.CHUNK_BYTES, target_bytes, max_message_bytes)
