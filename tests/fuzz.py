@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import struct
 import sys
 import tempfile
@@ -151,7 +152,23 @@ line_mutation = st.one_of(
     st.tuples(st.just("number"), st.integers(0, 1 << 16),
               st.sampled_from(["-1", "99999999999", "0", "2147483648",
                                "99999999999999999999999", "-", ""])),
+    # issue 19: line ends a CR alone (every line, or one line in `seed` mixed)
+    st.tuples(st.just("lineends"), st.integers(0, 1 << 16), st.sampled_from(["cr", "mixed"])),
 )
+
+
+def relined(data: bytes, seed: int, style: str) -> bytes:
+    """``data`` with its LF line ends made CRs (``cr``), or each line's end
+    chosen among LF, CR and CR LF (``mixed``, from ``seed``)."""
+    if style == "cr":
+        return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
+    rnd = random.Random(seed)
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    ends = [rnd.choice([b"\n", b"\r", b"\r\n"]) for _ in lines[:-1]]
+    for i in range(len(ends) - 1):  # a CR, then an empty line's LF, is one CR LF
+        if ends[i] == b"\r" and not lines[i + 1] and ends[i + 1] == b"\n":
+            ends[i] = b"\n"
+    return b"".join(ln + e for ln, e in zip(lines, ends)) + lines[-1]
 
 
 def mutate(data: bytes, muts) -> bytes:
@@ -174,6 +191,8 @@ def mutate(data: bytes, muts) -> bytes:
         elif kind == "dup":
             p = m[1] % n
             b[p:p] = b[p:p + m[2]]
+        elif kind == "lineends":
+            b = bytearray(relined(bytes(b), m[1], m[2]))
         else:
             lines = bytes(b).split(b"\n")
             k = len(lines)

@@ -36,11 +36,46 @@ def _open(path: str):
         raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
 
 
+def lone_cr_to_lf(buf: bytearray, n: int, eof: bool) -> None:
+    """Make every line end of ``buf[:n]`` an LF: a CR not followed by an LF
+    (a classic Mac OS line end, or one of a file whose line ends are mixed)
+    becomes an LF, in place. CR LF stays as it is; the byte count does not
+    change, so offsets and line numbers are those of the file.
+
+    A CR at ``n - 1`` is left alone unless ``eof`` (the byte after it is not
+    known yet: the caller reads it with the next block).
+    """
+    if buf.find(b"\r", 0, n) < 0:
+        return
+    lone = n if eof else n - 1
+    if buf.count(b"\r", 0, lone) == buf.count(b"\r\n", 0, n):
+        return  # every CR is part of a CR LF
+    p = np.frombuffer(buf, dtype=np.uint8)
+    cr = np.flatnonzero(p[:lone] == 13)
+    nxt = np.where(cr + 1 < n, p[np.minimum(cr + 1, len(p) - 1)], 0)
+    p[cr[(nxt != 10) | (cr + 1 >= n)]] = 10
+
+
+def normalise_head(head: bytes) -> bytes:
+    """The first bytes of a file with its lone CRs made LFs
+    (:func:`lone_cr_to_lf`), for format sniffing and banners."""
+    if b"\r" not in head:
+        return head
+    buf = bytearray(head)
+    lone_cr_to_lf(buf, len(buf), True)
+    return bytes(buf)
+
+
+#: Bytes read at a time by :func:`read_lines`.
+_LINE_CHUNK = 1 << 20
+
+
 def read_lines(path: str) -> Iterator[tuple[int, int, str]]:
     """Yield ``(line_number, byte_offset, text)`` for each line of ``path``.
 
-    Line ends (``\\n``, ``\\r\\n``) are removed. Each line is decoded as UTF-8,
-    or Latin-1 when it is not valid UTF-8, so no byte is lost.
+    A line ends at an LF, a CR LF or a CR alone (:func:`lone_cr_to_lf`); the
+    line end is removed. Each line is decoded as UTF-8, or Latin-1 when it is
+    not valid UTF-8, so no byte is lost.
 
     Raises
     ------
@@ -48,11 +83,24 @@ def read_lines(path: str) -> Iterator[tuple[int, int, str]]:
         When the file cannot be opened.
     """
     with _open(path) as fh:
-        offset = 0
-        for number, raw in enumerate(fh, 1):
-            size = len(raw)
-            yield number, offset, decode_line(raw)
-            offset += size
+        number, offset = 1, 0
+        carry = bytearray()
+        while True:
+            chunk = fh.read(_LINE_CHUNK)
+            eof = not chunk
+            buf = carry + chunk
+            if not buf:
+                return
+            lone_cr_to_lf(buf, len(buf), eof)
+            cut = len(buf) if eof else buf.rfind(b"\n") + 1
+            if cut > 0:
+                part = bytes(buf[:cut])
+                yield from iter_lines(part, number, offset)
+                number += part.count(b"\n") + (part[-1:] != b"\n")
+                offset += cut
+            carry = buf[cut:]
+            if eof:
+                return
 
 
 def decode_line(raw: bytes) -> str:
@@ -404,6 +452,7 @@ def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None):
                     n += len(rest)
         if n == 0:
             return
+        lone_cr_to_lf(buf, n, eof)
         block = block_type(buf, n, eof)
         cut = block.nlines if eof else int(block.unit_starts[-1])
         if cut == 0 and not eof:  # no unit boundary yet: read on (twice as much)

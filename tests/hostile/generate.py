@@ -411,7 +411,28 @@ def cases() -> list[tuple[dict, bytes]]:
         kind="rules", good=[], diagnostics=[], error="RulesError")
     add("rules_binary_junk.rul", "rules: 8 KB of random bytes (no NUL)",
         bytes(b if b else 1 for b in junk), kind="rules", good=[], diagnostics=["syntax"])
+    issue19_cases(add)
     return out
+
+
+# ---------------------------------------------------------------------------
+# issue 19 (readers): messages lost or rewritten without a word
+# ---------------------------------------------------------------------------
+
+def issue19_cases(add) -> None:
+    """The cases of issue 19's reader defects (their own random source, so
+    that the cases above keep their bytes)."""
+    dm = text_between("dmpmqmsg", good(b"middle message"))
+    bcg = text_between("amqsbcg", good(b"middle message"))
+    good3 = ["good before", "middle message", "good after"]
+    # 1. line ends: CR only, and CR / LF / CR LF mixed
+    rnd = random.Random(19)
+    for fmt, text, ext in (("dmpmqmsg", dm, "dmp"), ("amqsbcg", bcg, "bcg")):
+        add(f"{fmt}_cr_line_ends.{ext}", f"{fmt}: every line ended by a CR alone (tr '\\n' '\\r')",
+            text.replace(b"\n", b"\r"), good=good3, framed=3)
+        mixed = b"".join(ln + rnd.choice([b"\n", b"\r", b"\r\n"]) for ln in text.split(b"\n"))
+        add(f"{fmt}_mixed_line_ends.{ext}", f"{fmt}: line ends CR, LF and CR LF mixed",
+            mixed, good=good3, framed=3)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

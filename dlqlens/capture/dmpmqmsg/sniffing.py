@@ -13,13 +13,13 @@ import re
 
 from dlqlens.capture.dmpmqmsg import fast as _fast
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.text import plan_text
+from dlqlens.capture.text import normalise_head, plan_text
 from dlqlens.mq.constants import OBJECT_NAME
 
 
 def sniff(head: bytes) -> bool:
     """True when ``head`` looks like a dmpmqmsg/QLOAD file."""
-    text = head.decode("latin-1")
+    text = normalise_head(head).decode("latin-1")
     if text.startswith(("* QLOAD", "* DMPMQMSG")):
         return True
     return bool(re.search(r"^A (VER|RPT|MST|FMT) ", text, re.M)) and \
@@ -37,7 +37,7 @@ def banner(head: bytes) -> tuple[str | None, str | None]:
     (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is the start of the
     file, and the first line of each kind counts."""
     found: dict[bytes, str] = {}
-    for m in _BANNER.finditer(head):
+    for m in _BANNER.finditer(normalise_head(head)):
         name = m.group(2).decode("latin-1")
         if m.group(1) not in found and OBJECT_NAME.fullmatch(name):
             found[m.group(1)] = name
@@ -58,7 +58,7 @@ def created(head: bytes):
     names no time zone: callers take it as UTC and say so."""
     import datetime as _dt
 
-    m = _CREATED.search(head[:4096])
+    m = _CREATED.search(normalise_head(head[:4096]))
     if not m:
         return None
     text = m.group(1).decode("latin-1").strip()
