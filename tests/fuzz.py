@@ -142,7 +142,32 @@ byte_mutation = st.one_of(
     st.tuples(st.just("insert"), st.integers(0, 1 << 20), st.binary(max_size=16)),
     st.tuples(st.just("delete"), st.integers(0, 1 << 20), st.integers(1, 400)),
     st.tuples(st.just("dup"), st.integers(0, 1 << 20), st.integers(1, 400)),
+    # issue 19: a raw record's length prefix enlarged over the next 1-3 records
+    st.tuples(st.just("swallow"), st.integers(0, 1 << 10), st.integers(1, 3)),
 )
+
+
+def swallowed(data: bytes, k: int, count: int) -> bytes:
+    """A raw capture with the length prefix of its record ``k`` (modulo the
+    records found by walking the prefixes) enlarged over the ``count``
+    records after it; other inputs unchanged."""
+    if not data.startswith(raw.MAGIC):
+        return data
+    offs, p = [], raw.HEADER_SIZE
+    while p + 4 <= len(data):
+        ln = int.from_bytes(data[p:p + 4], "big")
+        if p + 4 + ln > len(data):
+            break
+        offs.append(p)
+        p += 4 + ln
+    if len(offs) < 2:
+        return data
+    i = k % (len(offs) - 1)
+    j = min(i + count, len(offs) - 1)
+    end = offs[j] + 4 + int.from_bytes(data[offs[j]:offs[j] + 4], "big")
+    b = bytearray(data)
+    b[offs[i]:offs[i] + 4] = (end - offs[i] - 4).to_bytes(4, "big")
+    return bytes(b)
 line_mutation = st.one_of(
     st.tuples(st.just("dropline"), st.integers(0, 1 << 16)),
     st.tuples(st.just("dupline"), st.integers(0, 1 << 16)),
@@ -191,6 +216,8 @@ def mutate(data: bytes, muts) -> bytes:
         elif kind == "dup":
             p = m[1] % n
             b[p:p] = b[p:p + m[2]]
+        elif kind == "swallow":
+            b = bytearray(swallowed(bytes(b), m[1], m[2]))
         elif kind == "lineends":
             b = bytearray(relined(bytes(b), m[1], m[2]))
         else:

@@ -52,6 +52,7 @@ ISSUE_STATUS: dict[str, str | None] = {
     "text_not_decodable": None,
     "dlh_reconstructed": None,
     "lossy_capture": None,
+    "index_mismatch": None,
 }
 
 

@@ -82,3 +82,85 @@ def test_lone_cr_to_lf_in_blocks_is_lone_cr_to_lf_of_the_whole(data, cut):
     lone_cr_to_lf(rest, len(rest), True)
     assert bytes(first[:keep]) + bytes(rest) == bytes(whole)
     assert whole.count(b"\r") == whole.count(b"\r\n")
+
+
+# -- 2. raw: enlarged length prefixes, a contradicting index, resynchronisation -
+
+def _raw_messages(n):
+    from dlqlens.capture.message import dead_letter
+
+    return [dead_letter({"Format": "MQSTR"}, {"Reason": 2053}, f"msg {i}".encode())
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("index", [False, True])
+@pytest.mark.parametrize("k,count", [(0, 1), (1, 2), (3, 2), (4, 1)])
+def test_enlarged_length_prefix_does_not_swallow_records(tmp_path, index, k, count):
+    from dlqlens.capture import raw
+
+    p = tmp_path / "c.bin"
+    raw.write_raw(p, _raw_messages(6), index=index)
+    p.write_bytes(fuzz.swallowed(p.read_bytes(), k, count))
+    rows = rows_of(p)
+    assert [bytes(r["payload"]) for r in rows] == [f"msg {i}".encode() for i in range(6)]
+    assert [r["message_number"] for r in rows] == list(range(1, 7))
+    bad = [r for r in rows if r["decode_status"] != "ok"]
+    assert [r["message_number"] for r in bad] == [k + 1]
+    (i,) = [i for i in bad[0]["decode_issues"] if i["code"] == "length_mismatch"]
+    assert i["field"] == "record length" and i["offset"] == rows[k]["source_offset"]
+    assert f"{count} record(s)" in i["expected"]
+    assert not any(i["code"] == "index_mismatch" for r in rows for i in r["decode_issues"])
+    fuzz.check_capture(p, "raw")
+
+
+def test_index_that_contradicts_the_prefixes_is_reported(tmp_path):
+    import struct
+
+    from dlqlens.capture import raw
+
+    p = tmp_path / "c.bin"
+    raw.write_raw(p, _raw_messages(4), index=True)
+    b = bytearray(p.read_bytes())
+    at = len(b) - raw.TRAILER_SIZE - 8 * 4 + 8 * 2  # the third entry
+    struct.pack_into(">Q", b, at, struct.unpack_from(">Q", b, at)[0] + 8)
+    p.write_bytes(b)
+    rows = rows_of(p)
+    assert [r["decode_status"] for r in rows] == ["ok"] * 4
+    (i,) = [i for r in rows for i in r["decode_issues"] if i["code"] == "index_mismatch"]
+    assert i["offset"] == rows[2]["source_offset"]
+    assert str(rows[2]["source_offset"] + 8) in i["expected"] and "index entry 3" in i["expected"]
+
+
+def test_resynchronisation_finds_record_starts_once(tmp_path, monkeypatch):
+    # was: a 1 MB window copied and searched per damaged record (65x slower
+    # framing), and a scan to the end of the file for every record whose
+    # length runs past the end (minutes on a 1.2 MB sparse file)
+    import struct
+
+    from dlqlens.capture import raw
+
+    made, asked = [], []
+    init, nxt = raw._Candidates.__init__, raw._Candidates.next
+    monkeypatch.setattr(raw._Candidates, "__init__",
+                        lambda self, *a: (made.append(a[2] - a[1]), init(self, *a))[1])
+    monkeypatch.setattr(raw._Candidates, "next",
+                        lambda self, p: (asked.append(p), nxt(self, p))[1])
+    p = tmp_path / "damaged.bin"
+    body = b"".join(b"\xde\xad\xbe\xef\x00\x01" + struct.pack(">I", len(m.md_bytes() + m.data))
+                    + m.md_bytes() + m.data for m in _raw_messages(300))
+    p.write_bytes(raw.MAGIC + struct.pack(">I", 1) + body)
+    rows = rows_of(p)
+    assert len(rows) == 600 and sum(r["decode_status"] == "ok" for r in rows) == 300
+    assert made == [len(body)]  # the record starts of the file, found once
+    assert len(asked) == 300  # one look-up per damaged stretch
+    # every record head claims more than the file holds: each one a binary search
+    made.clear(), asked.clear()
+    sparse = bytearray(200_000)
+    sparse[:16] = raw.MAGIC + struct.pack(">I", 1)
+    head = _raw_messages(1)[0].md_bytes()[:8]
+    for at in range(16, len(sparse) - 400, 400):
+        struct.pack_into(">I", sparse, at, 50_000_000)
+        sparse[at + 4:at + 12] = head
+    p.write_bytes(sparse)
+    (row,) = rows_of(p)
+    assert row["decode_status"] == "truncated" and len(made) == 1 and len(asked) == 1

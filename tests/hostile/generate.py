@@ -433,6 +433,46 @@ def issue19_cases(add) -> None:
         mixed = b"".join(ln + rnd.choice([b"\n", b"\r", b"\r\n"]) for ln in text.split(b"\n"))
         add(f"{fmt}_mixed_line_ends.{ext}", f"{fmt}: line ends CR, LF and CR LF mixed",
             mixed, good=good3, framed=3)
+    # 2. raw: a length prefix enlarged over the records after it; an index that
+    # contradicts the prefixes; damage before every record; large prefixes
+    five = [good(GOOD_BEFORE), good(b"second"), good(b"third"), good(b"fourth"),
+            good(GOOD_AFTER)]
+    recs = [record(m) for m in five]
+    for index in (False, True):
+        body = bytearray(RAW_HEAD + b"".join(recs))
+        at = len(RAW_HEAD) + len(recs[0])
+        struct.pack_into(">I", body, at, len(recs[1]) + len(recs[2]) + len(recs[3]) - 4)
+        if index:
+            offs = [len(RAW_HEAD) + sum(len(r) for r in recs[:k]) for k in range(5)]
+            body += b"".join(struct.pack(">Q", o) for o in offs)
+            body += struct.pack(">Q", 5) + raw.INDEX_MAGIC
+        add(f"raw_length_swallows_records{'_indexed' if index else ''}.bin",
+            "raw: the second record's length prefix enlarged to cover the next two"
+            + (" (the index still right)" if index else ""),
+            bytes(body), good=["good before", "third", "fourth", "good after"],
+            bad=[["bad_data", "length_mismatch"]], framed=5)
+    body = bytearray(RAW_HEAD + b"".join(recs))
+    offs = [len(RAW_HEAD) + sum(len(r) for r in recs[:k]) for k in range(5)]
+    offs[2] += 8
+    body += b"".join(struct.pack(">Q", o) for o in offs) + struct.pack(">Q", 5) + raw.INDEX_MAGIC
+    add("raw_index_contradicts_prefixes.bin",
+        "raw: an index whose third entry points 8 bytes into a record",
+        bytes(body), good=["good before", "second", "third", "fourth", "good after"],
+        bad=[["ok", "index_mismatch"]], framed=5)
+    body = RAW_HEAD + b"".join(b"\xde\xad\xbe\xef\x00\x01" + record(good(f"m{k}".encode()))
+                               for k in range(200))
+    add("raw_damage_before_every_record.bin",
+        "raw: six bytes of junk before each of 200 records (a resynchronisation each)",
+        body, good=["m0", "m199"], bad=[["bad_framing", "bad_length"]], framed=400)
+    sparse = bytearray(64 * 1024)
+    sparse[:len(RAW_HEAD)] = RAW_HEAD
+    head8 = good(b"x").md_bytes()[:8]
+    for p in range(len(RAW_HEAD), len(sparse) - 400, 400):
+        struct.pack_into(">I", sparse, p, 50_000_000)
+        sparse[p + 4:p + 12] = head8
+    add("raw_sparse_large_prefixes.bin",
+        "raw: 64 KB of NULs and MQMD heads every 400 bytes, each claiming 50 MB",
+        bytes(sparse), good=[], bad=[["truncated", "data_truncated"]], framed=1)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:
