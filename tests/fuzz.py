@@ -179,6 +179,8 @@ line_mutation = st.one_of(
                                "99999999999999999999999", "-", ""])),
     # issue 19: line ends a CR alone (every line, or one line in `seed` mixed)
     st.tuples(st.just("lineends"), st.integers(0, 1 << 16), st.sampled_from(["cr", "mixed"])),
+    # issue 19: a section banner ('****...' line) deleted
+    st.tuples(st.just("dropbanner"), st.integers(0, 1 << 16)),
 )
 
 
@@ -224,8 +226,12 @@ def mutate(data: bytes, muts) -> bytes:
             lines = bytes(b).split(b"\n")
             k = len(lines)
             i = m[1] % k
+            banners = [j for j, ln in enumerate(lines) if ln.startswith(b"****")]
             if kind == "dropline":
                 del lines[i]
+            elif kind == "dropbanner":
+                if banners:
+                    del lines[banners[m[1] % len(banners)]]
             elif kind == "dupline":
                 lines.insert(i, lines[i])
             elif kind == "swaplines":

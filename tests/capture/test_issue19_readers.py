@@ -164,3 +164,60 @@ def test_resynchronisation_finds_record_starts_once(tmp_path, monkeypatch):
     p.write_bytes(sparse)
     (row,) = rows_of(p)
     assert row["decode_status"] == "truncated" and len(made) == 1 and len(asked) == 1
+
+
+# -- 3. amqsbcg: a section banner lost -----------------------------------------
+
+def _bcg_file(tmp_path, dlh_block: bool, drop: str, n: int = 3):
+    from dlqlens.capture import amqsbcg
+    from dlqlens.capture.message import dead_letter
+
+    ms = [dead_letter({"Format": "MQSTR", "PutApplName": "orders", "PutDate": "20240315",
+                       "PutTime": "10153012"},
+                      {"Reason": 2053, "DestQName": f"APP.Q{i}", "PutDate": "20240315",
+                       "PutTime": "10153157"}, f"payload {i}".encode(),
+                      ccsid=819) for i in range(n)]
+    p = tmp_path / "c.bcg"
+    amqsbcg.write_amqsbcg(p, ms, dlh_block=dlh_block)
+    lines = p.read_text().split("\n")
+    second = next(i for i, t in enumerate(lines) if "MQGET of message number 2" in t)
+    gone = next(i for i in range(second, len(lines)) if lines[i] == drop)
+    p.write_text("\n".join(lines[:gone] + lines[gone + 1:]))
+    return p, gone + 1
+
+
+@pytest.mark.parametrize("dlh_block", [False, True])
+def test_amqsbcg_message_without_its_descriptor_banner_is_read(tmp_path, dlh_block):
+    p, _ = _bcg_file(tmp_path, dlh_block, "****Message descriptor****")
+    for fast in (True, False):
+        rows = reader_rows(p, "amqsbcg", fast)
+        assert [bytes(r["payload"]) for r in rows] == [b"payload 0", b"payload 1", b"payload 2"]
+        assert [r["decode_status"] for r in rows] == ["ok"] * 3
+        assert rows[1]["dlh"]["DestQName"] == "APP.Q1" and rows[1]["md"]["Format"] == "MQDEAD"
+    fuzz.check_capture(p, "amqsbcg")
+
+
+def test_amqsbcg_dlh_block_without_its_banner_is_the_dlh(tmp_path):
+    # was: its lines overwrote the MQMD's (md.Format MQSTR), dlh null, status ok
+    p, _ = _bcg_file(tmp_path, True, "****Dead Letter Header****")
+    for fast in (True, False):
+        rows = reader_rows(p, "amqsbcg", fast)
+        r = rows[1]
+        assert r["md"]["Format"] == "MQDEAD" and r["md"]["Encoding"] == 546
+        assert r["dlh"]["DestQName"] == "APP.Q1" and r["dlh"]["Reason"] == 2053
+        assert r["layout"]["dlh_reconstructed"] and r["decode_status"] == "ok"
+    fuzz.check_capture(p, "amqsbcg")
+
+
+def test_amqsbcg_second_line_for_a_field_is_reported_not_applied(tmp_path):
+    p, _ = _bcg_file(tmp_path, False, "****Message descriptor****")
+    lines = p.read_text().split("\n")
+    second = next(i for i, t in enumerate(lines) if "MQGET of message number 2" in t)
+    at = next(i for i in range(second, len(lines)) if lines[i].startswith("  Format : "))
+    lines.insert(at + 1, "  Format : 'MQSTR   '")
+    p.write_text("\n".join(lines))
+    r = reader_rows(p, "amqsbcg", False)[1]
+    assert r["md"]["Format"] == "MQDEAD" and r["decode_status"] == "bad_descriptor"
+    (i,) = [i for i in r["decode_issues"] if i["code"] == "bad_md_field"]
+    assert i["field"] == "md.Format" and i["line"] == at + 2 and "MQSTR" in i["found"]
+    assert f"line {at + 1}" in i["expected"]

@@ -473,6 +473,28 @@ def issue19_cases(add) -> None:
     add("raw_sparse_large_prefixes.bin",
         "raw: 64 KB of NULs and MQMD heads every 400 bytes, each claiming 50 MB",
         bytes(sparse), good=[], bad=[["truncated", "data_truncated"]], framed=1)
+    # 3. amqsbcg: a section banner line deleted
+    blines = bcg.decode().split("\n")
+    second = [i for i, ln in enumerate(blines) if "MQGET of message number 2" in ln][0]
+    md_banner = [i for i in range(second, len(blines)) if blines[i] == "****Message descriptor****"][0]
+    add("amqsbcg_no_md_banner.bcg",
+        "amqsbcg: the second message's '****Message descriptor****' line deleted",
+        "\n".join(blines[:md_banner] + blines[md_banner + 1:]).encode(), good=good3, framed=3)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d) / "capture"
+        amqsbcg.write_amqsbcg(tmp, [good(GOOD_BEFORE), good(b"middle message"),
+                                    good(GOOD_AFTER)], dlh_block=True)
+        b934 = tmp.read_text().split("\n")
+    second = [i for i, ln in enumerate(b934) if "MQGET of message number 2" in ln][0]
+    dlh_banner = [i for i in range(second, len(b934)) if b934[i] == "****Dead Letter Header****"][0]
+    add("amqsbcg_no_dlh_banner.bcg",
+        "amqsbcg 9.3.4: the second message's '****Dead Letter Header****' line deleted",
+        "\n".join(b934[:dlh_banner] + b934[dlh_banner + 1:]).encode(), good=good3, framed=3)
+    fmt_line = [i for i in range(second, len(b934)) if b934[i].startswith("  Format : ")][0]
+    twice = b934[:fmt_line + 1] + ["  Format : 'MQSTR   '"] + b934[fmt_line + 1:]
+    add("amqsbcg_md_line_twice.bcg",
+        "amqsbcg: a second, different 'Format :' line in the second message's descriptor",
+        "\n".join(twice).encode(), bad=[["bad_descriptor", "bad_md_field"]], framed=3)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

@@ -110,9 +110,54 @@ class _Block(TextBlock):
 
     def unit_counts(self, cut: int) -> np.ndarray:
         """Messages per unit of lines ``[0, cut)``: the line reader starts a
-        message at each descriptor banner line and nowhere else, so a unit
-        holds as many messages as banner lines."""
+        message at an ``MQGET of message number`` line (where units start)
+        and at each descriptor banner line, except the banner that is the
+        first non-blank line after an MQGET line (that message's own)."""
         us = self.unit_starts[self.unit_starts < cut]
+        banners = self._banner_counts(us, cut)
+        if not len(us):
+            return banners
+        # units started by an MQGET line: one message more, unless the next
+        # non-blank line is its banner
+        p, starts, cend = self.p, self.starts, self.cend
+        extra = np.zeros(len(us), dtype=np.int64)
+        gets = np.flatnonzero(self.mqget[us])
+        if not len(gets):
+            return banners
+        ue = np.append(us[1:], cut)
+        nonblank = np.flatnonzero(self._trimmed_ends(cut) > starts[:cut])
+        k = np.searchsorted(nonblank, us[gets] + 1)
+        j = np.where(k < len(nonblank), nonblank[np.minimum(k, len(nonblank) - 1)], cut)
+        has = j < ue[gets]
+        jj = np.minimum(j, max(cut - 1, 0))
+        size = len(_MD_BANNER_B)
+        exact = has & (cend[jj] - starts[jj] == size) & ~self.weird[jj]
+        if exact.any():
+            w = windows(p, starts[jj[exact]], size)
+            exact[exact] = (w == np.frombuffer(_MD_BANNER_B, np.uint8)).all(axis=1)
+        extra[gets] = ~exact
+        for g in np.flatnonzero(has & ~exact).tolist():  # the line reader's test
+            i = int(gets[g])
+            line = int(j[g])
+            while line < int(ue[i]):
+                text = decode_line(bytes(self.buf[starts[line]:cend[line]])).strip()
+                if text:
+                    extra[i] = text != _MD_BANNER
+                    break
+                line += 1
+        # an MQGET line inside a unit (not where the fast reader cuts): the line reader
+        inner = self.special[:cut].copy()
+        inner[us] = False
+        odd = np.zeros(len(us), dtype=bool)
+        if inner.any():
+            odd[np.searchsorted(us, np.flatnonzero(inner), side="right") - 1] = True
+            out = banners + extra
+            out[odd] = self.count_by_lines(us, ue, odd)[odd]
+            return out
+        return banners + extra
+
+    def _banner_counts(self, us: np.ndarray, cut: int) -> np.ndarray:
+        """Descriptor banner lines (the line reader's test) per unit."""
         pos = _find_all(self.buf, _MD_BANNER_B, self.line_offset(cut))
         line = np.unique(np.searchsorted(self.starts, pos, side="right") - 1)
         # a line that is the banner and nothing else; others as the line reader reads them

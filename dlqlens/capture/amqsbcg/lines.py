@@ -75,6 +75,8 @@ class _Message:
         self.length_bad = False
         self.issues = []
         self.raw_lines: list[str] = []
+        #: started by an MQGET line, and no other line seen yet
+        self.fresh = False
 
 
 #: Missing dump lines within a message's stated length are zero-filled so
@@ -93,7 +95,6 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
     """
     builder = FramesBuilder(source, "amqsbcg", "text")
     cur: _Message | None = None
-    pending_get: tuple[int, int] | None = None
 
     def finish(m: _Message):
         nonlocal count
@@ -103,26 +104,34 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
     for number, offset, text in lines:
         stripped = text.strip()
         mget = _MQGET.search(text)
-        if mget or stripped == _MD_BANNER:
-            if mget:
-                if cur is not None:
-                    finish(cur)
-                    cur = None
-                pending_get = (number, offset)
+        if mget:
+            # a message starts here, whatever follows: its descriptor banner,
+            # or (the banner lost) its descriptor lines
+            if cur is not None:
+                finish(cur)
+            cur = _Message(0, number, offset)
+            cur.fresh = True
+            continue
+        if stripped == _MD_BANNER:
+            if cur is not None and cur.fresh:
+                cur.fresh = False  # the banner of the message its MQGET line started
                 continue
             if cur is not None:
                 finish(cur)
-            line, off = pending_get or (number, offset)
-            cur = _Message(0, line, off)
-            pending_get = None
+            cur = _Message(0, number, offset)
             continue
         if cur is None:
             continue
+        if stripped:
+            cur.fresh = False
         cur.raw_lines.append(text)
         if _END.search(text):
             finish(cur)
             cur = None
             continue
+        if cur.section == "md" and "StrucId" in cur.md and \
+                re.match(r"^\s*StrucId\s*:\s*'DLH ", text):
+            cur.section = "dlh"  # the DLH block, its banner line lost
         if cur.section in ("md", "dlh", "props"):
             if stripped == _DLH_BANNER:
                 cur.section = "dlh"
@@ -146,6 +155,15 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
                 cur.pending_hex_label = stripped[:-1].strip()
                 continue
             for label, value in _values(text):
+                if label in target:
+                    # a second line for one field (a section's banner lost, or
+                    # lines pasted twice): the first stands, the second is reported
+                    first = target[label]
+                    cur.issues.append((
+                        "bad_md_field", f"{'md' if target is cur.md else 'dlh'}.{label}",
+                        f"one '{label} :' line (the first, line {first[1]}, reads "
+                        f"{first[0]!r})", f"another, reading {value!r}", number))
+                    continue
                 target[label] = (value, number)
             continue
         if cur.section == "length":
