@@ -181,7 +181,15 @@ line_mutation = st.one_of(
     st.tuples(st.just("lineends"), st.integers(0, 1 << 16), st.sampled_from(["cr", "mixed"])),
     # issue 19: a section banner ('****...' line) deleted
     st.tuples(st.just("dropbanner"), st.integers(0, 1 << 16)),
+    # issue 19: an X line written as an S line of the same bytes (raw, UTF-8 or not)
+    st.tuples(st.just("x_to_s"), st.integers(0, 1 << 16)),
 )
+
+
+def s_line(data: bytes) -> bytes:
+    """An ``S`` line holding ``data`` (no line end in it) byte for byte."""
+    return b'S "' + data.replace(b"~", b"~~").replace(b'"', b'~"') + b'"'
+
 
 
 def relined(data: bytes, seed: int, style: str) -> bytes:
@@ -229,6 +237,16 @@ def mutate(data: bytes, muts) -> bytes:
             banners = [j for j, ln in enumerate(lines) if ln.startswith(b"****")]
             if kind == "dropline":
                 del lines[i]
+            elif kind == "x_to_s":
+                xs = [j for j, ln in enumerate(lines) if ln.startswith(b"X ")]
+                if xs:
+                    j = xs[m[1] % len(xs)]
+                    try:
+                        data = bytes.fromhex(lines[j][2:].decode("latin-1"))
+                    except ValueError:
+                        data = b"\n"
+                    if b"\n" not in data and b"\r" not in data:
+                        lines[j] = s_line(data)
             elif kind == "dropbanner":
                 if banners:
                     del lines[banners[m[1] % len(banners)]]

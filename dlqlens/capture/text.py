@@ -111,9 +111,25 @@ def decode_line(raw: bytes) -> str:
     """
     raw = raw.rstrip(b"\n").rstrip(b"\r")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
+    # a line with bytes above 0x7F read as UTF-8 says so (line_bytes)
+    return text if len(text) == len(raw) else Utf8Text(text)
+
+
+class Utf8Text(str):
+    """The text of a line that held UTF-8 characters of more than one byte
+    (:func:`decode_line`): the line's bytes are its UTF-8 encoding, where
+    those of any other line are its Latin-1 encoding (:func:`line_bytes`)."""
+
+    __slots__ = ()
+
+
+def line_bytes(text: str) -> bytes:
+    """The bytes of a line whose text :func:`decode_line` gave (its line end
+    removed): the same bytes, whatever the line held."""
+    return text.encode("utf-8") if type(text) is Utf8Text else text.encode("latin-1")
 
 
 def iter_lines(buf: bytes, number: int = 1, offset: int = 0) -> Iterator[tuple[int, int, str]]:

@@ -221,3 +221,34 @@ def test_amqsbcg_second_line_for_a_field_is_reported_not_applied(tmp_path):
     (i,) = [i for i in r["decode_issues"] if i["code"] == "bad_md_field"]
     assert i["field"] == "md.Format" and i["line"] == at + 2 and "MQSTR" in i["found"]
     assert f"line {at + 1}" in i["expected"]
+
+
+# -- 4. dmpmqmsg: S lines keep their bytes ----------------------------------------
+
+def _dmp_with_s_lines(tmp_path, chunks: list[bytes]):
+    p = tmp_path / "s.dmp"
+    p.write_bytes(b"A VER 2\nA FMT MQSTR   \nA CCS 1208\n"
+                  + b"".join(fuzz.s_line(c) + b"\n" for c in chunks)
+                  + b"\nA VER 2\nA FMT MQSTR   \nX 6E657874\n")
+    return p
+
+
+def test_s_line_of_utf8_text_keeps_its_bytes(tmp_path):
+    # was: read back as text and encoded in Latin-1: '€' became '?', 'é' one byte
+    text = "price €5 café".encode()
+    p = _dmp_with_s_lines(tmp_path, [text, b"latin caf\xe9", b'~"quoted"~'])
+    for fast in (True, False):
+        rows = reader_rows(p, "dmpmqmsg", fast)
+        assert bytes(rows[0]["payload"]) == text + b'latin caf\xe9~"quoted"~'
+        assert rows[0]["payload_text"].startswith("price €5 café")
+        assert bytes(rows[1]["payload"]) == b"next"
+
+
+@given(st.lists(st.binary(min_size=0, max_size=40).filter(
+    lambda b: b"\n" not in b and b"\r" not in b),
+    min_size=1, max_size=4))
+def test_s_lines_give_their_bytes_back(tmp_path_factory, chunks):
+    p = _dmp_with_s_lines(tmp_path_factory.mktemp("s"), chunks)
+    for fast in (True, False):
+        rows = reader_rows(p, "dmpmqmsg", fast)
+        assert bytes(rows[0]["payload"]) == b"".join(chunks)

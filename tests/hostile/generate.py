@@ -495,6 +495,18 @@ def issue19_cases(add) -> None:
     add("amqsbcg_md_line_twice.bcg",
         "amqsbcg: a second, different 'Format :' line in the second message's descriptor",
         "\n".join(twice).encode(), bad=[["bad_descriptor", "bad_md_field"]], framed=3)
+    # 4. dmpmqmsg: S lines of UTF-8 text keep their bytes
+    dlines = dm.decode().split("\n")
+    starts = [i for i, ln in enumerate(dlines) if ln.startswith("A VER")]
+    xs = [i for i in range(starts[1], starts[2]) if dlines[i].startswith("X ")]
+    head = bytes.fromhex("".join(dlines[i][2:] for i in xs))[:-len(b"middle message")]
+    utf8 = "price €5 café".encode()
+    add("dmpmqmsg_s_line_utf8.dmp",
+        "dmpmqmsg: the middle message's payload on S lines of UTF-8 text",
+        "\n".join(dlines[:xs[0]] + ["X " + head.hex().upper()]).encode() + b"\n"
+        + b'S "' + utf8 + b'"\nS " and ~"more~~"\n'
+        + "\n".join(dlines[xs[-1] + 1:]).encode(),
+        good=["good before", 'price €5 café and "more~', "good after"], framed=3)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

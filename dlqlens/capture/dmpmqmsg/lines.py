@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from dlqlens.capture.text import pack_text_md
+from dlqlens.capture.text import line_bytes, pack_text_md
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.structs import MQMD
@@ -36,15 +36,16 @@ _HEX_PREFIX = re.compile(r"[0-9A-Fa-f]*")
 _INT = re.compile(r"^\s*[-+]?\d+\s*$")
 
 
-def _unescape_s(value: str) -> str:
-    """The text of an ``S`` line: quotes removed, ``~x`` -> ``x`` (the ``~`` escapes of
+def _unescape_s(value: bytes) -> bytes:
+    """The bytes of an ``S`` line's value (the line's own bytes, never
+    re-encoded text): quotes removed, ``~x`` -> ``x`` (the ``~`` escapes of
     ``docs/capture-formats.md``)."""
     v = value.rstrip()
-    if len(v) >= 2 and v[0] == '"' and v[-1] == '"':
-        tildes = len(v[:-1]) - len(v[:-1].rstrip("~"))
+    if len(v) >= 2 and v[:1] == b'"' and v[-1:] == b'"':
+        tildes = len(v[:-1]) - len(v[:-1].rstrip(b"~"))
         if tildes % 2 == 0:  # the closing quote is not escaped
             v = v[1:-1]
-    return re.sub(r"~(.)", r"\1", v)
+    return re.sub(rb"~(.)", rb"\1", v, flags=re.S)
 
 
 class _Msg:
@@ -78,7 +79,7 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
         first_line, first_off, _ = stray[0]
         text = "\n".join(t for _, _, t in stray)
         builder.add(md=None, number=count, offset=first_off, line=first_line,
-                    raw=text.encode("utf-8"),
+                    raw=b"\n".join(line_bytes(t) for _, _, t in stray),
                     issues=[make_issue("unframed", source=source, message_number=count,
                                        field="line", expected="'A', 'N', 'X', 'S', 'T' or '*' line",
                                        found=repr(text[:40]), line=first_line,
@@ -124,9 +125,9 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
                     digits = digits[:-1]
                 cur.data.append(bytes.fromhex(digits))
             elif tag == "S":
-                cur.data.append(_unescape_s(body).encode("latin-1", errors="replace"))
+                cur.data.append(_unescape_s(line_bytes(text)[2:]))
             else:
-                cur.data.append(body.encode("latin-1", errors="replace") + b"\n")
+                cur.data.append(line_bytes(text)[2:] + b"\n")
                 cur.lossy = True
             continue
         if not text.strip() or text.startswith("*"):
