@@ -55,6 +55,7 @@ from dlqlens.capture.message import CaptureMessage, dead_letter
 from dlqlens.capture.reader import MODES, ReadOptions, plan_pieces, read_capture, read_piece
 from dlqlens.decode.issues import STATUSES, WELL_FORMED
 from dlqlens.errors import CaptureError, MalformedMessageError
+from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
 TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules")
@@ -113,6 +114,8 @@ def messages(draw) -> CaptureMessage:
     dlh = {"Reason": draw(st.sampled_from([2053, 2035, 2085, 65536, -1, 0])),
            "DestQName": draw(names), "DestQMgrName": draw(names), "PutApplType": 6,
            "PutApplName": draw(names), "PutDate": "20240315", "PutTime": "10153157"}
+    if not chain:  # issue 19: payloads in CCSIDs without a codec
+        dlh["CodedCharSetId"] = draw(st.sampled_from([ccsid] * 4 + [1390, 937, 65535, -1]))
     return dead_letter(md, dlh, payload, encoding=encoding, ccsid=ccsid, md_byteorder=bo,
                        md_codec=codec)
 
@@ -340,6 +343,8 @@ def check_capture(path: str | os.PathLike, fmt: str) -> dict:
     for r in rows:
         assert r["decode_status"] in STATUSES
         assert r["source"] == path
+        if r["payload_text"] is not None:  # text only in a known character set
+            assert charset(r["payload_ccsid"]).known, r["payload_ccsid"]
         if r["decode_status"] != "ok":
             assert r["decode_issues"], r["decode_status"]
         for i in r["decode_issues"]:

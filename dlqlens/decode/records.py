@@ -708,6 +708,16 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, ebcdic, enc) 
         cs = charset(int(c), fam)
         codec = _utf16_codec(cs.codec, True if nb == "1" else False if nb == "2" else None)
         rs = rows if len(uniq) == 1 else rows[inverse == gi]
+        if not cs.known:
+            # no character set for this CCSID: no text rather than another
+            # code page's reading of the bytes
+            for r in rs.tolist():
+                add_issue(r, "unknown_ccsid", "payload_text",
+                          "a CCSID whose character set dlqlens knows", str(int(c)),
+                          note="the payload is shown as bytes only")
+            parts.append(pa.nulls(len(rs), pa.string()))
+            order.append(rs)
+            continue
         sub = payload if len(rs) == n else payload.take(pa.array(rs))
         decoded = None
         if codec in ("utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437"):

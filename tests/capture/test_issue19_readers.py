@@ -252,3 +252,21 @@ def test_s_lines_give_their_bytes_back(tmp_path_factory, chunks):
     for fast in (True, False):
         rows = reader_rows(p, "dmpmqmsg", fast)
         assert bytes(rows[0]["payload"]) == b"".join(chunks)
+
+
+# -- 5. payloads in CCSIDs without a codec ---------------------------------------
+
+@pytest.mark.parametrize("ccsid", [1390, 937, 65535, -1])
+def test_payload_in_unknown_ccsid_has_no_text_and_an_issue(tmp_path, ccsid):
+    from dlqlens.capture import raw
+    from dlqlens.capture.message import dead_letter
+
+    m = dead_letter({"Format": "MQSTR"}, {"Reason": 2053, "CodedCharSetId": ccsid},
+                    b"\x0e\x45\x41\x0f abc")
+    p = tmp_path / "c.bin"
+    raw.write_raw(p, [m])
+    (r,) = rows_of(p)
+    assert r["payload_ccsid"] == ccsid and r["payload_text"] is None
+    assert bytes(r["payload"]) == b"\x0e\x45\x41\x0f abc"
+    (i,) = [i for i in r["decode_issues"] if i["field"] == "payload_text"]
+    assert i["code"] == "unknown_ccsid" and i["found"] == str(ccsid)

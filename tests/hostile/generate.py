@@ -507,6 +507,15 @@ def issue19_cases(add) -> None:
         + b'S "' + utf8 + b'"\nS " and ~"more~~"\n'
         + "\n".join(dlines[xs[-1] + 1:]).encode(),
         good=["good before", 'price €5 café and "more~', "good after"], framed=3)
+    # 5. payloads in CCSIDs without a codec: no text, an issue
+    odd = [dead_letter({"Format": "MQSTR", "PutDate": "20240315", "PutTime": "10153012"},
+                       {"Reason": 2053, "CodedCharSetId": c, "PutDate": "20240315",
+                        "PutTime": "10153157"}, b"\x0e\x45\x41\x0f text " + str(c).encode())
+           for c in (1390, 937, 65535, -1)]
+    add("raw_payload_ccsid_unknown.bin",
+        "raw: MQSTR payloads in CCSIDs 1390, 937, 65535 and -1 (no codec): no text",
+        RAW_HEAD + b"".join(record(m) for m in [good(GOOD_BEFORE)] + odd + [good(GOOD_AFTER)]),
+        bad=[["ok", "unknown_ccsid"]], framed=6)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:
