@@ -186,7 +186,14 @@ line_mutation = st.one_of(
     st.tuples(st.just("dropbanner"), st.integers(0, 1 << 16)),
     # issue 19: an X line written as an S line of the same bytes (raw, UTF-8 or not)
     st.tuples(st.just("x_to_s"), st.integers(0, 1 << 16)),
+    # issue 19: the lines dmpmqmsg prints before the first message
+    st.tuples(st.just("preamble"), st.integers(0, 1 << 16)),
 )
+
+#: Lines a terminal shows before a dmpmqmsg file's first message (the
+#: utility's version and copyright lines, a prompt).
+PREAMBLE = [b"Dmpmqmsg Version:9.3.0.0 Created:Tue Mar 12 14:04:00 2024",
+            b"5724-H72 (C) Copyright IBM Corp. 1994, 2024.", b"", b"$ dmpmqmsg -m QM1 -i DLQ"]
 
 
 def s_line(data: bytes) -> bytes:
@@ -250,6 +257,8 @@ def mutate(data: bytes, muts) -> bytes:
                         data = b"\n"
                     if b"\n" not in data and b"\r" not in data:
                         lines[j] = s_line(data)
+            elif kind == "preamble":
+                lines[0:0] = PREAMBLE[:1 + m[1] % len(PREAMBLE)]
             elif kind == "dropbanner":
                 if banners:
                     del lines[banners[m[1] % len(banners)]]

@@ -270,3 +270,28 @@ def test_payload_in_unknown_ccsid_has_no_text_and_an_issue(tmp_path, ccsid):
     assert bytes(r["payload"]) == b"\x0e\x45\x41\x0f abc"
     (i,) = [i for i in r["decode_issues"] if i["field"] == "payload_text"]
     assert i["code"] == "unknown_ccsid" and i["found"] == str(ccsid)
+
+
+# -- 6. dmpmqmsg: the utility's banner before the first message --------------------
+
+def test_dmpmqmsg_banner_before_the_first_message_is_no_message(tmp_path):
+    p = tmp_path / "d.dmp"
+    p.write_bytes(b"\n".join(fuzz.PREAMBLE) + b"\n" + DMP.read_bytes())
+    want = rows_of(DMP)
+    for fast in (True, False):
+        got = reader_rows(p, "dmpmqmsg", fast)
+        assert len(got) == len(want) and all(r["decode_status"] == "ok" for r in got)
+        assert got[0]["source_line"] == want[0]["source_line"] + len(fuzz.PREAMBLE)
+    fuzz.check_capture(p, "dmpmqmsg")
+
+
+@pytest.mark.parametrize("first", [b"AVER 2", b"X 0102", b"STRAY"])
+def test_dmpmqmsg_damaged_line_before_the_first_message_is_kept(tmp_path, first):
+    p = tmp_path / "d.dmp"
+    p.write_bytes(fuzz.PREAMBLE[0] + b"\n" + first + b"\n" + DMP.read_bytes())
+    rows = reader_rows(p, "dmpmqmsg", False)
+    assert rows[0]["decode_status"] == "bad_framing"
+    assert bytes(rows[0]["raw"]) == first
+    (i,) = rows[0]["decode_issues"]
+    assert i["code"] == "unframed" and i["line"] == 2
+    assert len(rows) == len(rows_of(DMP)) + 1

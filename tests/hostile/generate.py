@@ -516,6 +516,14 @@ def issue19_cases(add) -> None:
         "raw: MQSTR payloads in CCSIDs 1390, 937, 65535 and -1 (no codec): no text",
         RAW_HEAD + b"".join(record(m) for m in [good(GOOD_BEFORE)] + odd + [good(GOOD_AFTER)]),
         bad=[["ok", "unknown_ccsid"]], framed=6)
+    # 6. dmpmqmsg: what the utility printed before the first message
+    add("dmpmqmsg_version_banner.dmp",
+        "dmpmqmsg: the utility's version and copyright lines before the first message",
+        b"Dmpmqmsg Version:9.3.0.0 Created:Tue Mar 12 14:04:00 2024\n"
+        b"5724-H72 (C) Copyright IBM Corp. 1994, 2024.\n\n" + dm, good=good3, framed=3)
+    add("dmpmqmsg_damaged_first_line.dmp",
+        "dmpmqmsg: the first message's first attribute line damaged ('AVER 2')",
+        b"AVER 2\n" + dm, bad=[["bad_framing", "unframed"]], good=good3, framed=4)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

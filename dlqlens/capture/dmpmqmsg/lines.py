@@ -33,6 +33,10 @@ CODES: dict[str, tuple[str, str]] = {
     "OFF": ("Offset", "int"), "MSF": ("MsgFlags", "int"), "ORL": ("OriginalLength", "int"),
 }
 _HEX_PREFIX = re.compile(r"[0-9A-Fa-f]*")
+#: First letters of dmpmqmsg's lines (either case): a line before the first
+#: message that starts with one is kept as unframed text, any other is the
+#: file's preamble.
+_TAG_LETTERS = frozenset("ANXSTanxst")
 _INT = re.compile(r"^\s*[-+]?\d+\s*$")
 
 
@@ -86,9 +90,13 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
                                        note=f"{len(stray)} line(s) outside any message")])
         stray.clear()
 
+    preamble = None  # before the first message of the file: True
     for number, offset, text in lines:
+        if preamble is None:
+            preamble = number == 1
         tag = text[:1]
         if tag in ("A", "N") and (len(text) == 1 or text[1] == " "):
+            preamble = False
             # a new message starts after data lines, and also at an N line or a
             # repeated attribute code (a message whose data lines are missing)
             if cur is None or cur.in_data or tag == "N" or cur.n_line or \
@@ -131,6 +139,11 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
                 cur.lossy = True
             continue
         if not text.strip() or text.startswith("*"):
+            continue
+        if preamble and tag not in _TAG_LETTERS:
+            # what dmpmqmsg (or a shell) printed before the first message: its
+            # version and copyright lines, a prompt; not a message's damaged
+            # line, which would start with a tag letter
             continue
         stray.append((number, offset, text))
     if cur is not None:
