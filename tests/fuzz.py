@@ -188,6 +188,10 @@ line_mutation = st.one_of(
     st.tuples(st.just("x_to_s"), st.integers(0, 1 << 16)),
     # issue 19: the lines dmpmqmsg prints before the first message
     st.tuples(st.just("preamble"), st.integers(0, 1 << 16)),
+    # issue 19: a descriptor value masked by whoever pasted the capture
+    st.tuples(st.just("mask"), st.integers(0, 1 << 16), st.sampled_from(["****", "..", "XXXX"])),
+    # issue 19: a typographic quote, or a line cut short by '...'
+    st.tuples(st.just("typo"), st.integers(0, 1 << 16), st.sampled_from(["\u2019", "..."])),
 )
 
 #: Lines a terminal shows before a dmpmqmsg file's first message (the
@@ -257,6 +261,28 @@ def mutate(data: bytes, muts) -> bytes:
                         data = b"\n"
                     if b"\n" not in data and b"\r" not in data:
                         lines[j] = s_line(data)
+            elif kind == "mask":
+                # an 'A xxx value' line, or a "label : 'value'" / ": X'..'" line
+                vals = [j for j, ln in enumerate(lines)
+                        if ln.startswith(b"A ") and len(ln) > 6 or b" : '" in ln or b"X'" in ln]
+                if vals:
+                    j = vals[m[1] % len(vals)]
+                    ln, mask = lines[j], m[2].encode()
+                    if ln.startswith(b"A "):
+                        lines[j] = ln[:6] + mask
+                    elif b"X'" in ln:
+                        a = ln.index(b"X'") + 2
+                        lines[j] = ln[:a] + mask + ln[a + len(mask):]
+                    else:
+                        a = ln.index(b" : '") + 4
+                        lines[j] = ln[:a] + mask + ln[a + len(mask):]
+            elif kind == "typo":
+                ln = lines[i]
+                if m[2] == "...":
+                    lines[i] = ln[:len(ln) // 2] + b"..."
+                elif b"'" in ln:
+                    at = ln.rindex(b"'")
+                    lines[i] = ln[:at] + m[2].encode() + ln[at + 1:]
             elif kind == "preamble":
                 lines[0:0] = PREAMBLE[:1 + m[1] % len(PREAMBLE)]
             elif kind == "dropbanner":
@@ -354,6 +380,11 @@ def check_capture(path: str | os.PathLike, fmt: str) -> dict:
         assert r["source"] == path
         if r["payload_text"] is not None:  # text only in a known character set
             assert charset(r["payload_ccsid"]).known, r["payload_ccsid"]
+        for i in r["decode_issues"]:  # what the capture does not hold is null
+            if i["code"] in ("elided", "masked") and r["decode_status"] != "bad_descriptor":
+                struct, name = i["field"].split(" ")[0].split(".", 1)
+                if r[struct] is not None:
+                    assert r[struct][name] is None, (i["field"], r[struct][name])
         if r["decode_status"] != "ok":
             assert r["decode_issues"], r["decode_status"]
         for i in r["decode_issues"]:

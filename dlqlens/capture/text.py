@@ -13,6 +13,7 @@ a time, or the line reader), :func:`read_blocks` and :func:`plan_text`
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -23,6 +24,9 @@ from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError
 from dlqlens.mq.structs import MQMD
+
+_ELISION = re.compile(r"\.{3,}|\u2026+|[\[(<]\s*(?:\.{3,}|\u2026|snip(?:ped)?|elided|cut)\s*[\])>]",
+                      re.I)
 
 #: Characters of the MQMD text are packed into the binary MQMD in this codec.
 TEXT_CODEC = "utf-8"
@@ -170,6 +174,36 @@ def pack_text_md(fields: dict) -> tuple[bytes, int]:
     return MQMD.pack(md, "<", TEXT_CODEC, version=2), version
 
 
+#: Characters people mask values with (``****``, ``XXXX``, ``..``, ``…``).
+_MASK_CHARS = frozenset("*.xX\u2026")
+
+
+def is_masked(value: str, kind: str) -> bool:
+    """Is ``value`` (a descriptor value as a capture shows it) masked by
+    whoever pasted the capture, rather than a value?
+
+    ``kind``: ``hex`` (masked when a mask character stands among the digits:
+    ``414D51....``, ``****``, ``XXXX``), ``int`` (only mask characters, a
+    sign allowed) or ``char`` (``**`` or ``...`` in it, or only dots). The
+    fast readers send every line holding ``**`` or ``..`` to the line
+    readers, which decide with this."""
+    v = value.strip()
+    if not v:
+        return False
+    if kind == "hex":
+        return any(c in _MASK_CHARS for c in v) and \
+            all(c in _MASK_CHARS or c in "0123456789abcdefABCDEF " for c in v)
+    if kind == "int":
+        return all(c in _MASK_CHARS for c in v.lstrip("+-")) and len(v.lstrip("+-")) > 0
+    return "**" in v or "..." in v or "\u2026" in v or (len(v) >= 2 and set(v) == {"."})
+
+
+def elision_marker(text: str) -> bool:
+    """A line someone put where they cut lines out (``...``, ``…``, ``[...]``,
+    ``[snip]``)."""
+    return _ELISION.fullmatch(text.strip()) is not None
+
+
 def clean_hex(text: str) -> str:
     """Remove blanks from a hex string."""
     return "".join(text.split())
@@ -254,6 +288,7 @@ def slice_frames(fr: Frames, a: int, b: int) -> Frames:
         dlh_reconstructed=fr.dlh_reconstructed[a:b],
         issues={k - a: v for k, v in fr.issues.items() if a <= k < b},
         raw={k - a: v for k, v in fr.raw.items() if a <= k < b},
+        unknown={k - a: v for k, v in fr.unknown.items() if a <= k < b},
         data_offset=None if fr.data_offset is None else fr.data_offset[a:b])
 
 
@@ -264,10 +299,11 @@ def concat_frames(parts: list[Frames]) -> Frames:
     first = parts[0]
     shift = np.cumsum([0] + [len(f.data) for f in parts[:-1]])
     rows = np.cumsum([0] + [len(f) for f in parts[:-1]])
-    issues, raw = {}, {}
+    issues, raw, unknown = {}, {}, {}
     for f, r in zip(parts, rows):
         issues.update({k + int(r): v for k, v in f.issues.items()})
         raw.update({k + int(r): v for k, v in f.raw.items()})
+        unknown.update({k + int(r): v for k, v in f.unknown.items()})
     cat = np.concatenate
     data_offset = None
     if any(f.data_offset is not None for f in parts):
@@ -286,7 +322,7 @@ def concat_frames(parts: list[Frames]) -> Frames:
         source_offset=cat([f.source_offset for f in parts]),
         source_line=cat([f.source_line for f in parts]),
         dlh_reconstructed=cat([f.dlh_reconstructed for f in parts]),
-        issues=issues, raw=raw, data_offset=data_offset)
+        issues=issues, raw=raw, unknown=unknown, data_offset=data_offset)
 
 
 def rebatch(pieces: Iterable[Frames | None], batch_size: int) -> Iterator[Frames]:

@@ -85,8 +85,10 @@ def run_decode(args) -> int:
         note += f"; empty file(s): {', '.join(stats.empty_files)}"
     if stats.skipped_files:
         note += f"; skipped {len(stats.skipped_files)} file(s) of unknown format in directories"
+    if not stats.rows:
+        note += "; nothing decoded"
     print(note, file=sys.stderr)
-    return 0
+    return 0 if stats.rows else 1
 
 
 def run_explain(args) -> int:

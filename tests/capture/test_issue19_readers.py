@@ -295,3 +295,161 @@ def test_dmpmqmsg_damaged_line_before_the_first_message_is_kept(tmp_path, first)
     (i,) = rows[0]["decode_issues"]
     assert i["code"] == "unframed" and i["line"] == 2
     assert len(rows) == len(rows_of(DMP)) + 1
+
+
+# -- 7. fields the capture does not hold: null, with an issue ------------------------
+
+def _edit_second(path: Path, start: str, edit) -> Path:
+    """``path`` with ``edit(line) -> line or None`` applied to the second
+    message's lines (messages start at lines starting ``start``)."""
+    lines = path.read_text().split("\n")
+    firsts = [i for i, t in enumerate(lines) if t.startswith(start) or start in t[:40]]
+    a, b = firsts[1], firsts[2]
+    out = lines[:a] + [x for x in (edit(t) for t in lines[a:b]) if x is not None] + lines[b:]
+    return out
+
+
+def test_dmpmqmsg_elided_and_masked_attributes_are_null(tmp_path):
+    def edit(t):
+        if t.startswith("A MSI"):
+            return "..."
+        if t.startswith("A PAT"):
+            return None
+        if t.startswith("A USR"):
+            return "A USR ********"
+        if t.startswith("A RTM"):
+            return "A RTM .."
+        return t
+
+    p = tmp_path / "d.dmp"
+    p.write_text("\n".join(_edit_second(DMP, "A VER", edit)))
+    for fast in (True, False):
+        rows = reader_rows(p, "dmpmqmsg", fast)
+        r = rows[1]
+        assert r["decode_status"] == "truncated"
+        for f in ("MsgId", "PutApplType", "UserIdentifier", "ReplyToQMgr"):
+            assert r["md"][f] is None, f
+        assert r["md"]["PutApplName"] and r["md"]["Format"] == "MQDEAD"
+        got = {i["field"].split(" ")[0]: i for i in r["decode_issues"]}
+        assert got["md.MsgId"]["code"] == "elided" and got["md.PutApplType"]["code"] == "elided"
+        assert got["md.UserIdentifier"]["code"] == "masked"
+        assert got["md.ReplyToQMgr"]["code"] == "masked"
+        marker = p.read_text().split("\n").index("...") + 1
+        assert got["md.MsgId"]["line"] == marker  # where the lines were cut out
+        assert all(x["decode_status"] == "ok" for x in rows[:1] + rows[2:])
+    fuzz.check_capture(p, "dmpmqmsg")
+
+
+def test_amqsbcg_elided_and_masked_descriptor_lines_are_null(tmp_path):
+    def edit(t):
+        if t.startswith("  DestQMgrName") or t.startswith("  BackoutCount"):
+            return None
+        if t.startswith("  MsgId"):
+            return "  MsgId : X'" + "*" * 48 + "'"
+        if t.startswith("  PutApplName"):
+            return "  PutApplName    : 'app*****                    '"
+        return t
+
+    p = tmp_path / "b.bcg"
+    p.write_text("\n".join(_edit_second(BCG, "MQGET of message number", edit)))
+    for fast in (True, False):
+        rows = reader_rows(p, "amqsbcg", fast)
+        r = rows[1]
+        assert r["decode_status"] == "truncated"
+        assert r["md"]["MsgId"] is None and r["md"]["BackoutCount"] is None
+        assert r["md"]["PutApplName"] is None and r["dlh"]["PutApplName"] is None
+        assert r["dlh"]["DestQMgrName"] is None and r["dlh"]["DestQName"]
+        codes = {i["field"]: i["code"] for i in r["decode_issues"]}
+        assert codes["dlh.DestQMgrName"] == "elided" and codes["md.MsgId"] == "masked"
+    fuzz.check_capture(p, "amqsbcg")
+
+
+def test_explanation_says_unknown_for_a_field_the_capture_does_not_hold(tmp_path):
+    from dlqlens.explain.message import explain
+
+    p = tmp_path / "b.bcg"
+    p.write_text("\n".join(_edit_second(
+        BCG, "MQGET of message number",
+        lambda t: None if t.startswith("  DestQMgrName") or t.startswith("  PutApplType")
+        else t)))
+    text = explain(rows_of(p)[1]).to_text()
+    assert "unknown queue manager" in text and "PutApplType unknown" in text
+
+
+# -- 8. errors name the line where the fault is ---------------------------------------
+
+def test_amqsbcg_unreadable_descriptor_value_is_named_on_its_line(tmp_path):
+    # was: "md.Format: expected a 'Format :' descriptor line, found none" on the
+    # MQGET line, for a Format line whose closing quote is typographic
+    lines = _edit_second(BCG, "MQGET of message number",
+                         lambda t: "  Format : 'MQSTR   \u2019" if t.startswith("  Format") else t)
+    p = tmp_path / "b.bcg"
+    p.write_text("\n".join(lines))
+    at = next(i for i, t in enumerate(lines) if "\u2019" in t) + 1
+    for fast in (True, False):
+        r = reader_rows(p, "amqsbcg", fast)[1]
+        (i,) = [i for i in r["decode_issues"] if i["field"] == "md.Format"]
+        assert i["line"] == at and "\u2019" in i["found"] and i["code"] == "bad_md_field"
+        assert "none" not in i["found"]
+
+
+def test_amqsbcg_dump_cut_short_is_named_where_it_stops(tmp_path):
+    lines = BCG.read_text().split("\n")
+    gets = [i for i, t in enumerate(lines) if "MQGET of message number" in t]
+    dump = [i for i in range(gets[1], gets[2]) if lines[i][:8].strip() and
+            lines[i][8:9] == ":"]
+    cut = dump[1]
+    lines[cut] = lines[cut][:20] + "..."
+    del lines[cut + 1:dump[-1] + 1]
+    p = tmp_path / "b.bcg"
+    p.write_text("\n".join(lines))
+    r = reader_rows(p, "amqsbcg", False)[1]
+    lines_named = {i["line"] for i in r["decode_issues"] if i["field"] == "hex dump"}
+    assert lines_named == {cut + 1}, r["decode_issues"]
+
+
+def test_dmpmqmsg_data_lines_outside_a_message_say_so(tmp_path):
+    # was: "line: expected 'A', 'N', 'X', 'S', 'T' or '*' line, found 'X 444C48...'"
+    p = tmp_path / "d.dmp"
+    p.write_text("X 444C4820\n\n" + DMP.read_text())
+    r = reader_rows(p, "dmpmqmsg", False)[0]
+    (i,) = r["decode_issues"]
+    assert i["line"] == 1 and "'A' or 'N' line before" in i["expected"]
+    assert "outside any message" in i["found"]
+
+
+# -- 9. a named format that frames nothing is an error ------------------------------
+
+def test_named_format_that_frames_nothing_is_an_error(tmp_path):
+    from dlqlens.errors import CaptureError
+
+    with pytest.raises(CaptureError) as e:
+        read_capture(DMP, format="amqsbcg")
+    msg = str(e.value)
+    assert msg.startswith(str(DMP)) and "no message framed" in msg
+    assert "MQGET of message number" in msg and "* QLOAD Version" in msg
+    with pytest.raises(CaptureError, match="expected dmpmqmsg lines"):
+        _junk_as_dmpmqmsg(tmp_path)
+    # the format's own shape holding no message (an empty queue): no error
+    empty = tmp_path / "empty.bcg"
+    empty.write_text("\nAMQSBCG0 - starts here\n**********************\n \n"
+                     " MQOPEN - 'DLQ'\n \n \n \n No more messages \n MQCLOSE\n")
+    assert read_capture(empty, format="amqsbcg").stats.framed == 0
+
+
+def _junk_as_dmpmqmsg(tmp_path):
+    p = tmp_path / "junk.txt"
+    p.write_text("hello\nworld\n")  # the preamble of no message
+    return read_capture(p, format="dmpmqmsg")
+
+
+def test_decode_command_with_nothing_decoded_exits_non_zero(tmp_path, capsys):
+    from dlqlens.cli import main
+
+    empty = tmp_path / "empty.bcg"
+    empty.write_text("\nAMQSBCG0 - starts here\n \n No more messages \n")
+    assert main(["decode", str(empty)]) == 1
+    assert "nothing decoded" in capsys.readouterr().err
+    assert main(["decode", str(DMP)]) == 0
+    assert main(["decode", "--format", "amqsbcg", str(DMP)]) != 0
+    assert "no message framed" in capsys.readouterr().err

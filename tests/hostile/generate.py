@@ -378,12 +378,14 @@ def cases() -> list[tuple[dict, bytes]]:
     for fmt in ("dmpmqmsg", "amqsbcg", "raw"):
         add(f"binary_junk_as_{fmt}.txt", f"8 KB of random bytes read as format={fmt}",
             junk, format=fmt, good=[], framed=None,
-            error="CaptureError" if fmt == "raw" else None)
+            # (amqsbcg named, nothing framed: an error since issue 19)
+            error="CaptureError" if fmt in ("raw", "amqsbcg") else None)
     junk_nl = bytes(rnd.choice(b"AXST *\n\0\xff") for _ in range(8192))
     for fmt in ("dmpmqmsg", "amqsbcg"):
         add(f"line_junk_as_{fmt}.txt",
             f"8 KB of 'A', 'X', 'S', 'T', '*', blanks, NULs and line ends read as {fmt}",
-            junk_nl, format=fmt, good=[], framed=None)
+            junk_nl, format=fmt, good=[], framed=None,
+            error="CaptureError" if fmt == "amqsbcg" else None)
     # --- rules tables -------------------------------------------------------
     pat = "*?" * 20 + "X"
     add("rules_star_question.rul",
@@ -524,6 +526,30 @@ def issue19_cases(add) -> None:
     add("dmpmqmsg_damaged_first_line.dmp",
         "dmpmqmsg: the first message's first attribute line damaged ('AVER 2')",
         b"AVER 2\n" + dm, bad=[["bad_framing", "unframed"]], good=good3, framed=4)
+    # 7. fields the capture does not hold: lines elided, values masked
+    dl = dm.decode().split("\n")
+    starts = [i for i, ln in enumerate(dl) if ln.startswith("A VER")]
+    mid = range(starts[1], starts[2])
+    el = [("..." if dl[i].startswith("A MSI") else "A USR ****" if dl[i].startswith("A USR")
+           else dl[i]) for i in range(len(dl))
+          if not (i in mid and dl[i].startswith("A PAT"))]
+    add("dmpmqmsg_elided_and_masked.dmp",
+        "dmpmqmsg: A MSI cut out ('...') and A USR masked '****' in every message, "
+        "A PAT deleted in the second",
+        "\n".join(el).encode(), good=[], bad=[["truncated", "elided"], ["truncated", "masked"]],
+        framed=3)
+    gets = [i for i, ln in enumerate(b934) if "MQGET of message number" in ln]
+    bl = []
+    for i, ln in enumerate(b934):
+        if gets[1] <= i < gets[2] and ln.startswith("  DestQMgrName"):
+            continue
+        if gets[1] <= i < gets[2] and ln.startswith("  MsgId"):
+            ln = "  MsgId : X'414D5120" + "." * 40 + "'"
+        bl.append(ln)
+    add("amqsbcg_elided_and_masked.bcg",
+        "amqsbcg 9.3.4: the DLH's DestQMgrName line deleted and the MsgId masked '....'",
+        "\n".join(bl).encode(), good=["good before", "good after"],
+        bad=[["truncated", "elided"], ["truncated", "masked"]], framed=3)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

@@ -221,6 +221,11 @@ class _Block(TextBlock):
         csp = np.concatenate([[0], np.cumsum(special[content])])
         nc = len(content)
         ok &= csp[np.minimum(cfirst + m.ci, nc)] - csp[np.minimum(cfirst + 2, nc)] == 0
+        # nor a value masked by hand ('****', '..'): the line reader says so
+        masked = self._masked_lines(cut)
+        if masked.any():
+            cm = np.concatenate([[0], np.cumsum(masked[content])])
+            ok &= cm[np.minimum(cfirst + m.ci, nc)] - cm[np.minimum(cfirst + 1, nc)] == 0
         # the dump lines
         nd = np.where(ok, (shown + 15) // 16, 0)
         ok &= m.ci + nd <= ncont
@@ -265,6 +270,25 @@ class _Block(TextBlock):
             source_line=(base_line + us[rows] + 1).astype(np.int32),
             dlh_reconstructed=has_dlh.copy())
         return ok, fr
+
+    def _masked_lines(self, cut: int) -> np.ndarray:
+        """Per line of ``[0, cut)``: it holds ``**`` or ``..`` and is not one of
+        amqsbcg's banner (``****...``) or context (``  ** ...``) lines."""
+        out = np.zeros(cut, dtype=bool)
+        end = self.line_offset(cut)
+        buf = self.buf
+        for needle in (b"**", b".."):
+            i = buf.find(needle, 0, end)
+            while i >= 0:
+                line = int(np.searchsorted(self.starts, i, side="right")) - 1
+                lo = int(self.starts[line])
+                text = bytes(buf[lo:min(lo + 5, end)])
+                if not (text.startswith(b"****") or text.startswith(b"  ** ")):
+                    out[line] = True
+                # on to the next line: one hit a line is enough
+                nxt = int(self.cend[line]) if line < self.nlines else end
+                i = buf.find(needle, max(i + 1, nxt), end)
+        return out
 
     def _tail_ok(self, lines: list[int]) -> bool:
         """Lines after the dump: the line reader must end the message at the

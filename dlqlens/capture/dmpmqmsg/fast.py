@@ -207,6 +207,11 @@ class _Block(TextBlock):
         re_ = rx + 1
         re_ += rcp[re_] == _E
         ok &= re_ == r1
+        # a value masked by hand ('****', '..') is for the line reader to say
+        masked = _lines_holding(self, (b"**", b".."), cut)
+        masked = masked[self.cls[masked] == _A]  # (an X line's -da column has dots)
+        if len(masked):
+            ok[np.searchsorted(us, masked, side="right") - 1] = False
         ra = np.minimum(ra, nrun - 1)
         rx = np.minimum(rx, nrun - 1)
         firstA, nA = rsp[ra], rlen[ra]
@@ -273,6 +278,20 @@ class _Block(TextBlock):
             source_line=(base_line + firstA[rows] + 1).astype(np.int32),
             dlh_reconstructed=np.zeros(n, bool))
         return ok, fr
+
+
+def _lines_holding(block: TextBlock, needles, cut: int) -> np.ndarray:
+    """The lines of ``[0, cut)`` that hold one of ``needles`` (sorted, unique)."""
+    end = block.line_offset(cut)
+    found = []
+    for needle in needles:
+        i = block.buf.find(needle, 0, end)
+        while i >= 0:
+            found.append(i)
+            i = block.buf.find(needle, i + 1, end)
+    if not found:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.searchsorted(block.starts, np.array(found), side="right") - 1)
 
 
 def _unit_data(block: _Block, ok, firstX, lastX):

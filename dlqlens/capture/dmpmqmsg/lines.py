@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from dlqlens.capture.text import line_bytes, pack_text_md
+from dlqlens.capture.text import elision_marker, is_masked, line_bytes, pack_text_md
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.structs import MQMD
@@ -32,6 +32,13 @@ CODES: dict[str, tuple[str, str]] = {
     "AOD": ("ApplOriginData", "char"), "GRP": ("GroupId", "hex"), "MSQ": ("MsgSeqNumber", "int"),
     "OFF": ("Offset", "int"), "MSF": ("MsgFlags", "int"), "ORL": ("OriginalLength", "int"),
 }
+#: The attribute codes dmpmqmsg writes for every message (groups: either
+#: code), and for every MQMD version 2 (``docs/capture-formats.md``).
+_ALWAYS = tuple((c,) for c in ("RPT", "MST", "EXP", "FDB", "ENC", "CCS", "FMT", "PRI", "PER",
+                               "MSI", "COI", "BOC", "RTQ", "RTM", "USR", "ACC")) + \
+    (("AIX", "AID"), ("PAT",), ("PAN",), ("PTD",), ("PTT",), ("AOX", "AOD"))
+_V2 = ("GRP", "MSQ", "OFF", "MSF", "ORL")
+_VERSION_2 = tuple((c,) for c in _V2)
 _HEX_PREFIX = re.compile(r"[0-9A-Fa-f]*")
 #: First letters of dmpmqmsg's lines (either case): a line before the first
 #: message that starts with one is kept as unframed text, any other is the
@@ -62,6 +69,8 @@ class _Msg:
         self.in_data = False
         self.n_line = False
         self.raw: list[str] = []
+        #: the line of an elision marker ('...') among its lines
+        self.elided_at: int | None = None
 
 
 def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
@@ -82,11 +91,19 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
         count += 1
         first_line, first_off, _ = stray[0]
         text = "\n".join(t for _, _, t in stray)
+        first = stray[0][2]
+        if first[:1] in ("X", "S", "T") and (len(first) == 1 or first[1] == " "):
+            # data lines with no attribute (or N) line before them
+            expected = "an 'A' or 'N' line before the message's data lines"
+            found = f"a data line {first[:40]!r} outside any message"
+        else:
+            expected = "an 'A', 'N', 'X', 'S', 'T' or '*' line"
+            found = repr(first[:40])
         builder.add(md=None, number=count, offset=first_off, line=first_line,
                     raw=b"\n".join(line_bytes(t) for _, _, t in stray),
                     issues=[make_issue("unframed", source=source, message_number=count,
-                                       field="line", expected="'A', 'N', 'X', 'S', 'T' or '*' line",
-                                       found=repr(text[:40]), line=first_line,
+                                       field="line", expected=expected,
+                                       found=found, line=first_line,
                                        note=f"{len(stray)} line(s) outside any message")])
         stray.clear()
 
@@ -140,6 +157,9 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
             continue
         if not text.strip() or text.startswith("*"):
             continue
+        if cur is not None and not cur.in_data and elision_marker(text):
+            cur.elided_at = number  # lines cut out of the attribute lines
+            continue
         if preamble and tag not in _TAG_LETTERS:
             # what dmpmqmsg (or a shell) printed before the first message: its
             # version and copyright lines, a prompt; not a message's damaged
@@ -163,12 +183,18 @@ def _emit(builder: FramesBuilder, m: _Msg, source: str, number: int) -> None:
     for code, field, expected, found, line in m.issues:
         issue(code, field, expected, found, line)
     fields: dict = {}
+    unknown: list[str] = []
     for code, value, line in m.attrs:
         if code not in CODES:
             issue("bad_md_field", f"A {code}", "one of the 30 dmpmqmsg attribute codes",
                   repr(code), line)
             continue
         name, kind = CODES[code]
+        if is_masked(value, "hex" if kind == "hexchar" else kind):
+            issue("masked", f"md.{name} (A {code})", "the value", f"{value.strip()[:70]!r} "
+                  "(masked)", line, note="the capture does not hold it: null")
+            unknown.append(f"md.{name}")
+            continue
         if kind == "int":
             if not _INT.match(value) or not -2**31 <= int(value) < 2**31:
                 issue("bad_md_field", f"md.{name} (A {code})", "a decimal number (MQLONG)",
@@ -189,6 +215,21 @@ def _emit(builder: FramesBuilder, m: _Msg, source: str, number: int) -> None:
                       f"{len(digits)} digits", line)
                 raw = raw[:size]
             fields[name] = raw.decode("latin-1") if kind == "hexchar" else raw
+    if m.attrs and not m.n_line:
+        # the lines dmpmqmsg writes for every message: one missing was cut out
+        present = {code for code, _, _ in m.attrs}
+        need = _ALWAYS + (_VERSION_2 if fields.get("Version") == 2 else ())
+        for codes in need:
+            if present.isdisjoint(codes):
+                name = CODES[codes[0]][0]
+                if f"md.{name}" in unknown:
+                    continue
+                where = m.elided_at or m.line
+                issue("elided", f"md.{name}", f"an 'A {codes[0]}' line (dmpmqmsg writes one "
+                      f"for every message{' of MQMD version 2' if codes[0] in _V2 else ''})",
+                      "none" + (f": lines elided at line {m.elided_at}" if m.elided_at else ""),
+                      where, note="the capture does not hold it: null")
+                unknown.append(f"md.{name}")
     if not m.data:
         issue("data_truncated", "data lines", "X, S or T lines", "none", m.line)
     if m.lossy:
@@ -198,4 +239,4 @@ def _emit(builder: FramesBuilder, m: _Msg, source: str, number: int) -> None:
     md_bytes, version = pack_text_md(fields)
     builder.add(md=md_bytes, big_endian=False, codec="utf-8", blank=0x20, version=version,
                 data=b"".join(m.data), number=number, offset=m.offset, line=m.line,
-                issues=issues)
+                issues=issues, unknown=tuple(unknown))
