@@ -192,6 +192,8 @@ line_mutation = st.one_of(
     st.tuples(st.just("mask"), st.integers(0, 1 << 16), st.sampled_from(["****", "..", "XXXX"])),
     # issue 19: a typographic quote, or a line cut short by '...'
     st.tuples(st.just("typo"), st.integers(0, 1 << 16), st.sampled_from(["\u2019", "..."])),
+    # issue 19: a line padded with many blanks (before its last character)
+    st.tuples(st.just("blanks"), st.integers(0, 1 << 16)),
 )
 
 #: Lines a terminal shows before a dmpmqmsg file's first message (the
@@ -276,6 +278,9 @@ def mutate(data: bytes, muts) -> bytes:
                     else:
                         a = ln.index(b" : '") + 4
                         lines[j] = ln[:a] + mask + ln[a + len(mask):]
+            elif kind == "blanks":
+                ln = lines[i]
+                lines[i] = ln[:-1] + b" " * 20000 + ln[-1:]
             elif kind == "typo":
                 ln = lines[i]
                 if m[2] == "...":

@@ -453,3 +453,27 @@ def test_decode_command_with_nothing_decoded_exits_non_zero(tmp_path, capsys):
     assert main(["decode", str(DMP)]) == 0
     assert main(["decode", "--format", "amqsbcg", str(DMP)]) != 0
     assert "no message framed" in capsys.readouterr().err
+
+
+# -- 10. the dmpmqmsg banner regex is linear -----------------------------------------
+
+def test_dmpmqmsg_banner_with_a_long_run_of_blanks(tmp_path):
+    import signal
+
+    from dlqlens.capture.dmpmqmsg.sniffing import banner, created
+
+    head = (b"* QLOAD Version:8.0 Created:Tue Mar 12 14:04:00 2024" + b" " * 200_000
+            + b"\n* Qmgr  = x" + b" " * 200_000 + b"y\n* Queue = DLQ" + b" " * 200_000 + b"\r\n")
+
+    def boom(*_):
+        raise TimeoutError("the banner regex backtracks")
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(20)  # a hang guard: was minutes (quadratic in the blanks)
+    try:
+        assert banner(head) == (None, "DLQ")  # 'x   y' is no object name
+        assert created(head).year == 2024
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert banner(b"* Qmgr  = QM1   \n* Queue = SYSTEM.DEAD.LETTER.QUEUE  \r\n") == \
+        ("QM1", "SYSTEM.DEAD.LETTER.QUEUE")

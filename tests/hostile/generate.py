@@ -550,6 +550,11 @@ def issue19_cases(add) -> None:
         "amqsbcg 9.3.4: the DLH's DestQMgrName line deleted and the MsgId masked '....'",
         "\n".join(bl).encode(), good=["good before", "good after"],
         bad=[["truncated", "elided"], ["truncated", "masked"]], framed=3)
+    # 10. a banner line padded with 65,000 blanks (the banner regex was quadratic)
+    padded = dm.replace(b"\n", b"\n* Qmgr  = x" + b" " * 65000 + b"y\n", 1)
+    add("dmpmqmsg_banner_65000_blanks.dmp",
+        "dmpmqmsg: a '* Qmgr  =' line padded with 65,000 blanks",
+        padded, good=good3, framed=3)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

@@ -26,7 +26,10 @@ def sniff(head: bytes) -> bool:
         bool(re.search(r"^[XST] ", text, re.M))
 
 
-_BANNER = re.compile(rb"^\* (Qmgr|Queue) *= *([^\r\n]*?) *\r?$", re.M)
+#: The banner lines; the value runs to the end of the line and its trailing
+#: blanks are removed afterwards (a lazy value followed by `` *\r?$`` let the
+#: engine retry every split of a long run of blanks: quadratic).
+_BANNER = re.compile(rb"^\* (Qmgr|Queue) *= *([^\r\n]*)", re.M)
 
 
 def banner(head: bytes) -> tuple[str | None, str | None]:
@@ -38,13 +41,13 @@ def banner(head: bytes) -> tuple[str | None, str | None]:
     file, and the first line of each kind counts."""
     found: dict[bytes, str] = {}
     for m in _BANNER.finditer(normalise_head(head)):
-        name = m.group(2).decode("latin-1")
+        name = m.group(2).rstrip(b" ").decode("latin-1")
         if m.group(1) not in found and OBJECT_NAME.fullmatch(name):
             found[m.group(1)] = name
     return found.get(b"Qmgr"), found.get(b"Queue")
 
 
-_CREATED = re.compile(rb"^\* (?:QLOAD|DMPMQMSG)\b[^\r\n]*?Created: *([^\r\n]*?) *\r?$", re.M)
+_CREATED = re.compile(rb"^\* (?:QLOAD|DMPMQMSG)\b([^\r\n]*)", re.M)
 
 
 def created(head: bytes):
@@ -59,9 +62,9 @@ def created(head: bytes):
     import datetime as _dt
 
     m = _CREATED.search(normalise_head(head[:4096]))
-    if not m:
+    if not m or b"Created:" not in m.group(1):
         return None
-    text = m.group(1).decode("latin-1").strip()
+    text = m.group(1).split(b"Created:", 1)[1].decode("latin-1").strip()
     try:
         return _dt.datetime.strptime(text, "%a %b %d %H:%M:%S %Y")
     except ValueError:
