@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dlqlens.capture.reader import read_capture
@@ -68,6 +68,7 @@ def test_lone_cr_to_lf_waits_for_the_byte_after_a_final_cr():
     assert buf == b"a\nb\r\nc\n"
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=64), st.integers(1, 64))
 def test_lone_cr_to_lf_in_blocks_is_lone_cr_to_lf_of_the_whole(data, cut):
     from dlqlens.capture.text import lone_cr_to_lf
@@ -244,6 +245,7 @@ def test_s_line_of_utf8_text_keeps_its_bytes(tmp_path):
         assert bytes(rows[1]["payload"]) == b"next"
 
 
+@settings(deadline=None, max_examples=50)
 @given(st.lists(st.binary(min_size=0, max_size=40).filter(
     lambda b: b"\n" not in b and b"\r" not in b),
     min_size=1, max_size=4))
@@ -477,3 +479,15 @@ def test_dmpmqmsg_banner_with_a_long_run_of_blanks(tmp_path):
         signal.signal(signal.SIGALRM, old)
     assert banner(b"* Qmgr  = QM1   \n* Queue = SYSTEM.DEAD.LETTER.QUEUE  \r\n") == \
         ("QM1", "SYSTEM.DEAD.LETTER.QUEUE")
+
+
+def test_field_view_says_unknown_for_a_field_the_capture_does_not_hold(tmp_path):
+    from dlqlens.widgets.fields import header_fields
+
+    p = tmp_path / "b.bcg"
+    p.write_text("\n".join(_edit_second(
+        BCG, "MQGET of message number",
+        lambda t: None if t.startswith("  DestQMgrName") or t.startswith("  MsgId") else t)))
+    fields = {(f.structure, f.name): f.value for f in header_fields(rows_of(p)[1])}
+    assert fields[("MQMD", "MsgId")] == "unknown"
+    assert fields[("MQDLH", "DestQMgrName")] == "unknown"
