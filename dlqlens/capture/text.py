@@ -198,6 +198,29 @@ def is_masked(value: str, kind: str) -> bool:
     return "**" in v or "..." in v or "\u2026" in v or (len(v) >= 2 and set(v) == {"."})
 
 
+#: Byte columns of the MQMD's character fields (as the text readers pack it).
+_MD_CHAR_COLUMNS = np.concatenate([np.arange(MQMD.offsets[f.name], MQMD.offsets[f.name] + f.length)
+                                   for f in MQMD.fields if f.type == "MQCHAR"])
+
+
+def masked_rows(block: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
+    """Rows of ``block`` (character values, one row per message) holding
+    ``**`` or ``..``: those the fast readers leave to the line readers
+    (which decide with :func:`is_masked`). ``columns``: the byte columns to
+    look at (default: every column; an MQMD's character fields with
+    :data:`_MD_CHAR_COLUMNS`)."""
+    w = block if columns is None else block[:, columns]
+    if not len(w):
+        return np.zeros(len(block), dtype=bool)
+    hit = (w == 42) | (w == 46)
+    rows = np.flatnonzero(hit.any(axis=1))
+    out = np.zeros(len(block), dtype=bool)
+    if len(rows):
+        h, v = hit[rows], w[rows]
+        out[rows] = (h[:, 1:] & h[:, :-1] & (v[:, 1:] == v[:, :-1])).any(axis=1)
+    return out
+
+
 def elision_marker(text: str) -> bool:
     """A line someone put where they cut lines out (``...``, ``…``, ``[...]``,
     ``[snip]``)."""

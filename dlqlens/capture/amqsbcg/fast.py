@@ -20,7 +20,8 @@ from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF,
                                             _MD_AT, _MD_LINES, _MD_V2_LINES, _Matcher)
 from dlqlens.capture.amqsbcg.lines import _END, _MD_BANNER, _MD_BANNER_B, _MQGET, _frame_lines
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.text import TEXT_CODEC, TextBlock, decode_line, read_text, windows
+from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, decode_line,
+                                  masked_rows, read_text, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.mq.ccsid import UTF16, charset
 from dlqlens.mq.structs import MQDLH, MQLONG
@@ -222,10 +223,10 @@ class _Block(TextBlock):
         nc = len(content)
         ok &= csp[np.minimum(cfirst + m.ci, nc)] - csp[np.minimum(cfirst + 2, nc)] == 0
         # nor a value masked by hand ('****', '..'): the line reader says so
-        masked = self._masked_lines(cut)
-        if masked.any():
-            cm = np.concatenate([[0], np.cumsum(masked[content])])
-            ok &= cm[np.minimum(cfirst + m.ci, nc)] - cm[np.minimum(cfirst + 1, nc)] == 0
+        ok &= ~masked_rows(m.md, _MD_CHAR_COLUMNS)
+        for name, (_, size, kind) in _DLH_AT.items():
+            if kind != MQLONG and ("d." + name) in m.values and (ok & dlh).any():
+                ok &= ~(dlh & masked_rows(np.asarray(m.values["d." + name])))
         # the dump lines
         nd = np.where(ok, (shown + 15) // 16, 0)
         ok &= m.ci + nd <= ncont
@@ -270,25 +271,6 @@ class _Block(TextBlock):
             source_line=(base_line + us[rows] + 1).astype(np.int32),
             dlh_reconstructed=has_dlh.copy())
         return ok, fr
-
-    def _masked_lines(self, cut: int) -> np.ndarray:
-        """Per line of ``[0, cut)``: it holds ``**`` or ``..`` and is not one of
-        amqsbcg's banner (``****...``) or context (``  ** ...``) lines."""
-        out = np.zeros(cut, dtype=bool)
-        end = self.line_offset(cut)
-        buf = self.buf
-        for needle in (b"**", b".."):
-            i = buf.find(needle, 0, end)
-            while i >= 0:
-                line = int(np.searchsorted(self.starts, i, side="right")) - 1
-                lo = int(self.starts[line])
-                text = bytes(buf[lo:min(lo + 5, end)])
-                if not (text.startswith(b"****") or text.startswith(b"  ** ")):
-                    out[line] = True
-                # on to the next line: one hit a line is enough
-                nxt = int(self.cend[line]) if line < self.nlines else end
-                i = buf.find(needle, max(i + 1, nxt), end)
-        return out
 
     def _tail_ok(self, lines: list[int]) -> bool:
         """Lines after the dump: the line reader must end the message at the

@@ -17,7 +17,8 @@ from dlqlens.capture.dmpmqmsg.attrs import _MD_TEMPLATE, _fill_group
 from dlqlens.capture.dmpmqmsg.lines import _frame_lines
 from dlqlens.capture.scan import IS_HEX, hex_runs
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.text import TEXT_CODEC, TextBlock, read_text, windows
+from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, masked_rows,
+                                  read_text, windows)
 from dlqlens.decode.frames import Frames, labels
 
 #: Bytes read from the file at a time by the fast reader (whole messages: a
@@ -207,11 +208,6 @@ class _Block(TextBlock):
         re_ = rx + 1
         re_ += rcp[re_] == _E
         ok &= re_ == r1
-        # a value masked by hand ('****', '..') is for the line reader to say
-        masked = _lines_holding(self, (b"**", b".."), cut)
-        masked = masked[self.cls[masked] == _A]  # (an X line's -da column has dots)
-        if len(masked):
-            ok[np.searchsorted(us, masked, side="right") - 1] = False
         ra = np.minimum(ra, nrun - 1)
         rx = np.minimum(rx, nrun - 1)
         firstA, nA = rsp[ra], rlen[ra]
@@ -258,6 +254,8 @@ class _Block(TextBlock):
                     else:
                         md_c[pos], ver_c[pos] = blk, ver
                         ok_c[pos] &= good
+            # a value masked by hand ('****', '..') is for the line reader to say
+            ok_c &= ~masked_rows(md_c, _MD_CHAR_COLUMNS)
             ok[cand] = ok_c
         # data: the X lines of each unit as one run of text
         data, dl = _unit_data(self, ok, firstX, lastX)
@@ -278,20 +276,6 @@ class _Block(TextBlock):
             source_line=(base_line + firstA[rows] + 1).astype(np.int32),
             dlh_reconstructed=np.zeros(n, bool))
         return ok, fr
-
-
-def _lines_holding(block: TextBlock, needles, cut: int) -> np.ndarray:
-    """The lines of ``[0, cut)`` that hold one of ``needles`` (sorted, unique)."""
-    end = block.line_offset(cut)
-    found = []
-    for needle in needles:
-        i = block.buf.find(needle, 0, end)
-        while i >= 0:
-            found.append(i)
-            i = block.buf.find(needle, i + 1, end)
-    if not found:
-        return np.zeros(0, dtype=np.int64)
-    return np.unique(np.searchsorted(block.starts, np.array(found), side="right") - 1)
 
 
 def _unit_data(block: _Block, ok, firstX, lastX):
