@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import struct
 import sys
 import tempfile
@@ -55,6 +56,7 @@ from dlqlens.capture.message import CaptureMessage, dead_letter
 from dlqlens.capture.reader import MODES, ReadOptions, plan_pieces, read_capture, read_piece
 from dlqlens.decode.issues import STATUSES, WELL_FORMED
 from dlqlens.errors import CaptureError, MalformedMessageError
+from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
 TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan")
@@ -113,6 +115,8 @@ def messages(draw) -> CaptureMessage:
     dlh = {"Reason": draw(st.sampled_from([2053, 2035, 2085, 65536, -1, 0])),
            "DestQName": draw(names), "DestQMgrName": draw(names), "PutApplType": 6,
            "PutApplName": draw(names), "PutDate": "20240315", "PutTime": "10153157"}
+    if not chain:  # issue 19: payloads in CCSIDs without a codec
+        dlh["CodedCharSetId"] = draw(st.sampled_from([ccsid] * 4 + [1390, 937, 65535, -1]))
     return dead_letter(md, dlh, payload, encoding=encoding, ccsid=ccsid, md_byteorder=bo,
                        md_codec=codec)
 
@@ -142,7 +146,32 @@ byte_mutation = st.one_of(
     st.tuples(st.just("insert"), st.integers(0, 1 << 20), st.binary(max_size=16)),
     st.tuples(st.just("delete"), st.integers(0, 1 << 20), st.integers(1, 400)),
     st.tuples(st.just("dup"), st.integers(0, 1 << 20), st.integers(1, 400)),
+    # issue 19: a raw record's length prefix enlarged over the next 1-3 records
+    st.tuples(st.just("swallow"), st.integers(0, 1 << 10), st.integers(1, 3)),
 )
+
+
+def swallowed(data: bytes, k: int, count: int) -> bytes:
+    """A raw capture with the length prefix of its record ``k`` (modulo the
+    records found by walking the prefixes) enlarged over the ``count``
+    records after it; other inputs unchanged."""
+    if not data.startswith(raw.MAGIC):
+        return data
+    offs, p = [], raw.HEADER_SIZE
+    while p + 4 <= len(data):
+        ln = int.from_bytes(data[p:p + 4], "big")
+        if p + 4 + ln > len(data):
+            break
+        offs.append(p)
+        p += 4 + ln
+    if len(offs) < 2:
+        return data
+    i = k % (len(offs) - 1)
+    j = min(i + count, len(offs) - 1)
+    end = offs[j] + 4 + int.from_bytes(data[offs[j]:offs[j] + 4], "big")
+    b = bytearray(data)
+    b[offs[i]:offs[i] + 4] = (end - offs[i] - 4).to_bytes(4, "big")
+    return bytes(b)
 line_mutation = st.one_of(
     st.tuples(st.just("dropline"), st.integers(0, 1 << 16)),
     st.tuples(st.just("dupline"), st.integers(0, 1 << 16)),
@@ -152,7 +181,46 @@ line_mutation = st.one_of(
     st.tuples(st.just("number"), st.integers(0, 1 << 16),
               st.sampled_from(["-1", "99999999999", "0", "2147483648",
                                "99999999999999999999999", "-", ""])),
+    # issue 19: line ends a CR alone (every line, or one line in `seed` mixed)
+    st.tuples(st.just("lineends"), st.integers(0, 1 << 16), st.sampled_from(["cr", "mixed"])),
+    # issue 19: a section banner ('****...' line) deleted
+    st.tuples(st.just("dropbanner"), st.integers(0, 1 << 16)),
+    # issue 19: an X line written as an S line of the same bytes (raw, UTF-8 or not)
+    st.tuples(st.just("x_to_s"), st.integers(0, 1 << 16)),
+    # issue 19: the lines dmpmqmsg prints before the first message
+    st.tuples(st.just("preamble"), st.integers(0, 1 << 16)),
+    # issue 19: a descriptor value masked by whoever pasted the capture
+    st.tuples(st.just("mask"), st.integers(0, 1 << 16), st.sampled_from(["****", "..", "XXXX"])),
+    # issue 19: a typographic quote, or a line cut short by '...'
+    st.tuples(st.just("typo"), st.integers(0, 1 << 16), st.sampled_from(["\u2019", "..."])),
+    # issue 19: a line padded with many blanks (before its last character)
+    st.tuples(st.just("blanks"), st.integers(0, 1 << 16)),
 )
+
+#: Lines a terminal shows before a dmpmqmsg file's first message (the
+#: utility's version and copyright lines, a prompt).
+PREAMBLE = [b"Dmpmqmsg Version:9.3.0.0 Created:Tue Mar 12 14:04:00 2024",
+            b"5724-H72 (C) Copyright IBM Corp. 1994, 2024.", b"", b"$ dmpmqmsg -m QM1 -i DLQ"]
+
+
+def s_line(data: bytes) -> bytes:
+    """An ``S`` line holding ``data`` (no line end in it) byte for byte."""
+    return b'S "' + data.replace(b"~", b"~~").replace(b'"', b'~"') + b'"'
+
+
+
+def relined(data: bytes, seed: int, style: str) -> bytes:
+    """``data`` with its LF line ends made CRs (``cr``), or each line's end
+    chosen among LF, CR and CR LF (``mixed``, from ``seed``)."""
+    if style == "cr":
+        return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
+    rnd = random.Random(seed)
+    lines = data.replace(b"\r\n", b"\n").split(b"\n")
+    ends = [rnd.choice([b"\n", b"\r", b"\r\n"]) for _ in lines[:-1]]
+    for i in range(len(ends) - 1):  # a CR, then an empty line's LF, is one CR LF
+        if ends[i] == b"\r" and not lines[i + 1] and ends[i + 1] == b"\n":
+            ends[i] = b"\n"
+    return b"".join(ln + e for ln, e in zip(lines, ends)) + lines[-1]
 
 
 def mutate(data: bytes, muts) -> bytes:
@@ -175,12 +243,57 @@ def mutate(data: bytes, muts) -> bytes:
         elif kind == "dup":
             p = m[1] % n
             b[p:p] = b[p:p + m[2]]
+        elif kind == "swallow":
+            b = bytearray(swallowed(bytes(b), m[1], m[2]))
+        elif kind == "lineends":
+            b = bytearray(relined(bytes(b), m[1], m[2]))
         else:
             lines = bytes(b).split(b"\n")
             k = len(lines)
             i = m[1] % k
+            banners = [j for j, ln in enumerate(lines) if ln.startswith(b"****")]
             if kind == "dropline":
                 del lines[i]
+            elif kind == "x_to_s":
+                xs = [j for j, ln in enumerate(lines) if ln.startswith(b"X ")]
+                if xs:
+                    j = xs[m[1] % len(xs)]
+                    try:
+                        data = bytes.fromhex(lines[j][2:].decode("latin-1"))
+                    except ValueError:
+                        data = b"\n"
+                    if b"\n" not in data and b"\r" not in data:
+                        lines[j] = s_line(data)
+            elif kind == "mask":
+                # an 'A xxx value' line, or a "label : 'value'" / ": X'..'" line
+                vals = [j for j, ln in enumerate(lines)
+                        if ln.startswith(b"A ") and len(ln) > 6 or b" : '" in ln or b"X'" in ln]
+                if vals:
+                    j = vals[m[1] % len(vals)]
+                    ln, mask = lines[j], m[2].encode()
+                    if ln.startswith(b"A "):
+                        lines[j] = ln[:6] + mask
+                    elif b"X'" in ln:
+                        a = ln.index(b"X'") + 2
+                        lines[j] = ln[:a] + mask + ln[a + len(mask):]
+                    else:
+                        a = ln.index(b" : '") + 4
+                        lines[j] = ln[:a] + mask + ln[a + len(mask):]
+            elif kind == "blanks":
+                ln = lines[i]
+                lines[i] = ln[:-1] + b" " * 20000 + ln[-1:]
+            elif kind == "typo":
+                ln = lines[i]
+                if m[2] == "...":
+                    lines[i] = ln[:len(ln) // 2] + b"..."
+                elif b"'" in ln:
+                    at = ln.rindex(b"'")
+                    lines[i] = ln[:at] + m[2].encode() + ln[at + 1:]
+            elif kind == "preamble":
+                lines[0:0] = PREAMBLE[:1 + m[1] % len(PREAMBLE)]
+            elif kind == "dropbanner":
+                if banners:
+                    del lines[banners[m[1] % len(banners)]]
             elif kind == "dupline":
                 lines.insert(i, lines[i])
             elif kind == "swaplines":
@@ -271,6 +384,13 @@ def check_capture(path: str | os.PathLike, fmt: str) -> dict:
     for r in rows:
         assert r["decode_status"] in STATUSES
         assert r["source"] == path
+        if r["payload_text"] is not None:  # text only in a known character set
+            assert charset(r["payload_ccsid"]).known, r["payload_ccsid"]
+        for i in r["decode_issues"]:  # what the capture does not hold is null
+            if i["code"] in ("elided", "masked") and r["decode_status"] != "bad_descriptor":
+                struct, name = i["field"].split(" ")[0].split(".", 1)
+                if r[struct] is not None:
+                    assert r[struct][name] is None, (i["field"], r[struct][name])
         if r["decode_status"] != "ok":
             assert r["decode_issues"], r["decode_status"]
         for i in r["decode_issues"]:

@@ -370,6 +370,19 @@ def read_raw(path: str, *, source: str | None = None, piece: Slice | None = None
                 f"records, so this file cannot be read in slices: read it as one partition "
                 f"(option splitBytes larger than the file) to frame it by its length prefixes")
     recs, bad = _scan(buf, 0, stop - start)
+    if offs is not None and len(recs[0]):
+        # an index that does not agree with the length prefixes: say so on the
+        # first record where they part
+        walked = recs[0] - 4 + start
+        k = min(len(walked), len(offs))
+        differ = np.flatnonzero(walked[:k] != offs[:k])
+        at = int(differ[0]) if len(differ) else (k if len(walked) != len(offs) else None)
+        if at is not None:
+            row = min(at, len(walked) - 1)
+            expected_at = int(offs[at]) if at < len(offs) else None
+            recs[3].setdefault(row, []).append(
+                ("index", at + 1, expected_at if expected_at is not None
+                 else f"none (the index holds {len(offs)} entries)"))
     if damaged_index and bad and bad[-1][1] == stop - start and \
             bad[-1][1] - bad[-1][0] == 8 * len(recs[0]) + TRAILER_SIZE and \
             bad[-1][0] == (int(recs[1][-1]) if len(recs[1]) else 0):
@@ -387,12 +400,20 @@ def _too_large(length: int, limit: int) -> tuple[str, str, str, str]:
 def _scan(buf: np.ndarray, start: int, stop: int):
     """Walk the length prefixes from ``start``; resynchronise after damage.
 
-    Returns the record body ranges ``(starts, ends, stated_ends)`` and a list
-    of unframed stretches ``(start, end, Issue-arguments)``. A last record
+    Returns the record body ranges ``(starts, ends, stated_ends, flags)`` and a
+    list of unframed stretches ``(start, end, Issue-arguments)``. A last record
     whose length runs past the end of the file but whose MQMD is readable is
     a record cut short (``stated_ends`` past ``ends``), not an unframed stretch.
+    ``flags`` maps a record's index to the arguments of an issue about its
+    length (:func:`_split_swallowed`).
+
+    Every place a record may start (a length prefix that fits, then an MQMD
+    StrucId and Version) is found once, with numpy (:class:`_Candidates`), so
+    resynchronising after damage is a binary search: the walk is linear
+    in the file's size whatever the damage.
     """
     data = memoryview(buf)
+    cand = _Candidates(buf, start, stop)
     starts, ends, stated, bad = [], [], [], []
     p = start
     while p < stop:
@@ -411,7 +432,7 @@ def _scan(buf: np.ndarray, start: int, stop: int):
             continue
         if MQMD_LENGTH_1 <= ln <= MAX_RECORD and ln > stop - body and \
                 _md_layout(bytes(data[body:body + 8])) is not None and \
-                _resync(buf, p + 1, stop) == stop:
+                cand.next(p + 1) == stop:
             starts.append(body)
             ends.append(stop)
             stated.append(body + ln)
@@ -422,42 +443,127 @@ def _scan(buf: np.ndarray, start: int, stop: int):
         else:
             why = ("bad_md", "md.StrucId", _MD_STRUC_ID_TEXT,
                    f"X'{bytes(data[body:body + 4]).hex().upper()}'")
-        q = _resync(buf, p + 1, stop)
+        q = cand.next(p + 1)
         bad.append((p, q, why))
         p = q
-    return (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
-            np.array(stated, dtype=np.int64)), bad
+    recs = (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+            np.array(stated, dtype=np.int64))
+    return _split_swallowed(recs, cand), bad
 
 
-def _resync(buf: np.ndarray, p: int, stop: int, window: int = 1 << 20) -> int:
-    """The next offset >= p that looks like a record start, or ``stop``.
+class _Candidates:
+    """The offsets in ``buf[start:stop]`` where a record may start: a length
+    prefix of :data:`MQMD_LENGTH_1` to :data:`MAX_RECORD` bytes that ends at
+    or before ``stop``, followed by an MQMD StrucId (ASCII or EBCDIC) and a
+    Version of 1 or 2 (either byte order). Found with numpy a window at a
+    time (memory: a few bytes per candidate), sorted."""
 
-    Searches in windows so that damage near the start of a large file costs
-    only what is scanned.
+    WINDOW = 1 << 22
+
+    def __init__(self, buf: np.ndarray, start: int, stop: int):
+        self.stop = stop
+        found = []
+        if stop - start >= 4 + 8 and buf.size >= 12:
+            words = np.ndarray((buf.size - 3,), dtype=">u4", buffer=buf, strides=(1,))
+            ascii_, ebcdic = int.from_bytes(MD_ASCII, "big"), int.from_bytes(MD_EBCDIC, "big")
+            last = stop - 8  # the StrucId and Version inside the range
+            for lo in range(start + 4, last + 1, self.WINDOW):
+                hi = min(last + 1, lo + self.WINDOW)
+                # the StrucId's first byte (a fast byte compare), then the word
+                b0 = buf[lo:hi]
+                at = np.flatnonzero((b0 == MD_ASCII[0]) | (b0 == MD_EBCDIC[0])) + lo
+                w = words[at]
+                at = at[(w == ascii_) | (w == ebcdic)]
+                if not len(at):
+                    continue
+                ver = words[at + 4]
+                ver_le = ver.byteswap()
+                ok = (ver == 1) | (ver == 2) | (ver_le == 1) | (ver_le == 2)
+                ln = words[at - 4].astype(np.int64)
+                ok &= (ln >= MQMD_LENGTH_1) & (ln <= np.minimum(MAX_RECORD, stop - at))
+                found.append(at[ok] - 4)
+        self.at = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        self.lengths = _u32be(buf, self.at) if len(self.at) else np.zeros(0, dtype=np.int64)
+
+    def next(self, p: int) -> int:
+        """The first candidate at or after ``p``, or ``stop``."""
+        k = int(np.searchsorted(self.at, p))
+        return int(self.at[k]) if k < len(self.at) else self.stop
+
+
+def _split_swallowed(recs, cand: _Candidates):
+    """Records whose length prefix was enlarged over the records after them.
+
+    A record (its prefix at ``p``, its body ending at ``e``) that holds,
+    after its MQMD, a candidate record start ``q`` from which a chain of
+    candidates (each starting where the one before ends) ends exactly at
+    ``e``, swallowed those records: they would be read as its data, and
+    every later message renumbered. It is cut at the first such ``q`` and
+    flagged ``length_mismatch`` on its length; the chain's records are framed
+    as records. Checked for the records that hold a candidate at all (one
+    binary search for all of them), each candidate followed once.
     """
-    lo = p + 4
-    while lo < stop:
-        hi = min(stop, lo + window + 8)
-        raw = buf[lo - 4:hi].tobytes()
-        best = None
-        for sid in (MD_ASCII, MD_EBCDIC):
-            q = raw.find(sid, 4)
-            while q != -1:
-                ln = int.from_bytes(raw[q - 4:q], "big")
-                if MQMD_LENGTH_1 <= ln <= stop - (lo - 4 + q) and _md_layout(raw[q:q + 8]) is not None:
-                    best = q if best is None else min(best, q)
-                    break
-                q = raw.find(sid, q + 1)
-        if best is not None:
-            return lo - 4 + best - 4
-        lo = hi - 8 if hi < stop else stop
-    return stop
+    rs, re_, stated = recs
+    flags: dict[int, tuple] = {}
+    if not len(rs) or not len(cand.at):
+        return rs, re_, stated, flags
+    full = stated == re_
+    lo = np.searchsorted(cand.at, rs + MQMD_LENGTH_1)
+    hi = np.searchsorted(cand.at, re_)
+    which = np.flatnonzero(full & (hi > lo))
+    if not len(which):
+        return rs, re_, stated, flags
+    at, lengths = cand.at.tolist(), cand.lengths.tolist()
+    index = {q: k for k, q in enumerate(at)}
+    new_re = re_.tolist()
+    extra: list[tuple[int, int]] = []
+    for i in which.tolist():
+        e = int(re_[i])
+        reaches: dict[int, bool] = {}
+        first = None
+        for k in range(int(lo[i]), int(hi[i])):
+            q = at[k]
+            path = []
+            while q < e and q not in reaches and q in index:
+                path.append(q)
+                q = q + 4 + lengths[index[q]]
+            ok = q == e or reaches.get(q, False)
+            for x in path:
+                reaches[x] = ok
+            if ok:
+                first = at[k]
+                break
+        if first is None:
+            continue
+        body = int(rs[i])
+        new_re[i] = first
+        q, chain = first, 0
+        while q < e:
+            ln = lengths[index[q]]
+            extra.append((q + 4, q + 4 + ln))
+            q += 4 + ln
+            chain += 1
+        flags[i] = [("swallowed", first, e, chain)]
+    if not flags:
+        return rs, re_, stated, {}
+    st = stated.copy()
+    st[list(flags)] = np.array([f[0][1] for f in flags.values()], dtype=np.int64)
+    out_rs = np.concatenate([rs, np.array([x for x, _ in extra], dtype=np.int64)])
+    out_re = np.concatenate([np.array(new_re, dtype=np.int64),
+                             np.array([y for _, y in extra], dtype=np.int64)])
+    out_st = np.concatenate([st, out_re[len(rs):]])
+    order = np.argsort(out_rs, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return out_rs[order], out_re[order], out_st[order], \
+        {int(rank[i]): f for i, f in flags.items()}
 
 
 def _batches(buf, base, source, recs, bad, first_number, batch_size, prefix):
     """Merge records and unframed stretches in file order and yield Frames."""
     rs, re_ = recs[0], recs[1]
     stated = recs[2] if len(recs) > 2 else re_
+    flags = recs[3] if len(recs) > 3 else {}
     kinds = np.concatenate([np.zeros(len(rs), np.int8), np.ones(len(bad), np.int8)])
     pos = np.concatenate([rs - prefix, np.array([b[0] for b in bad], dtype=np.int64)])
     order = np.argsort(pos, kind="stable")
@@ -465,11 +571,11 @@ def _batches(buf, base, source, recs, bad, first_number, batch_size, prefix):
     for b0 in range(0, len(order), batch_size):
         sel = order[b0:b0 + batch_size]
         yield _frames(buf, base, source, rs, re_, stated, bad, kinds[sel], rec_index[sel],
-                      first_number + b0, prefix)
+                      first_number + b0, prefix, flags)
 
 
 def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
-            prefix) -> Frames:
+            prefix, flags=None) -> Frames:
     n = len(kinds)
     is_rec = kinds == 0
     body_start = np.zeros(n, dtype=np.int64)
@@ -525,6 +631,33 @@ def _frames(buf, base, source, rs, re_, stated, bad, kinds, which, first_number,
             found=f"{int(body_end[i] - body_start[i])} bytes before the end of the file",
             offset=base + int(body_start[i]) - prefix,
             note="the capture was cut inside this record")]
+    for i in np.flatnonzero(is_rec).tolist() if flags else ():
+        for f in flags.get(int(which[i]), ()):
+            body = int(body_start[i])
+            if f[0] == "swallowed":
+                _, first, end, chain = f
+                issue = make_issue(
+                    "length_mismatch", source=source, message_number=int(numbers[i]),
+                    field="record length",
+                    expected=f"{first - body} bytes (the record ends where {chain} record(s) "
+                             f"with valid length prefixes and MQMDs start, offset "
+                             f"{base + first}, and run on to the end this length states, "
+                             f"offset {base + end})",
+                    found=f"{end - body} bytes", offset=base + body - prefix,
+                    note="the length prefix covers the records after it: they are framed "
+                         "as records")
+            else:
+                _, entry, expected_at = f
+                issue = make_issue(
+                    "index_mismatch", source=source, message_number=int(numbers[i]),
+                    field="index", offset=base + body - prefix,
+                    expected=f"index entry {entry}: a record at offset {expected_at}"
+                    if isinstance(expected_at, int) else f"a record {entry} ({expected_at})",
+                    found=f"the length prefixes put record {entry} at offset "
+                          f"{base + body - prefix}",
+                    note="the file's index does not agree with its length prefixes; the "
+                         "records are framed by the length prefixes")
+            issues.setdefault(i, []).append(issue)
     ebcdic = sid_e & valid
     data_start = np.where(valid, body_start + md_len, body_end)
     return Frames(

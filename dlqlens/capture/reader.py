@@ -172,6 +172,8 @@ class Piece:
 
     format: str
     slice: Slice
+    #: the format was named by the caller (not recognised from the file)
+    forced: bool = False
 
     @property
     def path(self) -> str:
@@ -286,10 +288,11 @@ def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
         else:
             fmt = get_format(options.format).name
         spec = FORMATS[fmt]
+        forced = options.format != "auto"
         if spec.plan_reads and not options.split_text:
-            pieces.append(Piece(fmt, Slice(path)))
+            pieces.append(Piece(fmt, Slice(path), forced))
             continue
-        pieces.extend(Piece(fmt, s) for s in spec.plan(
+        pieces.extend(Piece(fmt, s, forced) for s in spec.plan(
             path, options.split_bytes, max_message_bytes=options.max_message_bytes))
     return pieces
 
@@ -346,6 +349,7 @@ def read_piece(piece: Piece, options: ReadOptions,
         need = set(options.columns)
         if options.mode != "PERMISSIVE":
             need |= {"decode_status", "decode_issues", "source", "message_number"}
+    framed_before = stats.framed
     for fr in frames:
         batch = decode_frames(fr, columns=need)
         stats.framed += batch.num_rows
@@ -370,6 +374,33 @@ def read_piece(piece: Piece, options: ReadOptions,
         stats.dropped_by_status.update(dropped.column("decode_status").to_pylist())
         if kept.num_rows:
             yield kept if options.columns is None else kept.select(list(options.columns))
+    if piece.forced and stats.framed == framed_before and piece.slice.start is None:
+        _refuse_forced(piece)
+
+
+#: What each format's files hold, for the error on a forced format that frames nothing.
+_LOOKS_LIKE = {
+    "dmpmqmsg": "dmpmqmsg lines ('A VER 2', 'A FMT MQDEAD', then 'X 444C4820...')",
+    "amqsbcg": "amqsbcg output (' MQGET of message number 1', '****Message descriptor****', "
+               "descriptor lines and a hex dump)",
+    "raw": "a dlqlens raw capture or an MQMD",
+}
+
+
+def _refuse_forced(piece: Piece) -> None:
+    """A file read as a format the caller named that framed no message: an
+    error, unless the file looks like that format (an empty queue's dump)."""
+    spec = FORMATS[piece.format]
+    try:
+        with open(piece.path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError as exc:
+        raise CaptureError(f"{piece.path}: cannot open: {exc.strerror or exc}") from exc
+    if spec.sniff(head):
+        return  # the format's own shape, holding no message
+    raise CaptureError(
+        f"{piece.path}: read as {piece.format} (format named): no message framed: expected "
+        f"{_LOOKS_LIKE.get(piece.format, piece.format)}, found {head[:48]!r}")
 
 
 @dataclass

@@ -13,6 +13,7 @@ a time, or the line reader), :func:`read_blocks` and :func:`plan_text`
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -24,6 +25,9 @@ from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError
 from dlqlens.mq.structs import MQMD
+
+_ELISION = re.compile(r"\.{3,}|\u2026+|[\[(<]\s*(?:\.{3,}|\u2026|snip(?:ped)?|elided|cut)\s*[\])>]",
+                      re.I)
 
 #: Characters of the MQMD text are packed into the binary MQMD in this codec.
 TEXT_CODEC = "utf-8"
@@ -37,11 +41,46 @@ def _open(path: str):
         raise CaptureError(f"{path}: cannot open: {exc.strerror or exc}") from exc
 
 
+def lone_cr_to_lf(buf: bytearray, n: int, eof: bool) -> None:
+    """Make every line end of ``buf[:n]`` an LF: a CR not followed by an LF
+    (a classic Mac OS line end, or one of a file whose line ends are mixed)
+    becomes an LF, in place. CR LF stays as it is; the byte count does not
+    change, so offsets and line numbers are those of the file.
+
+    A CR at ``n - 1`` is left alone unless ``eof`` (the byte after it is not
+    known yet: the caller reads it with the next block).
+    """
+    if buf.find(b"\r", 0, n) < 0:
+        return
+    lone = n if eof else n - 1
+    if buf.count(b"\r", 0, lone) == buf.count(b"\r\n", 0, n):
+        return  # every CR is part of a CR LF
+    p = np.frombuffer(buf, dtype=np.uint8)
+    cr = np.flatnonzero(p[:lone] == 13)
+    nxt = np.where(cr + 1 < n, p[np.minimum(cr + 1, len(p) - 1)], 0)
+    p[cr[(nxt != 10) | (cr + 1 >= n)]] = 10
+
+
+def normalise_head(head: bytes) -> bytes:
+    """The first bytes of a file with its lone CRs made LFs
+    (:func:`lone_cr_to_lf`), for format sniffing and banners."""
+    if b"\r" not in head:
+        return head
+    buf = bytearray(head)
+    lone_cr_to_lf(buf, len(buf), True)
+    return bytes(buf)
+
+
+#: Bytes read at a time by :func:`read_lines`.
+_LINE_CHUNK = 1 << 20
+
+
 def read_lines(path: str) -> Iterator[tuple[int, int, str]]:
     """Yield ``(line_number, byte_offset, text)`` for each line of ``path``.
 
-    Line ends (``\\n``, ``\\r\\n``) are removed. Each line is decoded as UTF-8,
-    or Latin-1 when it is not valid UTF-8, so no byte is lost.
+    A line ends at an LF, a CR LF or a CR alone (:func:`lone_cr_to_lf`); the
+    line end is removed. Each line is decoded as UTF-8, or Latin-1 when it is
+    not valid UTF-8, so no byte is lost.
 
     Raises
     ------
@@ -49,11 +88,24 @@ def read_lines(path: str) -> Iterator[tuple[int, int, str]]:
         When the file cannot be opened.
     """
     with _open(path) as fh:
-        offset = 0
-        for number, raw in enumerate(fh, 1):
-            size = len(raw)
-            yield number, offset, decode_line(raw)
-            offset += size
+        number, offset = 1, 0
+        carry = bytearray()
+        while True:
+            chunk = fh.read(_LINE_CHUNK)
+            eof = not chunk
+            buf = carry + chunk
+            if not buf:
+                return
+            lone_cr_to_lf(buf, len(buf), eof)
+            cut = len(buf) if eof else buf.rfind(b"\n") + 1
+            if cut > 0:
+                part = bytes(buf[:cut])
+                yield from iter_lines(part, number, offset)
+                number += part.count(b"\n") + (part[-1:] != b"\n")
+                offset += cut
+            carry = buf[cut:]
+            if eof:
+                return
 
 
 def decode_line(raw: bytes) -> str:
@@ -64,9 +116,25 @@ def decode_line(raw: bytes) -> str:
     """
     raw = raw.rstrip(b"\n").rstrip(b"\r")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
+    # a line with bytes above 0x7F read as UTF-8 says so (line_bytes)
+    return text if len(text) == len(raw) else Utf8Text(text)
+
+
+class Utf8Text(str):
+    """The text of a line that held UTF-8 characters of more than one byte
+    (:func:`decode_line`): the line's bytes are its UTF-8 encoding, where
+    those of any other line are its Latin-1 encoding (:func:`line_bytes`)."""
+
+    __slots__ = ()
+
+
+def line_bytes(text: str) -> bytes:
+    """The bytes of a line whose text :func:`decode_line` gave (its line end
+    removed): the same bytes, whatever the line held."""
+    return text.encode("utf-8") if type(text) is Utf8Text else text.encode("latin-1")
 
 
 #: :func:`iter_lines` splits this many bytes of lines at a time.
@@ -114,6 +182,59 @@ def pack_text_md(fields: dict) -> tuple[bytes, int]:
             md[f.name] = raw
     md["Version"] = version
     return MQMD.pack(md, "<", TEXT_CODEC, version=2), version
+
+
+#: Characters people mask values with (``****``, ``XXXX``, ``..``, ``…``).
+_MASK_CHARS = frozenset("*.xX\u2026")
+
+
+def is_masked(value: str, kind: str) -> bool:
+    """Is ``value`` (a descriptor value as a capture shows it) masked by
+    whoever pasted the capture, rather than a value?
+
+    ``kind``: ``hex`` (masked when a mask character stands among the digits:
+    ``414D51....``, ``****``, ``XXXX``), ``int`` (only mask characters, a
+    sign allowed) or ``char`` (``**`` or ``...`` in it, or only dots). The
+    fast readers send every line holding ``**`` or ``..`` to the line
+    readers, which decide with this."""
+    v = value.strip()
+    if not v:
+        return False
+    if kind == "hex":
+        return any(c in _MASK_CHARS for c in v) and \
+            all(c in _MASK_CHARS or c in "0123456789abcdefABCDEF " for c in v)
+    if kind == "int":
+        return all(c in _MASK_CHARS for c in v.lstrip("+-")) and len(v.lstrip("+-")) > 0
+    return "**" in v or "..." in v or "\u2026" in v or (len(v) >= 2 and set(v) == {"."})
+
+
+#: Byte columns of the MQMD's character fields (as the text readers pack it).
+_MD_CHAR_COLUMNS = np.concatenate([np.arange(MQMD.offsets[f.name], MQMD.offsets[f.name] + f.length)
+                                   for f in MQMD.fields if f.type == "MQCHAR"])
+
+
+def masked_rows(block: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
+    """Rows of ``block`` (character values, one row per message) holding
+    ``**`` or ``..``: those the fast readers leave to the line readers
+    (which decide with :func:`is_masked`). ``columns``: the byte columns to
+    look at (default: every column; an MQMD's character fields with
+    :data:`_MD_CHAR_COLUMNS`)."""
+    w = block if columns is None else block[:, columns]
+    if not len(w):
+        return np.zeros(len(block), dtype=bool)
+    hit = (w == 42) | (w == 46)
+    rows = np.flatnonzero(hit.any(axis=1))
+    out = np.zeros(len(block), dtype=bool)
+    if len(rows):
+        h, v = hit[rows], w[rows]
+        out[rows] = (h[:, 1:] & h[:, :-1] & (v[:, 1:] == v[:, :-1])).any(axis=1)
+    return out
+
+
+def elision_marker(text: str) -> bool:
+    """A line someone put where they cut lines out (``...``, ``…``, ``[...]``,
+    ``[snip]``)."""
+    return _ELISION.fullmatch(text.strip()) is not None
 
 
 def clean_hex(text: str) -> str:
@@ -200,6 +321,7 @@ def slice_frames(fr: Frames, a: int, b: int) -> Frames:
         dlh_reconstructed=fr.dlh_reconstructed[a:b],
         issues={k - a: v for k, v in fr.issues.items() if a <= k < b},
         raw={k - a: v for k, v in fr.raw.items() if a <= k < b},
+        unknown={k - a: v for k, v in fr.unknown.items() if a <= k < b},
         data_offset=None if fr.data_offset is None else fr.data_offset[a:b])
 
 
@@ -210,10 +332,11 @@ def concat_frames(parts: list[Frames]) -> Frames:
     first = parts[0]
     shift = np.cumsum([0] + [len(f.data) for f in parts[:-1]])
     rows = np.cumsum([0] + [len(f) for f in parts[:-1]])
-    issues, raw = {}, {}
+    issues, raw, unknown = {}, {}, {}
     for f, r in zip(parts, rows):
         issues.update({k + int(r): v for k, v in f.issues.items()})
         raw.update({k + int(r): v for k, v in f.raw.items()})
+        unknown.update({k + int(r): v for k, v in f.unknown.items()})
     cat = np.concatenate
     data_offset = None
     if any(f.data_offset is not None for f in parts):
@@ -232,7 +355,7 @@ def concat_frames(parts: list[Frames]) -> Frames:
         source_offset=cat([f.source_offset for f in parts]),
         source_line=cat([f.source_line for f in parts]),
         dlh_reconstructed=cat([f.dlh_reconstructed for f in parts]),
-        issues=issues, raw=raw, data_offset=data_offset)
+        issues=issues, raw=raw, unknown=unknown, data_offset=data_offset)
 
 
 def rebatch(pieces: Iterable[Frames | None], batch_size: int) -> Iterator[Frames]:
@@ -415,8 +538,9 @@ class _LongUnit:
             chunk = os.pread(self.fd, min(1 << 20, self.end - pos), pos) if pos < self.end \
                 else b""
             pos += len(chunk)
-            data = carry + chunk
+            data = bytearray(carry + chunk)
             last = pos >= self.end or not chunk
+            lone_cr_to_lf(data, len(data), last)  # as the block reader does
             cut = len(data) if last else data.rfind(b"\n") + 1
             i = 0
             while i < cut:  # pieces of whole lines
@@ -504,7 +628,8 @@ def _unit_end(fh, block_type: type, block, n: int, stop: int | None,
         chunk = fh.read(ask) if ask else b""
         pos += len(chunk)
         eof = not chunk or (stop is not None and pos >= stop)
-        data = carry + chunk
+        data = bytearray(carry + chunk)
+        lone_cr_to_lf(data, len(data), eof)  # as the block reader does
         whole_end = len(data) if eof else data.rfind(b"\n") + 1
         if whole_end == 0 and not eof:  # one line longer than the window
             carry = data
@@ -560,6 +685,7 @@ def _blocks(fh, block_type: type, chunk_bytes: int, stop: int | None,
                     n += len(rest)
         if n == 0:
             return
+        lone_cr_to_lf(buf, n, eof)
         block = block_type(buf, n, eof)
         cut = block.nlines if eof else int(block.unit_starts[-1])
         if cut == 0 and not eof:  # one unit longer than the block

@@ -106,8 +106,10 @@ def run_decode(args) -> int:
     if too_large:
         note += (f"; {too_large} message(s) larger than {limit:,} bytes not decoded "
                  "(too_large; --max-message-bytes)")
+    if not stats.rows:
+        note += "; nothing decoded"
     print(note, file=sys.stderr)
-    return 1 if too_large else 0
+    return 1 if too_large or not stats.rows else 0
 
 
 def run_explain(args) -> int:

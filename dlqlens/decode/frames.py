@@ -69,6 +69,10 @@ class Frames:
     data_offset : numpy.ndarray of int64, shape (n,), optional
         File offset of each message's first data byte (binary captures; -1
         or None when unknown), so decode issues can name a file offset.
+    unknown : dict of int to tuple of str
+        Per row, the fields the capture does not hold (``md.MsgId``,
+        ``dlh.DestQMgrName``: a line elided, a value masked): decoded as null,
+        whatever the packed bytes say. The reader adds the issue saying why.
     """
 
     source: str
@@ -91,6 +95,7 @@ class Frames:
     issues: dict[int, list[Issue]] = field(default_factory=dict)
     raw: dict[int, bytes] = field(default_factory=dict)
     data_offset: np.ndarray | None = None
+    unknown: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.message_number)
@@ -131,6 +136,7 @@ class FramesBuilder:
         self._recon: list[bool] = []
         self.issues: dict[int, list[Issue]] = {}
         self.raw: dict[int, bytes] = {}
+        self.unknown: dict[int, tuple[str, ...]] = {}
 
     def __len__(self) -> int:
         return len(self._number)
@@ -139,7 +145,8 @@ class FramesBuilder:
             blank: int = 0x20, version: int = 0, data: bytes = b"",
             data_length: int | None = None, number: int, offset: int = -1,
             line: int = -1, reconstructed: bool = False,
-            issues: list[Issue] | None = None, raw: bytes | None = None) -> int:
+            issues: list[Issue] | None = None, raw: bytes | None = None,
+            unknown: tuple[str, ...] = ()) -> int:
         """Append one message; returns its row index."""
         row = len(self._number)
         valid = md is not None
@@ -160,6 +167,8 @@ class FramesBuilder:
             self.issues[row] = list(issues)
         if raw is not None:
             self.raw[row] = raw
+        if unknown:
+            self.unknown[row] = tuple(unknown)
         return row
 
     def build(self) -> Frames:
@@ -183,5 +192,5 @@ class FramesBuilder:
             source_offset=np.array(self._offset, dtype=np.int64),
             source_line=np.array(self._line, dtype=np.int32),
             dlh_reconstructed=np.array(self._recon, dtype=bool),
-            issues=self.issues, raw=self.raw,
+            issues=self.issues, raw=self.raw, unknown=self.unknown,
         )

@@ -8,8 +8,9 @@ field, what was expected and what was found (DESIGN.md convention 4). The
 status                    meaning
 ========================  ==================================================
 ``ok``                    decoded completely (warnings may still be listed)
-``truncated``             the capture kept only part of the message; what is
-                          present is decoded, what is missing is null
+``truncated``             the capture kept only part of the message (data cut
+                          short, descriptor lines elided, values masked); what
+                          is present is decoded, what is missing is null
 ``bad_header``            a chained header (MQDLH, MQXQH, ...) is not valid;
                           the rest of the data is kept as opaque payload
 ``bad_descriptor``        the MQMD could not be read; only raw bytes are kept
@@ -37,6 +38,8 @@ WELL_FORMED = frozenset({"ok", "truncated"})
 ISSUE_STATUS: dict[str, str | None] = {
     "data_truncated": "truncated",
     "header_truncated": "truncated",
+    "elided": "truncated",
+    "masked": "truncated",
     "bad_struc_id": "bad_header",
     "bad_version": "bad_header",
     "bad_struc_length": "bad_header",
@@ -56,6 +59,7 @@ ISSUE_STATUS: dict[str, str | None] = {
     "text_not_decodable": None,
     "dlh_reconstructed": None,
     "lossy_capture": None,
+    "index_mismatch": None,
 }
 
 

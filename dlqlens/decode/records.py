@@ -241,6 +241,10 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
                       version_of_row=fr.md_version,
                       fields=None if want("md") else _INTERNAL_FIELDS["MQMD"])
     md_valid = fr.md_valid
+    unknown_md = _unknown_rows(fr.unknown, "md.")
+    for name, rows in unknown_md.items():
+        if name in md.columns:  # a field the capture does not hold: null
+            md.columns[name] = _null_rows(md.columns[name], rows, n)
 
     starts = fr.starts.astype(np.int64)
     ends = fr.ends.astype(np.int64)
@@ -323,6 +327,13 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     # ---- derived -----------------------------------------------------------
     dlh_rows, dlh_dec = chain.typed.get("MQDLH", (np.zeros(0, np.int64), None))
     dlh_struct = _scatter_struct(MQDLH, dlh_rows, dlh_dec, n)
+    unknown_dlh = _unknown_rows(fr.unknown, "dlh.")
+    if unknown_dlh:
+        names = [f.name for f in dlh_struct.type]
+        dlh_struct = pa.StructArray.from_arrays(
+            [_null_rows(dlh_struct.field(k), unknown_dlh[k], n) if k in unknown_dlh
+             else dlh_struct.field(k) for k in names], names=names,
+            mask=pc.is_null(dlh_struct))
 
     from dlqlens.mq.constants import code_name
 
@@ -389,7 +400,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         "data_truncated": lambda: pa.array(data_truncated),
         "reason_name": lambda: _names(dlh_struct.field("Reason"), "reason", code_name),
         "feedback_name": lambda: _names(
-            pa.array(md.ints["Feedback"], mask=~md_valid | (md.ints["Feedback"] == 0)),
+            pa.array(md.ints["Feedback"], mask=~md_valid | (md.ints["Feedback"] == 0)
+                     | _row_mask(unknown_md.get("Feedback", ()), n)),
             "feedback", code_name),
         "put_ts": lambda: put_ts,
         "dlh_put_ts": lambda: dlh_put_ts,
@@ -406,6 +418,27 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         a = cols[f.name]()
         arrays.append(a.cast(f.type) if a.type != f.type else a)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _unknown_rows(unknown: dict, prefix: str) -> dict[str, list[int]]:
+    """Field name (``prefix`` removed) -> the rows whose capture does not hold it."""
+    out: dict[str, list[int]] = {}
+    for row, names in unknown.items():
+        for name in names:
+            if name.startswith(prefix):
+                out.setdefault(name[len(prefix):], []).append(int(row))
+    return out
+
+
+def _row_mask(rows, n: int) -> np.ndarray:
+    mask = np.zeros(n, dtype=bool)
+    mask[list(rows)] = True
+    return mask
+
+
+def _null_rows(col: pa.Array, rows, n: int) -> pa.Array:
+    """``col`` with the values of ``rows`` null."""
+    return pc.if_else(pa.array(_row_mask(rows, n)), pa.scalar(None, col.type), col)
 
 
 def _layout(fr: Frames, n: int, md_valid: np.ndarray) -> pa.StructArray:
@@ -719,6 +752,16 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, ebcdic, enc) 
         cs = charset(int(c), fam)
         codec = _utf16_codec(cs.codec, True if nb == "1" else False if nb == "2" else None)
         rs = rows if len(uniq) == 1 else rows[inverse == gi]
+        if not cs.known:
+            # no character set for this CCSID: no text rather than another
+            # code page's reading of the bytes
+            for r in rs.tolist():
+                add_issue(r, "unknown_ccsid", "payload_text",
+                          "a CCSID whose character set dlqlens knows", str(int(c)),
+                          note="the payload is shown as bytes only")
+            parts.append(pa.nulls(len(rs), pa.string()))
+            order.append(rs)
+            continue
         sub = payload if len(rs) == n else payload.take(pa.array(rs))
         decoded = None
         if codec in ("utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437"):

@@ -57,7 +57,9 @@ payload_length : int64
 payload_format, payload_encoding, payload_ccsid : string, int32, int32
     How the payload is described by the last header (format trimmed).
 payload_text : string
-    The payload decoded with its CCSID when its format is ``MQSTR``.
+    The payload decoded with its CCSID when its format is ``MQSTR``; null
+    (and an ``unknown_ccsid`` issue) when dlqlens knows no character set for
+    that CCSID (1390, 937, 65535, -1...): never another code page's reading.
 data_length : int64
     Length of the whole message data (headers + payload) in bytes as stated.
 data_truncated : bool

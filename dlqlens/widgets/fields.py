@@ -195,8 +195,8 @@ def _code_meaning(name: str, value) -> str:
 
 
 def _value(ftype: str, value) -> str:
-    if value is None:
-        return "null"
+    if value is None:  # the capture does not hold it (elided, masked, cut off)
+        return "unknown"
     if ftype == MQBYTE:
         return bytes(value).hex().upper()
     if ftype == MQCHAR:

@@ -120,10 +120,12 @@ def test_yukun_empty_queue_gives_no_messages():
 @pytest.mark.parametrize("name", RUNMQTRM_LOGS)
 def test_runmqtrm_logs_hold_no_messages(name):
     """Trigger-monitor logs are not captures: read as amqsbcg output they give
-    no message, and format sniffing refuses them with a one-line error."""
+    no message, which is an error (issue 19: a named format that frames
+    nothing), and format sniffing refuses them with a one-line error."""
     p = real("triggers-backout", name)
-    res = read_capture(p, format="amqsbcg")
-    assert len(res) == 0 and res.stats.framed == 0
+    with pytest.raises(CaptureError) as e:
+        read_capture(p, format="amqsbcg")
+    assert str(e.value).startswith(str(p)) and "no message framed" in str(e.value)
     with pytest.raises(CaptureError) as e:
         read_capture(p)
     msg = str(e.value)

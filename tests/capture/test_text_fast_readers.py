@@ -306,7 +306,12 @@ def test_clean_writer_output_takes_the_fast_path(tmp_path, monkeypatch):
 
 def test_index_lines_and_character_attributes_take_the_fast_path(tmp_path, monkeypatch):
     text = "".join(dmpmqmsg.format_message(dlq_message(b"m%d" % i), index=i) for i in range(5))
-    text += "A FMT MQSTR   \nA AID my identity data\nA AOD abcd\nA USR \nX 41\n"
+    # every line dmpmqmsg writes, AID and AOD instead of AIX and AOX (-dc)
+    last = dmpmqmsg.format_message(dlq_message(b"A")).split("\n")
+    last = [("A AID my identity data" if t.startswith("A AIX") else
+             "A AOD abcd" if t.startswith("A AOX") else "A USR " if t.startswith("A USR")
+             else t) for t in last]
+    text += "\n".join(last)
     p = tmp_path / "idx.qld"
     p.write_text(text)
     assert_same_reading(p, monkeypatch)

@@ -378,12 +378,14 @@ def cases() -> list[tuple[dict, bytes]]:
     for fmt in ("dmpmqmsg", "amqsbcg", "raw"):
         add(f"binary_junk_as_{fmt}.txt", f"8 KB of random bytes read as format={fmt}",
             junk, format=fmt, good=[], framed=None,
-            error="CaptureError" if fmt == "raw" else None)
+            # (amqsbcg named, nothing framed: an error since issue 19)
+            error="CaptureError" if fmt in ("raw", "amqsbcg") else None)
     junk_nl = bytes(rnd.choice(b"AXST *\n\0\xff") for _ in range(8192))
     for fmt in ("dmpmqmsg", "amqsbcg"):
         add(f"line_junk_as_{fmt}.txt",
             f"8 KB of 'A', 'X', 'S', 'T', '*', blanks, NULs and line ends read as {fmt}",
-            junk_nl, format=fmt, good=[], framed=None)
+            junk_nl, format=fmt, good=[], framed=None,
+            error="CaptureError" if fmt == "amqsbcg" else None)
     # --- rules tables -------------------------------------------------------
     pat = "*?" * 20 + "X"
     add("rules_star_question.rul",
@@ -441,7 +443,149 @@ def cases() -> list[tuple[dict, bytes]]:
         "1,024 characters)",
         ("DESTQ('" + "Q" * 20_000 + "') ACTION(DISCARD)\nACTION(IGNORE)\n").encode(),
         kind="rules", good=[], diagnostics=["value-too-long", "line-too-long"])
+
+    issue19_cases(add)
     return out
+
+
+# ---------------------------------------------------------------------------
+# issue 19 (readers): messages lost or rewritten without a word
+# ---------------------------------------------------------------------------
+
+def issue19_cases(add) -> None:
+    """The cases of issue 19's reader defects (their own random source, so
+    that the cases above keep their bytes)."""
+    dm = text_between("dmpmqmsg", good(b"middle message"))
+    bcg = text_between("amqsbcg", good(b"middle message"))
+    good3 = ["good before", "middle message", "good after"]
+    # 1. line ends: CR only, and CR / LF / CR LF mixed
+    rnd = random.Random(19)
+    for fmt, text, ext in (("dmpmqmsg", dm, "dmp"), ("amqsbcg", bcg, "bcg")):
+        add(f"{fmt}_cr_line_ends.{ext}", f"{fmt}: every line ended by a CR alone (tr '\\n' '\\r')",
+            text.replace(b"\n", b"\r"), good=good3, framed=3)
+        mixed = b"".join(ln + rnd.choice([b"\n", b"\r", b"\r\n"]) for ln in text.split(b"\n"))
+        add(f"{fmt}_mixed_line_ends.{ext}", f"{fmt}: line ends CR, LF and CR LF mixed",
+            mixed, good=good3, framed=3)
+    # 2. raw: a length prefix enlarged over the records after it; an index that
+    # contradicts the prefixes; damage before every record; large prefixes
+    five = [good(GOOD_BEFORE), good(b"second"), good(b"third"), good(b"fourth"),
+            good(GOOD_AFTER)]
+    recs = [record(m) for m in five]
+    for index in (False, True):
+        body = bytearray(RAW_HEAD + b"".join(recs))
+        at = len(RAW_HEAD) + len(recs[0])
+        struct.pack_into(">I", body, at, len(recs[1]) + len(recs[2]) + len(recs[3]) - 4)
+        if index:
+            offs = [len(RAW_HEAD) + sum(len(r) for r in recs[:k]) for k in range(5)]
+            body += b"".join(struct.pack(">Q", o) for o in offs)
+            body += struct.pack(">Q", 5) + raw.INDEX_MAGIC
+        add(f"raw_length_swallows_records{'_indexed' if index else ''}.bin",
+            "raw: the second record's length prefix enlarged to cover the next two"
+            + (" (the index still right)" if index else ""),
+            bytes(body), good=["good before", "third", "fourth", "good after"],
+            bad=[["bad_data", "length_mismatch"]], framed=5)
+    body = bytearray(RAW_HEAD + b"".join(recs))
+    offs = [len(RAW_HEAD) + sum(len(r) for r in recs[:k]) for k in range(5)]
+    offs[2] += 8
+    body += b"".join(struct.pack(">Q", o) for o in offs) + struct.pack(">Q", 5) + raw.INDEX_MAGIC
+    add("raw_index_contradicts_prefixes.bin",
+        "raw: an index whose third entry points 8 bytes into a record",
+        bytes(body), good=["good before", "second", "third", "fourth", "good after"],
+        bad=[["ok", "index_mismatch"]], framed=5)
+    body = RAW_HEAD + b"".join(b"\xde\xad\xbe\xef\x00\x01" + record(good(f"m{k}".encode()))
+                               for k in range(200))
+    add("raw_damage_before_every_record.bin",
+        "raw: six bytes of junk before each of 200 records (a resynchronisation each)",
+        body, good=["m0", "m199"], bad=[["bad_framing", "bad_length"]], framed=400)
+    sparse = bytearray(64 * 1024)
+    sparse[:len(RAW_HEAD)] = RAW_HEAD
+    head8 = good(b"x").md_bytes()[:8]
+    for p in range(len(RAW_HEAD), len(sparse) - 400, 400):
+        struct.pack_into(">I", sparse, p, 50_000_000)
+        sparse[p + 4:p + 12] = head8
+    add("raw_sparse_large_prefixes.bin",
+        "raw: 64 KB of NULs and MQMD heads every 400 bytes, each claiming 50 MB",
+        bytes(sparse), good=[], bad=[["truncated", "data_truncated"]], framed=1)
+    # 3. amqsbcg: a section banner line deleted
+    blines = bcg.decode().split("\n")
+    second = [i for i, ln in enumerate(blines) if "MQGET of message number 2" in ln][0]
+    md_banner = [i for i in range(second, len(blines)) if blines[i] == "****Message descriptor****"][0]
+    add("amqsbcg_no_md_banner.bcg",
+        "amqsbcg: the second message's '****Message descriptor****' line deleted",
+        "\n".join(blines[:md_banner] + blines[md_banner + 1:]).encode(), good=good3, framed=3)
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d) / "capture"
+        amqsbcg.write_amqsbcg(tmp, [good(GOOD_BEFORE), good(b"middle message"),
+                                    good(GOOD_AFTER)], dlh_block=True)
+        b934 = tmp.read_text().split("\n")
+    second = [i for i, ln in enumerate(b934) if "MQGET of message number 2" in ln][0]
+    dlh_banner = [i for i in range(second, len(b934)) if b934[i] == "****Dead Letter Header****"][0]
+    add("amqsbcg_no_dlh_banner.bcg",
+        "amqsbcg 9.3.4: the second message's '****Dead Letter Header****' line deleted",
+        "\n".join(b934[:dlh_banner] + b934[dlh_banner + 1:]).encode(), good=good3, framed=3)
+    fmt_line = [i for i in range(second, len(b934)) if b934[i].startswith("  Format : ")][0]
+    twice = b934[:fmt_line + 1] + ["  Format : 'MQSTR   '"] + b934[fmt_line + 1:]
+    add("amqsbcg_md_line_twice.bcg",
+        "amqsbcg: a second, different 'Format :' line in the second message's descriptor",
+        "\n".join(twice).encode(), bad=[["bad_descriptor", "bad_md_field"]], framed=3)
+    # 4. dmpmqmsg: S lines of UTF-8 text keep their bytes
+    dlines = dm.decode().split("\n")
+    starts = [i for i, ln in enumerate(dlines) if ln.startswith("A VER")]
+    xs = [i for i in range(starts[1], starts[2]) if dlines[i].startswith("X ")]
+    head = bytes.fromhex("".join(dlines[i][2:] for i in xs))[:-len(b"middle message")]
+    utf8 = "price €5 café".encode()
+    add("dmpmqmsg_s_line_utf8.dmp",
+        "dmpmqmsg: the middle message's payload on S lines of UTF-8 text",
+        "\n".join(dlines[:xs[0]] + ["X " + head.hex().upper()]).encode() + b"\n"
+        + b'S "' + utf8 + b'"\nS " and ~"more~~"\n'
+        + "\n".join(dlines[xs[-1] + 1:]).encode(),
+        good=["good before", 'price €5 café and "more~', "good after"], framed=3)
+    # 5. payloads in CCSIDs without a codec: no text, an issue
+    odd = [dead_letter({"Format": "MQSTR", "PutDate": "20240315", "PutTime": "10153012"},
+                       {"Reason": 2053, "CodedCharSetId": c, "PutDate": "20240315",
+                        "PutTime": "10153157"}, b"\x0e\x45\x41\x0f text " + str(c).encode())
+           for c in (1390, 937, 65535, -1)]
+    add("raw_payload_ccsid_unknown.bin",
+        "raw: MQSTR payloads in CCSIDs 1390, 937, 65535 and -1 (no codec): no text",
+        RAW_HEAD + b"".join(record(m) for m in [good(GOOD_BEFORE)] + odd + [good(GOOD_AFTER)]),
+        bad=[["ok", "unknown_ccsid"]], framed=6)
+    # 6. dmpmqmsg: what the utility printed before the first message
+    add("dmpmqmsg_version_banner.dmp",
+        "dmpmqmsg: the utility's version and copyright lines before the first message",
+        b"Dmpmqmsg Version:9.3.0.0 Created:Tue Mar 12 14:04:00 2024\n"
+        b"5724-H72 (C) Copyright IBM Corp. 1994, 2024.\n\n" + dm, good=good3, framed=3)
+    add("dmpmqmsg_damaged_first_line.dmp",
+        "dmpmqmsg: the first message's first attribute line damaged ('AVER 2')",
+        b"AVER 2\n" + dm, bad=[["bad_framing", "unframed"]], good=good3, framed=4)
+    # 7. fields the capture does not hold: lines elided, values masked
+    dl = dm.decode().split("\n")
+    starts = [i for i, ln in enumerate(dl) if ln.startswith("A VER")]
+    mid = range(starts[1], starts[2])
+    el = [("..." if dl[i].startswith("A MSI") else "A USR ****" if dl[i].startswith("A USR")
+           else dl[i]) for i in range(len(dl))
+          if not (i in mid and dl[i].startswith("A PAT"))]
+    add("dmpmqmsg_elided_and_masked.dmp",
+        "dmpmqmsg: A MSI cut out ('...') and A USR masked '****' in every message, "
+        "A PAT deleted in the second",
+        "\n".join(el).encode(), good=[], bad=[["truncated", "elided"], ["truncated", "masked"]],
+        framed=3)
+    gets = [i for i, ln in enumerate(b934) if "MQGET of message number" in ln]
+    bl = []
+    for i, ln in enumerate(b934):
+        if gets[1] <= i < gets[2] and ln.startswith("  DestQMgrName"):
+            continue
+        if gets[1] <= i < gets[2] and ln.startswith("  MsgId"):
+            ln = "  MsgId : X'414D5120" + "." * 40 + "'"
+        bl.append(ln)
+    add("amqsbcg_elided_and_masked.bcg",
+        "amqsbcg 9.3.4: the DLH's DestQMgrName line deleted and the MsgId masked '....'",
+        "\n".join(bl).encode(), good=["good before", "good after"],
+        bad=[["truncated", "elided"], ["truncated", "masked"]], framed=3)
+    # 10. a banner line padded with 65,000 blanks (the banner regex was quadratic)
+    padded = dm.replace(b"\n", b"\n* Qmgr  = x" + b" " * 65000 + b"y\n", 1)
+    add("dmpmqmsg_banner_65000_blanks.dmp",
+        "dmpmqmsg: a '* Qmgr  =' line padded with 65,000 blanks",
+        padded, good=good3, framed=3)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

@@ -21,7 +21,8 @@ from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF,
 from dlqlens.capture.amqsbcg.lines import _END, _MD_BANNER, _MD_BANNER_B, _MQGET, _frame_lines
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.text import TEXT_CODEC, TextBlock, decode_line, read_text, windows
+from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, decode_line,
+                                  masked_rows, read_text, windows)
 from dlqlens.decode.frames import Frames, FramesBuilder, labels
 from dlqlens.mq.ccsid import UTF16, charset
 from dlqlens.mq.structs import MQDLH, MQLONG
@@ -114,9 +115,54 @@ class _Block(TextBlock):
 
     def unit_counts(self, cut: int) -> np.ndarray:
         """Messages per unit of lines ``[0, cut)``: the line reader starts a
-        message at each descriptor banner line and nowhere else, so a unit
-        holds as many messages as banner lines."""
+        message at an ``MQGET of message number`` line (where units start)
+        and at each descriptor banner line, except the banner that is the
+        first non-blank line after an MQGET line (that message's own)."""
         us = self.unit_starts[self.unit_starts < cut]
+        banners = self._banner_counts(us, cut)
+        if not len(us):
+            return banners
+        # units started by an MQGET line: one message more, unless the next
+        # non-blank line is its banner
+        p, starts, cend = self.p, self.starts, self.cend
+        extra = np.zeros(len(us), dtype=np.int64)
+        gets = np.flatnonzero(self.mqget[us])
+        if not len(gets):
+            return banners
+        ue = np.append(us[1:], cut)
+        nonblank = np.flatnonzero(self._trimmed_ends(cut) > starts[:cut])
+        k = np.searchsorted(nonblank, us[gets] + 1)
+        j = np.where(k < len(nonblank), nonblank[np.minimum(k, len(nonblank) - 1)], cut)
+        has = j < ue[gets]
+        jj = np.minimum(j, max(cut - 1, 0))
+        size = len(_MD_BANNER_B)
+        exact = has & (cend[jj] - starts[jj] == size) & ~self.weird[jj]
+        if exact.any():
+            w = windows(p, starts[jj[exact]], size)
+            exact[exact] = (w == np.frombuffer(_MD_BANNER_B, np.uint8)).all(axis=1)
+        extra[gets] = ~exact
+        for g in np.flatnonzero(has & ~exact).tolist():  # the line reader's test
+            i = int(gets[g])
+            line = int(j[g])
+            while line < int(ue[i]):
+                text = decode_line(bytes(self.buf[starts[line]:cend[line]])).strip()
+                if text:
+                    extra[i] = text != _MD_BANNER
+                    break
+                line += 1
+        # an MQGET line inside a unit (not where the fast reader cuts): the line reader
+        inner = self.special[:cut].copy()
+        inner[us] = False
+        odd = np.zeros(len(us), dtype=bool)
+        if inner.any():
+            odd[np.searchsorted(us, np.flatnonzero(inner), side="right") - 1] = True
+            out = banners + extra
+            out[odd] = self.count_by_lines(us, ue, odd)[odd]
+            return out
+        return banners + extra
+
+    def _banner_counts(self, us: np.ndarray, cut: int) -> np.ndarray:
+        """Descriptor banner lines (the line reader's test) per unit."""
         pos = _find_all(self.buf, _MD_BANNER_B, self.line_offset(cut))
         line = np.unique(np.searchsorted(self.starts, pos, side="right") - 1)
         # a line that is the banner and nothing else; others as the line reader reads them
@@ -180,6 +226,11 @@ class _Block(TextBlock):
         csp = np.concatenate([[0], np.cumsum(special[content])])
         nc = len(content)
         ok &= csp[np.minimum(cfirst + m.ci, nc)] - csp[np.minimum(cfirst + 2, nc)] == 0
+        # nor a value masked by hand ('****', '..'): the line reader says so
+        ok &= ~masked_rows(m.md, _MD_CHAR_COLUMNS)
+        for name, (_, size, kind) in _DLH_AT.items():
+            if kind != MQLONG and ("d." + name) in m.values and (ok & dlh).any():
+                ok &= ~(dlh & masked_rows(np.asarray(m.values["d." + name])))
         # the dump lines
         nd = np.where(ok, (shown + 15) // 16, 0)
         ok &= m.ci + nd <= ncont

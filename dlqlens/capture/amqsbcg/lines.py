@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from dlqlens.capture.message import MD_DEFAULTS, byteorder_of
-from dlqlens.capture.text import clean_hex, pack_text_md
+from dlqlens.capture.text import clean_hex, elision_marker, is_masked, pack_text_md
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
 from dlqlens.mq.ccsid import UTF16, charset
@@ -33,14 +33,22 @@ _DUMP = re.compile(r"^\s*([0-9A-Fa-f]{8}):(.*)$")
 #: end the message it belongs to.
 _END = re.compile(r"^\s*(?:No more messages\s*$|\*{4}\s+Summary\s+\*{4}|MQGET \d+, failed)")
 _QUOTED = re.compile(r"^\s*(\w+)\s*:\s*'(.*)'\s*$")
-_PAIR = re.compile(r"^\s*(\w+)\s*:\s*('(?:[^']*)'|-?\d+)\s+(\w+)\s*:\s*('(?:[^']*)'|-?\d+)\s*$")
-_NUMBER = re.compile(r"^\s*(\w+)\s*:\s*(-?\d+)(?:\s*\[(.*)\])?\s*$")
+_PAIR = re.compile(r"^\s*(\w+)\s*:\s*('(?:[^']*)'|-?\d+|[*.xX\u2026]{2,})\s+(\w+)\s*:\s*"
+                   r"('(?:[^']*)'|-?\d+|[*.xX\u2026]{2,})\s*$")
+_NUMBER = re.compile(r"^\s*(\w+)\s*:\s*(-?\d+|[*.xX\u2026]{2,})(?:\s*\[(.*)\])?\s*$")
 _HEXVAL = re.compile(r"^\s*(\w+)\s*:\s*X'([^']*)'\s*$")
 _HEXONLY = re.compile(r"^\s*X'([^']*)'\s*$")
+#: A descriptor line ``Label : value`` whatever its value.
+_LABELLED = re.compile(r"^\s*(\w+)\s*:\s*(.*)$")
 
 _MD_INT = {f.name for f in MQMD.fields if f.type == MQLONG}
 _MD_CHAR = {f.name for f in MQMD.fields if f.type == MQCHAR}
 _MD_BYTES = {f.name for f in MQMD.fields if f.type == MQBYTE}
+_MD_FIELDS = {f.name for f in MQMD.fields}
+_DLH_KIND = {f.name: "int" if f.type == MQLONG else "char" for f in MQDLH.fields}
+#: The MQMD fields amqsbcg prints for every message, and for version 2.
+_MD_V2 = tuple(f.name for f in MQMD.fields if f.version == 2)
+_MD_ALWAYS = tuple(f.name for f in MQMD.fields if f.version == 1)
 
 
 def _values(line: str) -> list[tuple[str, str]]:
@@ -75,6 +83,15 @@ class _Message:
         self.length_bad = False
         self.issues = []
         self.raw_lines: list[str] = []
+        #: started by an MQGET line, and no other line seen yet
+        self.fresh = False
+        #: the line of an elision marker ('...') among the descriptor lines
+        self.elided_at: int | None = None
+        #: fields whose line is there but unreadable (reported on that line)
+        self.unreadable: set[str] = set()
+        #: the lines of the length line and of the last dump line
+        self.length_line: int | None = None
+        self.last_dump: int | None = None
 
 
 #: Missing dump lines within a message's stated length are zero-filled so
@@ -93,7 +110,6 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
     """
     builder = FramesBuilder(source, "amqsbcg", "text")
     cur: _Message | None = None
-    pending_get: tuple[int, int] | None = None
 
     def finish(m: _Message):
         nonlocal count
@@ -103,26 +119,34 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
     for number, offset, text in lines:
         stripped = text.strip()
         mget = _MQGET.search(text)
-        if mget or stripped == _MD_BANNER:
-            if mget:
-                if cur is not None:
-                    finish(cur)
-                    cur = None
-                pending_get = (number, offset)
+        if mget:
+            # a message starts here, whatever follows: its descriptor banner,
+            # or (the banner lost) its descriptor lines
+            if cur is not None:
+                finish(cur)
+            cur = _Message(0, number, offset)
+            cur.fresh = True
+            continue
+        if stripped == _MD_BANNER:
+            if cur is not None and cur.fresh:
+                cur.fresh = False  # the banner of the message its MQGET line started
                 continue
             if cur is not None:
                 finish(cur)
-            line, off = pending_get or (number, offset)
-            cur = _Message(0, line, off)
-            pending_get = None
+            cur = _Message(0, number, offset)
             continue
         if cur is None:
             continue
+        if stripped:
+            cur.fresh = False
         cur.raw_lines.append(text)
         if _END.search(text):
             finish(cur)
             cur = None
             continue
+        if cur.section == "md" and "StrucId" in cur.md and \
+                re.match(r"^\s*StrucId\s*:\s*'DLH ", text):
+            cur.section = "dlh"  # the DLH block, its banner line lost
         if cur.section in ("md", "dlh", "props"):
             if stripped == _DLH_BANNER:
                 cur.section = "dlh"
@@ -136,6 +160,9 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
             if cur.section == "props":
                 continue
             target = cur.md if cur.section == "md" else cur.dlh
+            if elision_marker(text):
+                cur.elided_at = cur.elided_at or number
+                continue
             if cur.pending_hex_label:
                 m = _HEXONLY.match(text)
                 if m:
@@ -145,7 +172,30 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
             if stripped.endswith(":") and stripped[:-1].strip().isidentifier():
                 cur.pending_hex_label = stripped[:-1].strip()
                 continue
-            for label, value in _values(text):
+            found = _values(text)
+            if not found:
+                bad = _LABELLED.match(text)
+                if bad and (bad.group(1) in _MD_FIELDS if target is cur.md
+                            else bad.group(1) in _DLH_KIND):
+                    # a descriptor line whose value is not as amqsbcg prints
+                    # it (a typographic quote, a cut): reported on this line
+                    label = bad.group(1)
+                    sect = "md" if target is cur.md else "dlh"
+                    cur.issues.append((
+                        "bad_md_field", f"{sect}.{label}",
+                        "a value as amqsbcg prints it ('characters', a number or X'hex')",
+                        repr(bad.group(2).strip()[:60]), number))
+                    cur.unreadable.add(f"{sect}.{label}")
+            for label, value in found:
+                if label in target:
+                    # a second line for one field (a section's banner lost, or
+                    # lines pasted twice): the first stands, the second is reported
+                    first = target[label]
+                    cur.issues.append((
+                        "bad_md_field", f"{'md' if target is cur.md else 'dlh'}.{label}",
+                        f"one '{label} :' line (the first, line {first[1]}, reads "
+                        f"{first[0]!r})", f"another, reading {value!r}", number))
+                    continue
                 target[label] = (value, number)
             continue
         if cur.section == "length":
@@ -154,6 +204,7 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
                 cur.section = "data"
                 shown = int(m.group(1))
                 total = int(m.group(2)) if m.group(2) else shown
+                cur.length_line = number
                 if max(shown, total) >= 2**31:  # amqsbcg prints MQLONG lengths
                     cur.issues.append(("length_mismatch", "length line",
                                        "a length of at most 2147483647 bytes (an MQLONG)",
@@ -190,6 +241,7 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
                 digits = re.sub(r"[^0-9A-Fa-f]", "0", digits[: len(digits) // 2 * 2])
             cur.hex.append(digits)
             cur.collected += len(digits) // 2
+            cur.last_dump = number
     if cur is not None:
         finish(cur)
     return builder.build(), count
@@ -215,6 +267,14 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
     for code, field, expected, found, line in m.issues:
         issue(code, field, expected, found, line)
     fields: dict = {}
+    unknown: list[str] = []
+    for name, (value, line) in list(m.md.items()):
+        kind = "hex" if name in _MD_BYTES else "int" if name in _MD_INT else "char"
+        hx = value[2:-1] if kind == "hex" and value.startswith("X'") else value
+        if name in _MD_INT | _MD_CHAR | _MD_BYTES and is_masked(hx, kind):
+            issue("masked", f"md.{name}", "the value", f"{value.strip()[:70]!r} (masked)", line)
+            unknown.append(f"md.{name}")
+            del m.md[name]
     for name, (value, line) in m.md.items():
         if name in _MD_BYTES:
             hx = value[2:-1] if value.startswith("X'") else value
@@ -237,10 +297,38 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
         elif name in _MD_CHAR:
             fields[name] = value
     for need in ("Encoding", "CodedCharSetId", "Format"):
-        if need not in fields:
+        if need not in fields and f"md.{need}" not in m.unreadable and \
+                not any(i[1] == f"md.{need}" for i in m.issues):
             issue("bad_md_field", f"md.{need}", f"a '{need} :' descriptor line", "none",
-                  m.line)
+                  m.elided_at or m.line)
     md_ok = "Format" in fields and "Encoding" in fields and "CodedCharSetId" in fields
+    if md_ok:
+        # the lines amqsbcg prints for every message: one missing was cut out
+        need = _MD_ALWAYS + (_MD_V2 if fields.get("Version") == 2 else ())
+        for name in need:
+            if name not in m.md and f"md.{name}" not in unknown and \
+                    f"md.{name}" not in m.unreadable:
+                issue("elided", f"md.{name}", f"a '{name} :' descriptor line (amqsbcg prints "
+                      f"one for every message{' of MQMD version 2' if name in _MD_V2 else ''})",
+                      "none" + (f": lines elided at line {m.elided_at}" if m.elided_at else ""),
+                      m.elided_at or m.line)
+                unknown.append(f"md.{name}")
+    if m.dlh:
+        for name, (value, line) in list(m.dlh.items()):
+            kind = _DLH_KIND.get(name)
+            if kind and is_masked(value, kind):
+                issue("masked", f"dlh.{name}", "the value", f"{value.strip()[:70]!r} (masked)",
+                      line)
+                unknown.append(f"dlh.{name}")
+                del m.dlh[name]
+        for f in MQDLH.fields:
+            if f.name not in m.dlh and f"dlh.{f.name}" not in unknown and \
+                    f"dlh.{f.name}" not in m.unreadable:
+                issue("elided", f"dlh.{f.name}", f"a '{f.name} :' line in the Dead Letter "
+                      "Header block", "none" + (f": lines elided at line {m.elided_at}"
+                                                if m.elided_at else ""),
+                      m.elided_at or m.line)
+                unknown.append(f"dlh.{f.name}")
     try:
         data = b"".join(bytes.fromhex(h) for h in m.hex)
     except ValueError:  # pragma: no cover - hex was validated line by line
@@ -253,9 +341,12 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
         issue("data_truncated", "length line", "' length - N bytes' and a hex dump",
               "none", m.line)
     elif len(data) < shown:
-        issue("data_truncated", "hex dump", f"{shown} bytes", f"{len(data)} bytes", m.line)
+        # named where the dump stops (its last line, or the length line)
+        issue("data_truncated", "hex dump", f"{shown} bytes", f"{len(data)} bytes",
+              m.last_dump or m.length_line or m.line)
     elif len(data) > shown:
-        issue("length_mismatch", "hex dump", f"{shown} bytes", f"{len(data)} bytes", m.line)
+        issue("length_mismatch", "hex dump", f"{shown} bytes", f"{len(data)} bytes",
+              m.last_dump or m.length_line or m.line)
     reconstructed = False
     if m.dlh:
         dlh, problems = _dlh_fields(m.dlh)
@@ -280,7 +371,7 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
     builder.add(md=md_bytes if md_ok else None, big_endian=False, codec="utf-8",
                 blank=0x20, version=version, data=data, data_length=max(total, len(data)),
                 number=number, offset=m.offset, line=m.line, reconstructed=reconstructed,
-                issues=issues, raw=raw)
+                issues=issues, raw=raw, unknown=tuple(unknown) if md_ok else ())
 
 
 def _dlh_fields(block: dict) -> tuple[dict, list]:

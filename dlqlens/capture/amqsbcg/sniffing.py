@@ -14,13 +14,13 @@ from dlqlens.capture.amqsbcg import fast as _fast
 from dlqlens.capture.amqsbcg.lines import _MD_BANNER, _MQGET
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
-from dlqlens.capture.text import plan_text
+from dlqlens.capture.text import normalise_head, plan_text
 from dlqlens.mq.constants import OBJECT_NAME
 
 
 def sniff(head: bytes) -> bool:
     """True when ``head`` looks like amqsbcg output."""
-    text = head.decode("latin-1")
+    text = normalise_head(head).decode("latin-1")
     return "AMQSBCG0" in text or _MD_BANNER in text or bool(_MQGET.search(text))
 
 
@@ -34,7 +34,7 @@ def banner(head: bytes) -> tuple[None, str | None]:
     amqsbcg does not print the queue manager's name). None when absent or not
     an MQ object name (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is
     the start of the file, and the first such line counts."""
-    m = _MQOPEN.search(head)
+    m = _MQOPEN.search(normalise_head(head))
     name = m.group(1).decode("latin-1").rstrip() if m else ""
     return None, name if OBJECT_NAME.fullmatch(name) else None
 

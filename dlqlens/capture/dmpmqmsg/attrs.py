@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from dlqlens.capture.dmpmqmsg.lines import CODES
+from dlqlens.capture.dmpmqmsg.lines import _ALWAYS, _V2, CODES
 from dlqlens.capture.scan import rows_like_first, rows_of
 from dlqlens.capture.text import decimals, hex_values, pack_text_md, windows
 from dlqlens.mq.structs import MQMD
@@ -326,11 +326,26 @@ _SPECS: dict[tuple, object] = {}
 _PER_CODE = object()
 
 
+_ALWAYS_KEYS = [frozenset(_code_key(c) for c in group) for group in _ALWAYS]
+_V2_KEYS = [frozenset([_code_key(c)]) for c in _V2]
+_VER_KEY = _code_key("VER")
+
+
+def _complete(layout: tuple) -> bool:
+    """Does ``layout`` hold every line dmpmqmsg writes (those of MQMD version
+    2 too when it has a ``VER`` line)? A unit without one goes to the line
+    reader, which says which field the capture does not hold."""
+    have = set(layout)
+    need = _ALWAYS_KEYS + (_V2_KEYS if _VER_KEY in have else [])
+    return all(not have.isdisjoint(g) for g in need)
+
+
 def _layout_spec(layout: tuple):
     if layout in _SPECS:
         return _SPECS[layout]
     spec = None
-    if len(set(layout)) == len(layout) and all(c in _FAST_CODES for c in layout):
+    if len(set(layout)) == len(layout) and all(c in _FAST_CODES for c in layout) and \
+            _complete(layout):
         fields = [_FAST_CODES[c][0] for c in layout]
         if len(set(fields)) != len(fields):
             spec = _PER_CODE

@@ -18,7 +18,8 @@ from dlqlens.capture.dmpmqmsg.lines import _frame_lines
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.scan import IS_HEX, hex_runs
 from dlqlens.capture.slices import Slice
-from dlqlens.capture.text import TEXT_CODEC, TextBlock, read_text, windows
+from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, masked_rows,
+                                  read_text, windows)
 from dlqlens.decode.frames import Frames, labels
 
 #: Bytes read from the file at a time by the fast reader (whole messages: a
@@ -258,6 +259,8 @@ class _Block(TextBlock):
                     else:
                         md_c[pos], ver_c[pos] = blk, ver
                         ok_c[pos] &= good
+            # a value masked by hand ('****', '..') is for the line reader to say
+            ok_c &= ~masked_rows(md_c, _MD_CHAR_COLUMNS)
             ok[cand] = ok_c
         # data: the X lines of each unit as one run of text
         data, dl = _unit_data(self, ok, firstX, lastX)

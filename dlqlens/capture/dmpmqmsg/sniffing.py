@@ -14,20 +14,23 @@ import re
 from dlqlens.capture.dmpmqmsg import fast as _fast
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
-from dlqlens.capture.text import plan_text
+from dlqlens.capture.text import normalise_head, plan_text
 from dlqlens.mq.constants import OBJECT_NAME
 
 
 def sniff(head: bytes) -> bool:
     """True when ``head`` looks like a dmpmqmsg/QLOAD file."""
-    text = head.decode("latin-1")
+    text = normalise_head(head).decode("latin-1")
     if text.startswith(("* QLOAD", "* DMPMQMSG")):
         return True
     return bool(re.search(r"^A (VER|RPT|MST|FMT) ", text, re.M)) and \
         bool(re.search(r"^[XST] ", text, re.M))
 
 
-_BANNER = re.compile(rb"^\* (Qmgr|Queue) *= *([^\r\n]*?) *\r?$", re.M)
+#: The banner lines; the value runs to the end of the line and its trailing
+#: blanks are removed afterwards (a lazy value followed by `` *\r?$`` let the
+#: engine retry every split of a long run of blanks: quadratic).
+_BANNER = re.compile(rb"^\* (Qmgr|Queue) *= *([^\r\n]*)", re.M)
 
 
 def banner(head: bytes) -> tuple[str | None, str | None]:
@@ -38,14 +41,14 @@ def banner(head: bytes) -> tuple[str | None, str | None]:
     (:data:`dlqlens.mq.constants.OBJECT_NAME`); ``head`` is the start of the
     file, and the first line of each kind counts."""
     found: dict[bytes, str] = {}
-    for m in _BANNER.finditer(head):
-        name = m.group(2).decode("latin-1")
+    for m in _BANNER.finditer(normalise_head(head)):
+        name = m.group(2).rstrip(b" ").decode("latin-1")
         if m.group(1) not in found and OBJECT_NAME.fullmatch(name):
             found[m.group(1)] = name
     return found.get(b"Qmgr"), found.get(b"Queue")
 
 
-_CREATED = re.compile(rb"^\* (?:QLOAD|DMPMQMSG)\b[^\r\n]*?Created: *([^\r\n]*?) *\r?$", re.M)
+_CREATED = re.compile(rb"^\* (?:QLOAD|DMPMQMSG)\b([^\r\n]*)", re.M)
 
 
 def created(head: bytes):
@@ -59,10 +62,10 @@ def created(head: bytes):
     names no time zone: callers take it as UTC and say so."""
     import datetime as _dt
 
-    m = _CREATED.search(head[:4096])
-    if not m:
+    m = _CREATED.search(normalise_head(head[:4096]))
+    if not m or b"Created:" not in m.group(1):
         return None
-    text = m.group(1).decode("latin-1").strip()
+    text = m.group(1).split(b"Created:", 1)[1].decode("latin-1").strip()
     try:
         return _dt.datetime.strptime(text, "%a %b %d %H:%M:%S %Y")
     except ValueError:
