@@ -402,6 +402,20 @@ SITUATIONS: dict[str, Remedy] = dict([
         Check("the trigger interval", "DISPLAY QMGR TRIGINT"),
         Check("whether a server has the queue open and how deep it is",
               "DISPLAY QSTATUS({app_queue}) TYPE(QUEUE) IPPROCS CURDEPTH")]),
+    _r("TRIGGER_STORM_DEPTH",
+       "{app_queue} (TRIGTYPE(DEPTH)) was triggered again and again: the queue manager turns "
+       "TRIGGER off after every DEPTH trigger message, so something turned it back on each time",
+       ["the server started for {app_queue} turns TRIGGER back on (MQSET of TriggerControl) "
+        "before the depth falls below TRIGDPTH, so the queue manager makes the next trigger "
+        "message at once (\"Conditions for a trigger event\", item 13)",
+        "an operator or a script runs ALTER QLOCAL({app_queue}) TRIGGER repeatedly"],
+       [Check("the queue's trigger settings and depth", "DISPLAY QLOCAL({app_queue}) TRIGGER "
+              "TRIGTYPE TRIGDPTH TRIGMPRI INITQ PROCESS CURDEPTH"),
+        Check("who has the queue open (the server that re-enables TRIGGER)",
+              "DISPLAY QSTATUS({app_queue}) TYPE(HANDLE) ALL"),
+        Check("whether an operator or script alters it: the command events, when CMDEV is on",
+              "DISPLAY QMGR CMDEV")],
+       "https://www.ibm.com/docs/en/ibm-mq/10.0.x?topic=queues-triggertype-mqlong"),
     _r("BACKOUT_QUEUE",
        "poison messages wait on backout queue {queue}: a consumer gave up on each after "
        "backing it out to the threshold",
