@@ -62,6 +62,14 @@ Output directory (stable contract)
         queue that no longer exists), ``reason_burst`` (one of the dead
         letters of an incident: a consumer outage, a deleted queue, a
         permissions change), or null (ordinary traffic, isolated failures).
+        The primary pattern: the first of ``patterns``.
+    ``patterns`` : list of str
+        Every pattern the message belongs to, the primary first (empty for
+        null): a message can be of several, as a re-trigger message the
+        trigger monitor could not act on (``trigger_failure`` and
+        ``trigger_storm``) or a dead letter of a put-inhibit incident left to
+        expire on the DLQ (``expiry_buildup`` and ``reason_burst``). Detector
+        accuracy (:mod:`dlqlens.accuracy`) scores against this list.
     ``md`` : object
         MQMD fields as captured: ``MsgId``/``CorrelId`` (upper-case hex),
         ``MsgType``, ``Feedback``, ``Format``, ``Encoding``, ``CodedCharSetId``,

@@ -304,7 +304,7 @@ class Consumer(App):
             if self.skip_backout:
                 self._skip(q, m)
                 continue
-            m.pattern = m.pattern or "backout_loop"
+            m.add_pattern("backout_loop")
             self.qm.backout(q, m, self.actor)
             yield self.retry_delay
 
@@ -355,7 +355,7 @@ class JmsConsumer(App):
                 self.qm.commit(q, m, self.actor)
                 self.qm.log(m, self.actor, "processed", queue=q.name)
                 continue
-            m.pattern = m.pattern or "backout_loop"
+            m.add_pattern("backout_loop")
             self.qm.backout(q, m, self.actor)
             yield self.redelivery_delay
 
@@ -416,7 +416,7 @@ class BrokerFlow(App):
             yield self.process_time
             if count >= 2 * threshold or (count >= threshold and self.failure_terminal is None):
                 if not self._elsewhere(q, m):
-                    m.pattern = m.pattern or "backout_loop"
+                    m.add_pattern("backout_loop")
                     self.qm.backout(q, m, self.actor)
                     yield self.retry_delay
                 continue
@@ -429,7 +429,7 @@ class BrokerFlow(App):
                 self.qm.commit(q, m, self.actor)
                 self.qm.log(m, self.actor, "processed", queue=q.name)
                 continue
-            m.pattern = m.pattern or "backout_loop"
+            m.add_pattern("backout_loop")
             self.qm.backout(q, m, self.actor)
             yield self.retry_delay
 
@@ -564,7 +564,7 @@ class TriggerMonitor(App):
             yield self.spawn_time
             prog = self.sim.programs.get(str(tm["ApplId"]).strip())
             if prog is None or not prog.can_start():
-                m.pattern = "trigger_failure"
+                m.add_pattern("trigger_failure", primary=True)  # and a storm's, if it was one
                 self._reject(q, m, MQFB["MQFB_APPL_CANNOT_BE_STARTED"])
                 continue
             self.qm.log(m, self.actor, "started", program=prog.applid)

@@ -389,8 +389,9 @@ def expiry_buildup(sim: Simulation, size: int, home: Layout) -> Plan:
     expiry. No DLQ handler runs, so the expired ones stay on the DLQ, counted
     in its depth, until the capture's browse discards them (they are never
     in the capture; the manifest counts them). Every captured dead letter is
-    a message on its way to expiring there (``expiry_buildup``). Captured:
-    the DLQ.
+    a message on its way to expiring there (``expiry_buildup``, the primary
+    pattern) and one of the dead letters of the put-inhibit incident
+    (``reason_burst`` too). Captured: the DLQ.
     """
     hub = home_qmgr(sim, "QM.HUB", home)
     feed = remote_qmgr(sim, "QM.FEED", "linux")
@@ -413,6 +414,7 @@ def expiry_buildup(sim: Simulation, size: int, home: Layout) -> Plan:
              process_time=min(0.01, 0.5 / rate)).start()
     sim.at(0.1 * window, lambda: hub.alter("RATES.IN", put="DISABLED"))
     sim.label("expiry_buildup", lambda m, dlh: dlh is not None and m.deadline is not None)
+    sim.label("reason_burst", is_dead_letter(2051, "RATES.IN"))
     return Plan(window + 5.0, [(hub.name, DLQ)])
 
 

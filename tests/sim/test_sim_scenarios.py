@@ -315,3 +315,22 @@ def test_the_captured_queue_manager_can_be_renamed(tmp_path, capsys):
     for bad, match in (("BAD NAME", "queue manager name"), ("QM.BATCH", "taken")):
         with pytest.raises(UsageError, match=match):
             run_cli(["simulate", "deleted_queue_after_deploy", "--qmgr", bad, "--out", str(out)])
+
+
+def test_a_message_of_several_patterns_lists_them_all(tmp_path):
+    """``patterns`` holds every pattern of a message, the primary ``pattern`` first."""
+    simulate("expiry_buildup", 300, str(tmp_path / "e"), format="raw", seed=7)
+    gt, _ = load(tmp_path / "e")
+    assert gt and all(g["patterns"] == ["expiry_buildup", "reason_burst"] for g in gt)
+    assert all(g["pattern"] == "expiry_buildup" and g["dlh"]["Reason"] == 2051 for g in gt)
+    simulate("trigger_storm", PATTERN_SIZES["trigger_storm"], str(tmp_path / "t"), format="raw",
+             seed=7)
+    gt, _ = load(tmp_path / "t")
+    for g in gt:
+        assert g["pattern"] == (g["patterns"][0] if g["patterns"] else None)
+        retrigger = g["tm"] is not None and g["events"][0]["cause"] in ("close", "trigint")
+        assert ("trigger_storm" in g["patterns"]) == retrigger
+        assert ("trigger_failure" in g["patterns"]) == (g["dlh"] is not None
+                                                       and g["dlh"]["Reason"] == 265)
+    both = [g for g in gt if g["patterns"] == ["trigger_failure", "trigger_storm"]]
+    assert both, "a re-trigger message the monitor could not act on is of both patterns"
