@@ -146,8 +146,12 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                   capture_time=None):
     """Find bursts of trigger messages for one application queue and process.
 
-    Trigger messages that are not dead-lettered (captures of initiation
-    queues, or of any queue they were moved to) are grouped by application
+    Trigger messages, wherever they were captured (initiation queues, any
+    queue they were moved to, and dead-letter queues: a trigger message the
+    trigger monitor could not act on, or the queue manager could not put on
+    the initiation queue, was made by the queue manager all the same and
+    counts toward the storm; it is also a ``trigger_failure``), are grouped
+    by application
     queue (``tm.QName``), process (``tm.ProcessName``) and burst: a burst
     ends when no trigger message for the pair comes for ``gap`` seconds
     (Spark ``session_window``). A burst is a storm when it holds at least
@@ -202,18 +206,20 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         ``rate_per_minute``, ``process``, ``applid``, ``trigtype``,
         ``trigint_ms``, ``allowed`` (the most trigger messages TRIGINT allows
         a FIRST queue over the span, null for other types and without
-        definitions) and ``item`` (12: more than TRIGINT allows, closes
+        definitions), ``item`` (12: more than TRIGINT allows, closes
         without draining; 11: within it, TRIGINT too low; 13: a DEPTH queue
-        whose TRIGGER is turned back on; null without definitions).
+        whose TRIGGER is turned back on; null without definitions) and
+        ``dead_lettered`` (how many of them were on a dead-letter queue).
     """
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
-    rows = _trigger_rows(df, capture_time).where(~F.col("is_dead_letter")
-                                                 & F.col("application_queue").isNotNull())
+    # every trigger message with an MQTM; its MQMD put time is when the queue manager made it
+    rows = _trigger_rows(df, capture_time).where(F.col("application_queue").isNotNull())
     burst = F.session_window(F.col("earliest_put_ts"), f"{float(gap)} seconds").alias("burst")
     grouped = (rows.groupBy("application_queue", "process", burst)
                .agg(F.count(F.lit(1)).alias("message_count"),
+                    F.sum(F.col("is_dead_letter").cast("int")).alias("dead_lettered"),
                     F.min("earliest_put_ts").alias("first"),
                     F.max("earliest_put_ts").alias("last"),
                     F.first("applid", ignorenulls=True).alias("applid"),
@@ -277,6 +283,9 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         F.col("message_count").cast("string"),
         F.lit(" times in "), F.format_number(F.col("span"), 0), F.lit(" s ("), rate_text,
         F.lit(" per minute) for process "), F.coalesce(F.col("process"), F.lit("(blank)")),
+        F.when(F.col("dead_lettered") > 0, F.concat(
+            F.lit(" ("), F.col("dead_lettered").cast("string"),
+            F.lit(" of these trigger messages are on a dead-letter queue)"))).otherwise(F.lit("")),
         why, F.when(ongoing, F.concat(
             F.lit("; still going when the capture was taken ("),
             F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.lit(" UTC, "),
@@ -285,7 +294,7 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         F.col("message_count").alias("count"), F.round(F.col("span"), 3).alias("span_seconds"),
         F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
         F.col("applid"), F.col("trigtype"), F.col("trigint_ms"), F.col("allowed"),
-        item.alias("item"))
+        item.alias("item"), F.col("dead_lettered").cast("long").alias("dead_lettered"))
     return storm.select(*finding_columns(
         kind="trigger_storm", severity=severity, queues=F.array(F.col("application_queue")),
         window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),

@@ -274,6 +274,7 @@ EVIDENCE: dict[str, dict[str, tuple[str, str]]] = {
         "allowed": ("Most that TRIGINT allows over that time", "count:trigger messages|not "
                     "known (TRIGTYPE(FIRST) and TRIGINT needed: TRIGINT applies to FIRST only)"),
         "item": ("Condition blamed", "item|not known (no queue definition given)"),
+        "dead_lettered": ("Of them on a dead-letter queue", "count:messages"),
     },
     "trigger_failure": {
         "count": ("Dead-lettered trigger messages", "count:messages"),

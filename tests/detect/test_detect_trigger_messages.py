@@ -146,3 +146,27 @@ def test_a_depth_storm_is_blamed_on_trigger_turned_back_on_not_trigint(spark):
     # without definitions nothing is blamed, and the statement names the three possibilities
     (f,) = detector("trigger_storm")(df).collect()
     assert json.loads(f["evidence"])["item"] is None and "item 13" in f["statement"]
+
+
+def test_bundled_trigger_storm_scenario_has_its_storm(spark, datasets):
+    """datasets/scenarios/trigger_storm: 3 re-trigger messages still wait on APP.INITQ, 25 more
+    were dead-lettered by the trigger monitor (265). All 28 were made by the queue manager for
+    APP.WORK within seconds: one storm, whose dead-lettered part is also a trigger failure."""
+    from dlqlens.spark.session import load_capture
+
+    out = datasets.parent / "scenarios" / "trigger_storm"
+    files = sorted(str(p) for p in out.glob("*.raw"))
+    truth = {}
+    with open(out / "ground_truth.jsonl") as fh:
+        for line in fh:
+            record = json.loads(line)
+            truth[(record["source"], record["message_number"])] = set(record["patterns"])
+    df = load_capture(spark, files)
+    (storm,) = detector("trigger_storm")(df).collect()
+    precision, recall, actual = _score([storm], truth, "trigger_storm")
+    assert actual == 28 and precision == recall == 1.0, (precision, recall, actual)
+    ev = json.loads(storm["evidence"])
+    assert storm["queues"] == ["APP.WORK"] and ev["count"] == 28 and ev["dead_lettered"] == 25
+    assert "25 of these trigger messages are on a dead-letter queue" in storm["statement"]
+    (failure,) = detector("trigger_failure")(df).collect()
+    assert _score([failure], truth, "trigger_failure")[:2] == (1.0, 1.0)
