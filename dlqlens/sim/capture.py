@@ -43,7 +43,7 @@ MQFMT_STRING = MQFMT["MQFMT_STRING"]
 
 #: The ``pattern`` values of the ground truth.
 PATTERNS = ("backout_loop", "trigger_storm", "trigger_failure", "expiry_buildup",
-            "orphaned_reply", "reason_burst")
+            "orphaned_reply", "reason_burst", "unknown_destination", "persistent_reply")
 
 _MD_FIELDS = ("MsgId", "CorrelId", "MsgType", "Feedback", "Format", "Encoding", "CodedCharSetId",
               "Expiry", "Priority", "Persistence", "BackoutCount", "ReplyToQ", "ReplyToQMgr",
