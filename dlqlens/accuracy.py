@@ -2,7 +2,7 @@
 
 Run it as::
 
-    python -m dlqlens.accuracy                      # sizes 1000 and 10000
+    python -m dlqlens.accuracy                      # sizes 100 and 1000
     python -m dlqlens.accuracy --sizes 1000,10000,100000 --out docs/detector-accuracy.md
     python -m dlqlens.accuracy --sizes 1000000 --scenarios queue_full_burst --out /tmp/a.md
 
@@ -39,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-DEFAULT_SIZES = (1000, 10000)
+DEFAULT_SIZES = (100, 1000)
 
 #: The detectors each scenario is built to exercise (``dlqlens/sim/scenarios.py``).
 #: A scenario meant for a detector that captures no message of its pattern is a
@@ -51,7 +51,19 @@ INTENDED: dict[str, frozenset] = {
     "poison_ping_pong": frozenset({"backout_loop"}),
     "trigger_storm": frozenset({"trigger_storm", "trigger_failure"}),
     "expiry_buildup": frozenset({"expiry_buildup"}),
-    "orphaned_replies": frozenset({"orphaned_reply"}),
+    "orphaned_replies": frozenset({"orphaned_reply", "persistent_reply"}),
+}
+
+#: Why a detector can miss its target on a scenario (``(scenario, kind)`` -> words). The
+#: page lists every cell that misses the target, with this explanation or "not explained".
+EXPLAINED: dict[tuple[str, str], str] = {
+    ("expiry_buildup", "reason_burst"):
+        "the scenario's price feed sends `size` updates over 1,500 s and only the dead letters "
+        "of the last 300 s (Expiry 3000) are still on the DLQ at the capture, so at small sizes "
+        "the put-inhibit incident's dead letters come slower than `reason_burst`'s `min_rate` "
+        "(0.2 a second): at 100 messages, one every 15 s. The ground truth names the incident "
+        "at any rate; the detector, by design, calls a slow trickle no burst (the dead letters "
+        "are all in the `expiry_buildup` finding, whose next steps cover them)",
 }
 
 
@@ -214,6 +226,17 @@ def render(results, *, target: float = 0.95, command: str = "") -> str:
         for r in rows:
             lines.append(f"| {r.scenario} | {r.simulate_seconds:.1f} | {r.detect_seconds:.1f} |")
         lines.append("")
+    missed = [(r, kind) for r in results for kind in kinds
+               if meets_target(r, kind, target) is False]
+    if missed:
+        lines += ["## Cells below the target", ""]
+        for r, kind in missed:
+            c = r.cells[kind]
+            why = EXPLAINED.get((r.scenario, kind), "not explained")
+            lines.append(f"- `{kind}` on `{r.scenario}` at {r.size:,} messages (precision "
+                         f"{_pct(c.precision)}, recall {_pct(c.recall)}, {c.actual:,} messages of "
+                         f"its pattern): {why}.")
+        lines.append("")
     lines += ["## Notes", "",
               "Rows where a detector made no finding on a scenario not meant for it are left out;",
               "a scenario meant for a detector (`INTENDED` in the module) that captured no message",
@@ -240,7 +263,7 @@ def main(argv=None) -> int:
                                  description="Measure detector precision and recall on every "
                                              "simulator scenario; write a Markdown table.")
     ap.add_argument("--sizes", default=",".join(str(s) for s in DEFAULT_SIZES),
-                    help="comma-separated scenario sizes (default 1000,10000; 1000000 works: "
+                    help="comma-separated scenario sizes (default 100,1000; 1000000 works: "
                          "expect tens of minutes per scenario on 2 cores)")
     ap.add_argument("--scenarios", default=None, help="comma-separated subset (default: all)")
     ap.add_argument("--detectors", default=None, help="comma-separated subset (default: all)")
