@@ -2,7 +2,7 @@
 
 Run it as::
 
-    python -m dlqlens.accuracy                      # sizes 1000 and 10000
+    python -m dlqlens.accuracy                      # sizes 100 and 1000
     python -m dlqlens.accuracy --sizes 1000,10000,100000 --out docs/detector-accuracy.md
     python -m dlqlens.accuracy --sizes 1000000 --scenarios queue_full_burst --out /tmp/a.md
 
@@ -15,10 +15,12 @@ finding's messages to ``ground_truth.jsonl``:
 
 * a message is *flagged* by a detector when one of its findings points at it
   (a message in several findings of one detector counts once);
-* a flagged message is a true positive when its ground-truth ``pattern`` is
-  the detector's kind;
+* a flagged message is a true positive when its ground-truth ``patterns``
+  (every pattern it belongs to: a message can be of several, see
+  :mod:`dlqlens.sim`) hold the detector's kind; ``pattern`` alone, the
+  primary one, is read from ground truth written before ``patterns``;
 * precision = true positives / flagged messages, recall = true positives /
-  messages of that pattern.
+  messages of that pattern (messages whose ``patterns`` hold it).
 
 Everything is computed in Spark (explode, join, count); only the counts come
 to the driver, so a size of 1,000,000 works with the memory of one machine.
@@ -37,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-DEFAULT_SIZES = (1000, 10000)
+DEFAULT_SIZES = (100, 1000)
 
 #: The detectors each scenario is built to exercise (``dlqlens/sim/scenarios.py``).
 #: A scenario meant for a detector that captures no message of its pattern is a
@@ -49,7 +51,19 @@ INTENDED: dict[str, frozenset] = {
     "poison_ping_pong": frozenset({"backout_loop"}),
     "trigger_storm": frozenset({"trigger_storm", "trigger_failure"}),
     "expiry_buildup": frozenset({"expiry_buildup"}),
-    "orphaned_replies": frozenset({"orphaned_reply"}),
+    "orphaned_replies": frozenset({"orphaned_reply", "persistent_reply"}),
+}
+
+#: Why a detector can miss its target on a scenario (``(scenario, kind)`` -> words). The
+#: page lists every cell that misses the target, with this explanation or "not explained".
+EXPLAINED: dict[tuple[str, str], str] = {
+    ("expiry_buildup", "reason_burst"):
+        "the scenario's price feed sends `size` updates over 1,500 s and only the dead letters "
+        "of the last 300 s (Expiry 3000) are still on the DLQ at the capture, so at small sizes "
+        "the put-inhibit incident's dead letters come slower than `reason_burst`'s `min_rate` "
+        "(0.2 a second): at 100 messages, one every 15 s. The ground truth names the incident "
+        "at any rate; the detector, by design, calls a slow trickle no burst (the dead letters "
+        "are all in the `expiry_buildup` finding, whose next steps cover them)",
 }
 
 
@@ -112,14 +126,21 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
                    .select("kind", F.regexp_extract("m.source", r"([^/\\]+)$", 1).alias("source"),
                            F.col("m.message_number").alias("message_number"))
                    .distinct())
-        truth = (spark.read.schema("source string, message_number int, pattern string")
+        truth = (spark.read.schema("source string, message_number int, pattern string, "
+                                   "patterns array<string>")
                  .json(os.path.join(out, "ground_truth.jsonl")))
+        # every pattern of a message; the primary one alone in ground truth without the list
+        truth = truth.select("source", "message_number", F.coalesce(
+            "patterns", F.when(F.col("pattern").isNotNull(), F.array("pattern"))
+            .otherwise(F.array().cast("array<string>"))).alias("patterns"))
         joined = flagged.join(truth, ["source", "message_number"], "left")
         counts = joined.groupBy("kind").agg(
             F.count(F.lit(1)).alias("flagged"),
-            F.sum(F.when(F.col("pattern") == F.col("kind"), 1).otherwise(0)).alias("tp")).collect()
+            F.sum(F.when(F.array_contains(F.coalesce("patterns", F.array().cast(
+                "array<string>")), F.col("kind")), 1).otherwise(0)).alias("tp")).collect()
         actual = {r["pattern"]: r["count"] for r in
-                  truth.where(F.col("pattern").isNotNull()).groupBy("pattern").count().collect()}
+                  truth.select(F.explode("patterns").alias("pattern"))
+                  .groupBy("pattern").count().collect()}
         nfind = {r["kind"]: r["count"] for r in findings.groupBy("kind").count().collect()}
         t2 = time.perf_counter()
         findings.unpersist()
@@ -146,12 +167,13 @@ def meets_target(result: ScenarioResult, kind: str, target: float) -> bool | Non
     A detector is meant for a scenario listed for it in :data:`INTENDED` or
     whose ground truth holds its pattern (both precision and recall must reach
     ``target``; a scenario meant for it that captured no message of its
-    pattern is False); on ``clean_baseline`` it must make no finding at all.
+    pattern is False). On ``clean_baseline`` a detector whose pattern its
+    ground truth does not hold must make no finding at all.
     """
     cell = result.cells[kind]
-    if result.scenario == "clean_baseline":
-        return cell.findings == 0
     if cell.actual == 0:
+        if result.scenario == "clean_baseline":
+            return cell.findings == 0
         return False if kind in INTENDED.get(result.scenario, ()) else None
     return (cell.precision or 0) >= target and (cell.recall or 0) >= target
 
@@ -168,12 +190,14 @@ def render(results, *, target: float = 0.95, command: str = "") -> str:
         "Each scenario of `dlqlens simulate --list` is run at each size (seed 0, raw captures);",
         "every registered detector runs with its default parameters and without queue",
         "definitions. A message is *flagged* by a detector when one of its findings points at",
-        "it; it is a true positive when its ground-truth `pattern` is the detector's kind.",
+        "it; it is a true positive when its ground-truth `patterns` (every pattern the message",
+        "belongs to: a message can be of several) hold the detector's kind.",
         "Precision = true positives / flagged, recall = true positives / messages of that",
         "pattern; `—` means nothing to divide by (no message flagged, or none of that pattern).",
         f"**Bold** cells are the scenarios a detector is meant for (target ≥ {target:.2f} on "
         "both);",
-        "on `clean_baseline` the target is no finding at all.",
+        "on `clean_baseline` the target of a detector whose pattern is not in its ground truth",
+        "is no finding at all.",
         "",
     ]
     for size in sorted({r.size for r in results}):
@@ -188,7 +212,7 @@ def render(results, *, target: float = 0.95, command: str = "") -> str:
                 met = meets_target(r, kind, target)
                 if met is None and c.findings == 0:
                     continue
-                bold = met is not None and r.scenario != "clean_baseline"
+                bold = met is not None and (r.scenario != "clean_baseline" or c.actual > 0)
                 p, rc = _pct(c.precision), _pct(c.recall)
                 if bold:
                     p, rc = f"**{p}**", f"**{rc}**"
@@ -202,15 +226,27 @@ def render(results, *, target: float = 0.95, command: str = "") -> str:
         for r in rows:
             lines.append(f"| {r.scenario} | {r.simulate_seconds:.1f} | {r.detect_seconds:.1f} |")
         lines.append("")
+    missed = [(r, kind) for r in results for kind in kinds
+               if meets_target(r, kind, target) is False]
+    if missed:
+        lines += ["## Cells below the target", ""]
+        for r, kind in missed:
+            c = r.cells[kind]
+            why = EXPLAINED.get((r.scenario, kind), "not explained")
+            lines.append(f"- `{kind}` on `{r.scenario}` at {r.size:,} messages (precision "
+                         f"{_pct(c.precision)}, recall {_pct(c.recall)}, {c.actual:,} messages of "
+                         f"its pattern): {why}.")
+        lines.append("")
     lines += ["## Notes", "",
               "Rows where a detector made no finding on a scenario not meant for it are left out;",
               "a scenario meant for a detector (`INTENDED` in the module) that captured no message",
               "of its pattern shows **NO**.",
-              "The ground truth gives each message one pattern, so a finding that is true but of",
-              "another kind counts against its detector: the `expiry_buildup` scenario's dead",
-              "letters are also a real burst of MQRC_PUT_INHIBITED (2051) for RATES.IN (the",
-              "queue is put-inhibited for the rest of the run), which `reason_burst` reports;",
-              "their pattern is `expiry_buildup`, so that row shows precision 0.",
+              "A message can belong to several patterns, and the ground truth lists them all:",
+              "the `expiry_buildup` scenario's dead letters are on their way to expiring on the",
+              "DLQ (`expiry_buildup`) and are the dead letters of a put-inhibit incident, a burst",
+              "of MQRC_PUT_INHIBITED (2051) for RATES.IN (`reason_burst`); the `trigger_storm`",
+              "scenario's dead-lettered trigger messages are re-triggers (`trigger_storm`) the",
+              "trigger monitor could not act on (`trigger_failure`).",
               "Runtimes are wall-clock on a shared machine (other jobs running) and are",
               "dominated by Spark's per-stage overhead at these sizes (see the module docstring",
               "of `dlqlens/accuracy.py` for larger sizes).",
@@ -227,7 +263,7 @@ def main(argv=None) -> int:
                                  description="Measure detector precision and recall on every "
                                              "simulator scenario; write a Markdown table.")
     ap.add_argument("--sizes", default=",".join(str(s) for s in DEFAULT_SIZES),
-                    help="comma-separated scenario sizes (default 1000,10000; 1000000 works: "
+                    help="comma-separated scenario sizes (default 100,1000; 1000000 works: "
                          "expect tens of minutes per scenario on 2 cores)")
     ap.add_argument("--scenarios", default=None, help="comma-separated subset (default: all)")
     ap.add_argument("--detectors", default=None, help="comma-separated subset (default: all)")

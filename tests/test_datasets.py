@@ -87,7 +87,8 @@ def test_sample_covers_every_layout_and_a_spread_of_reasons():
     assert {1208, 819, 500, 1047} <= {ccsid for _, ccsid in layouts}
     assert {2053, 2085, 2035, 2051, 2362, 265, 2048} <= set(reasons)
     assert {"reason_burst", "backout_loop", "trigger_failure", "expiry_buildup",
-            "orphaned_reply", None} <= set(patterns)
+            "orphaned_reply", "unknown_destination", "persistent_reply"} <= set(patterns)
+    assert None not in patterns  # every dead letter of the sample is of a pattern to act on
     assert len(days) >= 4
     assert len(qmgrs) >= 7  # a fleet: one queue manager per capture
     assert {p.suffix for p in CAPTURES} == {".raw", ".dmp", ".bcg"}

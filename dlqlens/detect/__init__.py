@@ -28,6 +28,8 @@ DETECTORS: dict[str, str] = {
     "reason_burst": "dlqlens.detect.bursts:detect",
     "trigger_storm": "dlqlens.detect.trigger_messages:trigger_storm",
     "trigger_failure": "dlqlens.detect.trigger_messages:trigger_failure",
+    "unknown_destination": "dlqlens.detect.destinations:unknown_destination",
+    "persistent_reply": "dlqlens.detect.destinations:persistent_reply",
 }
 
 

@@ -10,7 +10,8 @@ Columns
 kind : string
     What pattern this is: ``backout_loop``, ``trigger_storm``,
     ``trigger_failure``, ``expiry_buildup``, ``orphaned_reply``,
-    ``reason_burst`` (the names the simulator's ground truth uses).
+    ``reason_burst``, ``unknown_destination``, ``persistent_reply`` (the
+    names the simulator's ground truth uses).
 severity : string
     ``critical``, ``high``, ``medium``, ``low`` or ``info``, by the scale of
     :data:`SEVERITY_SCALE`.
@@ -66,7 +67,7 @@ FINDINGS_COLUMNS = ("kind", "severity", "severity_rank", "queues", "window_start
 
 #: The kinds of finding (also the simulator's ground-truth ``pattern`` values).
 KINDS = ("backout_loop", "trigger_storm", "trigger_failure", "expiry_buildup",
-         "orphaned_reply", "reason_burst")
+         "orphaned_reply", "reason_burst", "unknown_destination", "persistent_reply")
 
 
 def severity_rank(severity: str) -> int:

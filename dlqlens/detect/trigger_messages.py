@@ -17,10 +17,16 @@ Trigger storm (:func:`trigger_storm`)
     has passed since the last one (item 11) or when the last program with the
     queue open for input closes it leaving messages (item 12): a server that
     ends before draining its queue is started again and again (item 12 note
-    a), and a low TRIGINT re-triggers on every put. With DEPTH, TRIGGER turns
-    off after each trigger message. A burst of them on an initiation queue
-    is therefore a server that does not drain, a TRIGINT set too low, or a
-    trigger monitor that cannot keep up. (TRIGTYPE(EVERY) makes one per
+    a), and a low TRIGINT re-triggers on every put. TRIGINT applies to FIRST
+    only (IBM MQ, "TriggerInterval (MQLONG)"). With DEPTH the queue manager
+    sets TRIGGER off after every trigger message, until it is explicitly
+    turned on again (IBM MQ, "TriggerType (MQLONG)", MQTT_DEPTH; condition
+    9), so a burst of DEPTH trigger messages means something turns TRIGGER
+    back on while TRIGDPTH or more messages wait (item 13: ALTER QLOCAL
+    TRIGGER, or an MQSET of TriggerControl, usually by the server before it
+    has drained the queue). A burst of FIRST trigger messages on an
+    initiation queue is a server that does not drain, a TRIGINT set too low,
+    or a trigger monitor that cannot keep up. (TRIGTYPE(EVERY) makes one per
     message by design: give the queue definitions so such queues are judged
     against that.)
 
@@ -140,18 +146,28 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                   capture_time=None):
     """Find bursts of trigger messages for one application queue and process.
 
-    Trigger messages that are not dead-lettered (captures of initiation
-    queues, or of any queue they were moved to) are grouped by application
+    Trigger messages, wherever they were captured (initiation queues, any
+    queue they were moved to, and dead-letter queues: a trigger message the
+    trigger monitor could not act on, or the queue manager could not put on
+    the initiation queue, was made by the queue manager all the same and
+    counts toward the storm; it is also a ``trigger_failure``), are grouped
+    by application
     queue (``tm.QName``), process (``tm.ProcessName``) and burst: a burst
     ends when no trigger message for the pair comes for ``gap`` seconds
     (Spark ``session_window``). A burst is a storm when it holds at least
     ``min_messages`` trigger messages at a rate of at least ``min_rate`` per
     minute. When the queue's definition is given, queues with TRIGTYPE(EVERY)
-    are not reported (one trigger message per message is what EVERY means),
-    and for FIRST and DEPTH the burst is compared with what TRIGINT allows
-    through item 11 (one per TRIGINT over the burst, plus the first): more
-    than that means closes without draining (item 12) re-trigger the queue,
-    within it means TRIGINT is too low; the statement says which.
+    are not reported (one trigger message per message is what EVERY means).
+    A FIRST burst is compared with what TRIGINT allows through item 11 (one
+    per TRIGINT over the burst, plus the first): more than that means closes
+    without draining (item 12) re-trigger the queue, within it means TRIGINT
+    is too low. A DEPTH burst is not judged by TRIGINT, which applies to
+    FIRST only ("TriggerInterval (MQLONG)"): the queue manager sets TRIGGER
+    off after each DEPTH trigger message ("TriggerType (MQLONG)", condition
+    9), so every trigger message after the first followed something turning
+    TRIGGER back on with TRIGDPTH or more messages on the queue (item 13).
+    The statement says which, and ``evidence.item`` gives the item of IBM's
+    "Conditions for a trigger event" it blames.
 
     Parameters
     ----------
@@ -188,17 +204,22 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         ``trigger_storm``, one per burst; ``queues`` is the application
         queue; ``evidence`` holds ``count``, ``span_seconds``,
         ``rate_per_minute``, ``process``, ``applid``, ``trigtype``,
-        ``trigint_ms`` and ``allowed`` (the most trigger messages TRIGTYPE and
-        TRIGINT allow over the span, null without definitions).
+        ``trigint_ms``, ``allowed`` (the most trigger messages TRIGINT allows
+        a FIRST queue over the span, null for other types and without
+        definitions), ``item`` (12: more than TRIGINT allows, closes
+        without draining; 11: within it, TRIGINT too low; 13: a DEPTH queue
+        whose TRIGGER is turned back on; null without definitions) and
+        ``dead_lettered`` (how many of them were on a dead-letter queue).
     """
     from pyspark.sql import functions as F
 
     spark = df.sparkSession
-    rows = _trigger_rows(df, capture_time).where(~F.col("is_dead_letter")
-                                                 & F.col("application_queue").isNotNull())
+    # every trigger message with an MQTM; its MQMD put time is when the queue manager made it
+    rows = _trigger_rows(df, capture_time).where(F.col("application_queue").isNotNull())
     burst = F.session_window(F.col("earliest_put_ts"), f"{float(gap)} seconds").alias("burst")
     grouped = (rows.groupBy("application_queue", "process", burst)
                .agg(F.count(F.lit(1)).alias("message_count"),
+                    F.sum(F.col("is_dead_letter").cast("int")).alias("dead_lettered"),
                     F.min("earliest_put_ts").alias("first"),
                     F.max("earliest_put_ts").alias("last"),
                     F.first("applid", ignorenulls=True).alias("applid"),
@@ -222,7 +243,8 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     else:
         grouped = grouped.withColumn("trigtype", F.lit(None).cast("string")) \
                          .withColumn("trigint_ms", F.lit(None).cast("long"))
-    allowed = F.when(F.col("trigint_ms").isNotNull() & F.col("trigtype").isin("FIRST", "DEPTH"),
+    # TRIGINT damps FIRST re-triggers only ("TriggerInterval (MQLONG)")
+    allowed = F.when(F.col("trigint_ms").isNotNull() & (F.col("trigtype") == "FIRST"),
                      F.floor(F.col("span") * 1000.0 / F.greatest(F.col("trigint_ms"), F.lit(1)))
                      + 1).cast("long")
     grouped = grouped.withColumn("allowed", allowed)
@@ -234,7 +256,17 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     severity = (F.when(ongoing, "high").when(F.col("rate") >= float(high_rate), "medium")
                 .otherwise("low"))
     rate_text = F.format_number(F.col("rate"), 1)
-    why = F.when(F.col("allowed").isNotNull() & (F.col("message_count") > F.col("allowed")),
+    depth = F.coalesce(F.col("trigtype") == "DEPTH", F.lit(False))
+    over = F.col("allowed").isNotNull() & (F.col("message_count") > F.col("allowed"))
+    item = (F.when(depth, 13).when(over, 12).when(F.col("allowed").isNotNull(), 11)
+            .cast("int"))
+    why = F.when(depth, F.lit(
+        ": the queue is TRIGTYPE(DEPTH), so the queue manager set TRIGGER off after each "
+        "trigger message and TRIGINT does not apply; every one after the first came after "
+        "something turned TRIGGER back on while TRIGDPTH or more messages waited (item 13: "
+        "ALTER QLOCAL TRIGGER or an MQSET of TriggerControl, usually the server re-enabling "
+        "triggering before it has drained the queue)"))
+    why = why.when(over,
                  F.concat(F.lit(", more than the "), F.col("allowed").cast("string"),
                           F.lit(" TRIGINT allows: the re-triggers come from a server that closes "
                                 "the queue without draining it (item 12)")))
@@ -242,12 +274,18 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                    F.concat(F.lit(", within what TRIGINT("), F.col("trigint_ms").cast("string"),
                             F.lit(") allows: TRIGINT is too low to damp re-triggering")))
     why = why.otherwise(F.lit(": a server that ends before draining its queue is restarted on "
-                              "every close, or TRIGINT is too low to damp re-triggering"))
+                              "every close (item 12), TRIGINT is too low to damp re-triggering "
+                              "(item 11, TRIGTYPE(FIRST)), or, on a TRIGTYPE(DEPTH) queue, "
+                              "something turns TRIGGER back on (item 13); the queue definitions "
+                              "tell which"))
     statement = F.concat(
         F.lit("Queue "), F.col("application_queue"), F.lit(" was triggered "),
         F.col("message_count").cast("string"),
         F.lit(" times in "), F.format_number(F.col("span"), 0), F.lit(" s ("), rate_text,
         F.lit(" per minute) for process "), F.coalesce(F.col("process"), F.lit("(blank)")),
+        F.when(F.col("dead_lettered") > 0, F.concat(
+            F.lit(" ("), F.col("dead_lettered").cast("string"),
+            F.lit(" of these trigger messages are on a dead-letter queue)"))).otherwise(F.lit("")),
         why, F.when(ongoing, F.concat(
             F.lit("; still going when the capture was taken ("),
             F.date_format("captured", "yyyy-MM-dd HH:mm:ss"), F.lit(" UTC, "),
@@ -255,7 +293,8 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     evidence = F.struct(
         F.col("message_count").alias("count"), F.round(F.col("span"), 3).alias("span_seconds"),
         F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
-        F.col("applid"), F.col("trigtype"), F.col("trigint_ms"), F.col("allowed"))
+        F.col("applid"), F.col("trigtype"), F.col("trigint_ms"), F.col("allowed"),
+        item.alias("item"), F.col("dead_lettered").cast("long").alias("dead_lettered"))
     return storm.select(*finding_columns(
         kind="trigger_storm", severity=severity, queues=F.array(F.col("application_queue")),
         window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),

@@ -175,6 +175,9 @@ def _fmt(unit: str, v, ev: dict) -> str:
         return ", ".join(f"{_num(n)} with {k} {code_name(int(k))}" for k, n in v.items())
     if kind == "list":
         return ", ".join(str(x) for x in v) or "none"
+    if kind == "item":
+        return f"item {v} of \"Conditions for a trigger event\": {ITEM_WORDS.get(v, '')}".rstrip(
+            ": ")
     if kind == "signal":
         return f"{v}: {SIGNAL_WORDS.get(v, '')}".rstrip(": ")
     return json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else str(v)
@@ -190,10 +193,18 @@ SIGNAL_WORDS = {
     "ping_pong": "messages going round between backouts and a DLQ handler's RETRY",
 }
 
+#: What a trigger storm's ``item`` blames (IBM MQ, "Conditions for a trigger event").
+ITEM_WORDS = {
+    11: "re-triggers on puts once TRIGINT has passed: TRIGINT too low (TRIGTYPE(FIRST))",
+    12: "re-triggers on every close that leaves messages: a server that does not drain its queue",
+    13: "TRIGGER turned back on while TRIGDPTH or more messages wait (TRIGTYPE(DEPTH), whose "
+        "TRIGGER the queue manager turns off after each trigger message)",
+}
+
 #: Per detector kind: evidence key -> (label, unit). Units: ``count:<what>``,
 #: ``seconds``, ``ms``, ``rate:<per what>``, ``percent``, ``name``, ``qmgr``,
 #: ``prefix``, ``reason``, ``appltype``, ``ref`` (a message), ``ongoing``,
-#: ``timestamp``, ``curve``, ``reasons``, ``list``, ``signal``; ``|text`` is
+#: ``timestamp``, ``curve``, ``reasons``, ``list``, ``signal``, ``item``; ``|text`` is
 #: how a null reads. Keys a detector emits that are not here are shown under
 #: their own name (nothing is hidden); ``reason_name`` is read with ``reason``.
 EVIDENCE: dict[str, dict[str, tuple[str, str]]] = {
@@ -261,7 +272,32 @@ EVIDENCE: dict[str, dict[str, tuple[str, str]]] = {
         "trigtype": ("TRIGTYPE", "name|not known (no queue definition given)"),
         "trigint_ms": ("TRIGINT", "ms|not known"),
         "allowed": ("Most that TRIGINT allows over that time", "count:trigger messages|not "
-                    "known (no queue definition given)"),
+                    "known (TRIGTYPE(FIRST) and TRIGINT needed: TRIGINT applies to FIRST only)"),
+        "item": ("Condition blamed", "item|not known (no queue definition given)"),
+        "dead_lettered": ("Of them on a dead-letter queue", "count:messages"),
+    },
+    "unknown_destination": {
+        "reason": ("Reason", "reason"),
+        "dest_queue": ("Destination queue", "name"),
+        "dest_qmgr": ("Destination queue manager", "qmgr"),
+        "messages": ("Dead letters", "count:messages"),
+        "span_seconds": ("Over", "seconds"),
+        "rate_per_minute": ("Rate", "rate:dead letters a minute"),
+        "senders": ("Sending applications (PutApplName)", "list"),
+        "users": ("User ids", "list"),
+    },
+    "persistent_reply": {
+        "reason": ("Reason", "reason"),
+        "reply_qmgr": ("Reply queues' queue manager", "qmgr"),
+        "queue_prefix": ("Reply queue names", "prefix"),
+        "messages": ("Dead letters", "count:messages"),
+        "replies": ("Replies", "count:messages"),
+        "reports": ("Reports", "count:messages"),
+        "other": ("Other messages", "count:messages"),
+        "persistent": ("Persistent (MQMD Persistence 1)", "count:messages"),
+        "distinct_queues": ("Distinct reply queues", "count:queues"),
+        "senders": ("Responding applications (PutApplName)", "list"),
+        "users": ("User ids", "list"),
     },
     "trigger_failure": {
         "count": ("Dead-lettered trigger messages", "count:messages"),
@@ -328,6 +364,11 @@ def severity_reason(kind: str, severity: str, ev: Mapping) -> str:
         why = ("replies were still arriving at the capture" if severity == "high" else
                f"{ev.get('replies', 0) or 0} replies and {ev.get('reports', 0) or 0} reports "
                "whose requesters had gone")
+    elif kind in ("unknown_destination", "persistent_reply"):
+        why = ("such dead letters were still arriving at the capture" if severity == "high" else
+               f"{ev.get('messages', 0) or 0} message(s) that can never reach their queue "
+               "until the application or the definitions are fixed, not shown still arriving "
+               "at the capture")
     scale = SEVERITY_SCALE.get(severity, "")
     return f"{severity}: {why}" + (f" ({severity} means {scale})" if scale else "")
 
@@ -376,7 +417,19 @@ def finding_steps(kind: str, queues: list, ev: Mapping, *, qmgr=None, dlq=None,
         return [next_step(SITUATIONS["ORPHANED_REPLY"], names, title="Orphaned replies")]
     if kind == "trigger_storm":
         names = dict(base, app_queue=queue, process=ev.get("process"), applid=ev.get("applid"))
+        if ev.get("trigtype") == "DEPTH":  # TRIGGER off after every DEPTH trigger message
+            return [next_step(SITUATIONS["TRIGGER_STORM_DEPTH"], names,
+                              title="Trigger storm (TRIGTYPE(DEPTH))")]
         return [next_step(SITUATIONS["TRIGGER_STORM"], names, title="Trigger storm")]
+    if kind == "unknown_destination":
+        names = dict(base, queue=ev.get("dest_queue", queue), qmgr=ev.get("dest_qmgr"))
+        return [_reason_step(ev.get("reason", 2085), "MQRC_UNKNOWN_OBJECT_NAME", names)]
+    if kind == "persistent_reply":
+        prefix = ev.get("queue_prefix")
+        names = dict(base, queue=f"{prefix}*" if prefix is not None else queue,
+                     qmgr=ev.get("reply_qmgr"))
+        return [next_step(SITUATIONS["PERSISTENT_REPLY"], names,
+                          title="Persistent replies to temporary dynamic queues")]
     if kind == "trigger_failure":
         names = dict(base, app_queue=queue, process=ev.get("process"), applid=ev.get("applid"),
                      initq=ev.get("initq"), queue=ev.get("initq") or queue)

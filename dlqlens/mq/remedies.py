@@ -402,6 +402,39 @@ SITUATIONS: dict[str, Remedy] = dict([
         Check("the trigger interval", "DISPLAY QMGR TRIGINT"),
         Check("whether a server has the queue open and how deep it is",
               "DISPLAY QSTATUS({app_queue}) TYPE(QUEUE) IPPROCS CURDEPTH")]),
+    _r("PERSISTENT_REPLY",
+       "persistent replies to temporary dynamic queues {queue} on {qmgr} were refused: a "
+       "temporary dynamic queue holds nonpersistent messages only",
+       ["the requesting application sends persistent requests and opens a model queue with "
+        "DEFTYPE(TEMPDYN) for the replies; its servers reply with the request's persistence, "
+        "as IBM recommends",
+        "a server puts its replies as persistent whatever the request's persistence "
+        "(MQPER_PERSISTENT, or MQPER_PERSISTENCE_AS_Q_DEF on a queue with DEFPSIST(YES))"],
+       [Check("the model queues requesters open for replies: DEFTYPE(TEMPDYN) cannot hold these",
+              "DISPLAY QMODEL(*) DEFTYPE DEFPSIST"),
+        Check("the temporary dynamic queues that exist now, and who has them open",
+              "DISPLAY QSTATUS({queue}) TYPE(QUEUE) CURDEPTH IPPROCS"),
+        Check("give requesters a permanent dynamic reply queue (IBM: or a predefined one), "
+              "once the requesting application is known",
+              "ALTER QMODEL(<reply model>) DEFTYPE(PERMDYN)", change=True),
+        Check("keep the refused replies aside until the requesters are fixed",
+              "DESTQ({queue}) REASON(MQRC_PERSISTENT_NOT_ALLOWED) ACTION(FWD) "
+              "FWDQ(<hold queue>) HEADER(YES)", "rules", "dlq", change=True)],
+       _RC.format("q041190")),
+    _r("TRIGGER_STORM_DEPTH",
+       "{app_queue} (TRIGTYPE(DEPTH)) was triggered again and again: the queue manager turns "
+       "TRIGGER off after every DEPTH trigger message, so something turned it back on each time",
+       ["the server started for {app_queue} turns TRIGGER back on (MQSET of TriggerControl) "
+        "before the depth falls below TRIGDPTH, so the queue manager makes the next trigger "
+        "message at once (\"Conditions for a trigger event\", item 13)",
+        "an operator or a script runs ALTER QLOCAL({app_queue}) TRIGGER repeatedly"],
+       [Check("the queue's trigger settings and depth", "DISPLAY QLOCAL({app_queue}) TRIGGER "
+              "TRIGTYPE TRIGDPTH TRIGMPRI INITQ PROCESS CURDEPTH"),
+        Check("who has the queue open (the server that re-enables TRIGGER)",
+              "DISPLAY QSTATUS({app_queue}) TYPE(HANDLE) ALL"),
+        Check("whether an operator or script alters it: the command events, when CMDEV is on",
+              "DISPLAY QMGR CMDEV")],
+       "https://www.ibm.com/docs/en/ibm-mq/10.0.x?topic=queues-triggertype-mqlong"),
     _r("BACKOUT_QUEUE",
        "poison messages wait on backout queue {queue}: a consumer gave up on each after "
        "backing it out to the threshold",

@@ -578,11 +578,12 @@ def _no_finding_section(total, group_count, shown, top):
     table = Table(["reason", "meaning", "DestQMgrName", "DestQName", "queues", "messages",
                    "put on the DLQ"], rows, numeric=("queues", "messages"), note=note,
                   empty="none: every message is in a finding")
-    return Section("no-finding", "Messages in no finding",
-                   [Note(f"{total:,} message(s) are in no finding, in {group_count} group(s) by "
-                         "reason and destination. No detector recognised a pattern in them: "
-                         "look at them one group at a time (explained below).", "intro"),
-                    table])
+    intro = (f"{total:,} message(s) are in no finding, in {group_count} group(s) by reason and "
+             "destination. No detector recognised a pattern in them: look at them one group at "
+             "a time (explained below)." if total else
+             "Every message is in at least one finding: the detectors recognised a pattern in "
+             "each.")
+    return Section("no-finding", "Messages in no finding", [Note(intro, "intro"), table])
 
 
 def _short(headline: str) -> str:

@@ -61,7 +61,20 @@ Output directory (stable contract)
         ``orphaned_reply`` (a reply or report addressed to a temporary dynamic
         queue that no longer exists), ``reason_burst`` (one of the dead
         letters of an incident: a consumer outage, a deleted queue, a
-        permissions change), or null (ordinary traffic, isolated failures).
+        permissions change), ``unknown_destination`` (a dead letter with
+        MQRC_UNKNOWN_OBJECT_NAME for a queue that is not a temporary dynamic
+        one: misaddressed, or its queue deleted), ``persistent_reply`` (a
+        persistent reply refused by a temporary dynamic queue,
+        MQRC_PERSISTENT_NOT_ALLOWED), or null (ordinary traffic, isolated
+        failures).
+        The primary pattern: the first of ``patterns``.
+    ``patterns`` : list of str
+        Every pattern the message belongs to, the primary first (empty for
+        null): a message can be of several, as a re-trigger message the
+        trigger monitor could not act on (``trigger_failure`` and
+        ``trigger_storm``) or a dead letter of a put-inhibit incident left to
+        expire on the DLQ (``expiry_buildup`` and ``reason_burst``). Detector
+        accuracy (:mod:`dlqlens.accuracy`) scores against this list.
     ``md`` : object
         MQMD fields as captured: ``MsgId``/``CorrelId`` (upper-case hex),
         ``MsgType``, ``Feedback``, ``Format``, ``Encoding``, ``CodedCharSetId``,

@@ -332,7 +332,7 @@ class Consumer(App):
                 self.processed += 1
                 continue
             if self.on_error == "abend":
-                m.pattern = m.pattern or "backout_loop"
+                m.add_pattern("backout_loop")
                 self.abends += 1
                 self.qm.log(m, self.actor, "abnormal_end", queue=q.name)
                 self.qm.abnormal_end(self.actor)
@@ -344,10 +344,10 @@ class Consumer(App):
                 continue
             if self.skip_backout:
                 if not self._skip(q, m):
-                    m.pattern = m.pattern or "backout_loop"
+                    m.add_pattern("backout_loop")
                     yield self.retry_delay
                 continue
-            m.pattern = m.pattern or "backout_loop"
+            m.add_pattern("backout_loop")
             self.qm.backout(q, m, self.actor)
             yield self.retry_delay
 
@@ -404,7 +404,7 @@ class JmsConsumer(App):
                 self.qm.commit(q, m, self.actor)
                 self.qm.log(m, self.actor, "processed", queue=q.name)
                 continue
-            m.pattern = m.pattern or "backout_loop"
+            m.add_pattern("backout_loop")
             self.qm.backout(q, m, self.actor)
             yield self.redelivery_delay
 
@@ -480,7 +480,7 @@ class BrokerFlow(App):
             yield self.process_time
             if count >= 2 * threshold or (count >= threshold and self.failure_terminal is None):
                 if not self._elsewhere(q, m):
-                    m.pattern = m.pattern or "backout_loop"
+                    m.add_pattern("backout_loop")
                     self.qm.backout(q, m, self.actor)
                     yield self.retry_delay
                 continue
@@ -499,7 +499,7 @@ class BrokerFlow(App):
                     self.qm.commit(q, m, self.actor)
                     continue
                 self.qm.log(m, self.actor, "error_logged", queue=q.name)
-            m.pattern = m.pattern or "backout_loop"
+            m.add_pattern("backout_loop")
             self.qm.backout(q, m, self.actor)
             yield self.retry_delay
 
@@ -634,7 +634,7 @@ class TriggerMonitor(App):
             yield self.spawn_time
             prog = self.sim.programs.get(str(tm["ApplId"]).strip())
             if prog is None or not prog.can_start():
-                m.pattern = "trigger_failure"
+                m.add_pattern("trigger_failure", primary=True)  # and a storm's, if it was one
                 self._reject(q, m, MQFB["MQFB_APPL_CANNOT_BE_STARTED"])
                 continue
             self.qm.log(m, self.actor, "started", program=prog.applid)

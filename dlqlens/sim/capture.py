@@ -43,7 +43,7 @@ MQFMT_STRING = MQFMT["MQFMT_STRING"]
 
 #: The ``pattern`` values of the ground truth.
 PATTERNS = ("backout_loop", "trigger_storm", "trigger_failure", "expiry_buildup",
-            "orphaned_reply", "reason_burst")
+            "orphaned_reply", "reason_burst", "unknown_destination", "persistent_reply")
 
 _MD_FIELDS = ("MsgId", "CorrelId", "MsgType", "Feedback", "Format", "Encoding", "CodedCharSetId",
               "Expiry", "Priority", "Persistence", "BackoutCount", "ReplyToQ", "ReplyToQMgr",
@@ -72,25 +72,30 @@ def _value(v):
     return v
 
 
-def label_of(sim: Simulation, m: SimMessage) -> str | None:
-    """The message's pattern: the one its history set, else the first matching label."""
-    if m.pattern is not None:
-        return m.pattern
+def patterns_of(sim: Simulation, m: SimMessage) -> list[str]:
+    """Every pattern the message belongs to: those its history set (the
+    primary first), then every matching label of the scenario, in the order
+    the scenario registered them (each once)."""
+    patterns = list(m.patterns)
     dlh = m.headers[0][1] if m.headers and m.headers[0][0] == "MQDLH" else None
     for pattern, when in sim.labels:
-        if when(m, dlh):
-            return pattern
-    return None
+        if pattern not in patterns and when(m, dlh):
+            patterns.append(pattern)
+    return patterns
 
 
 def ground_truth_record(source: str, number: int, qmgr: str, queue: str, md: dict,
-                        m: SimMessage, pattern: str | None) -> dict:
-    """One line of ``ground_truth.jsonl`` (see :mod:`dlqlens.sim`)."""
+                        m: SimMessage, pattern: str | None,
+                        patterns: list[str] | None = None) -> dict:
+    """One line of ``ground_truth.jsonl`` (see :mod:`dlqlens.sim`); ``patterns``
+    defaults to ``[pattern]`` (``[]`` for None)."""
     dlh = m.headers[0][1] if m.headers and m.headers[0][0] == "MQDLH" else None
     tm = m.header("MQTM")
+    if patterns is None:
+        patterns = [] if pattern is None else [pattern]
     return {
         "source": source, "message_number": number, "queue": queue, "qmgr": qmgr,
-        "pattern": pattern,
+        "pattern": pattern, "patterns": list(patterns),
         "md": {k: _value(md.get(k, MD_DEFAULTS.get(k))) for k in _MD_FIELDS},
         "dlh": None if dlh is None else {k: _value(dlh[k]) for k in _DLH_FIELDS},
         "tm": None if tm is None else {k: _value(tm[k]) for k in _TM_FIELDS},
@@ -112,7 +117,7 @@ def expected_record(rec: dict, m: SimMessage) -> dict:
     Returns
     -------
     dict
-        ``source``, ``message_number``, ``pattern``; ``md`` (the ground truth's
+        ``source``, ``message_number``, ``pattern``, ``patterns``; ``md`` (the ground truth's
         MQMD fields, ``MsgId``/``CorrelId`` as upper-case hex), ``dlh`` and
         ``tm`` as in the ground truth; ``headers`` (the chain of header Format
         names, ``["MQDEAD", "MQTRIG"]``); ``payload_hex`` (the application data
@@ -134,7 +139,9 @@ def expected_record(rec: dict, m: SimMessage) -> dict:
         enc, ccsid, fmt = chaining.next_layout(chaining.BY_NAME[kind], fields, enc, ccsid)
     text = m.body.decode(charset(ccsid).codec) if _text(fmt) == _text(MQFMT_STRING) else None
     return {"source": rec["source"], "message_number": rec["message_number"],
-            "pattern": rec["pattern"], "md": rec["md"], "dlh": rec["dlh"], "tm": rec["tm"],
+            "pattern": rec["pattern"],
+            "patterns": rec.get("patterns", [] if rec["pattern"] is None else [rec["pattern"]]),
+            "md": rec["md"], "dlh": rec["dlh"], "tm": rec["tm"],
             "headers": [_text(chaining.BY_NAME[k].format) for k, _ in m.headers],
             "payload_hex": m.body.hex().upper(), "payload_text": text,
             "decode_status": "ok"}
@@ -206,8 +213,9 @@ class Capturer:
                 number += 1
                 md = qm.view(m)
                 md["Version"] = 2
-                pattern = label_of(self.sim, m)
-                rec = ground_truth_record(name, number, qm.name, queue, md, m, pattern)
+                patterns = patterns_of(self.sim, m)
+                pattern = patterns[0] if patterns else None
+                rec = ground_truth_record(name, number, qm.name, queue, md, m, pattern, patterns)
                 if m.deadline is not None:
                     rec["expires"] = self.sim.iso(m.deadline)
                 gt.write(json.dumps(rec, ensure_ascii=False) + "\n")

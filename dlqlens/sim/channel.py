@@ -160,7 +160,7 @@ class Channel:
         md.update(Format=MQFMT["MQFMT_XMIT_Q_HEADER"].rstrip(), Encoding=sq.encoding,
                   CodedCharSetId=sq.ccsid)
         xm = SimMessage(md, (("MQXQH", xqh),) + m.headers, m.body, m.deadline, m.events,
-                        m.pattern, m.poison)
+                        m.patterns, m.poison)
         rc = sq.dead_letter(xm, MQRC["MQRC_MSG_TOO_BIG_FOR_CHANNEL"], rname, rqmname,
                             actor=self.sending_agent)
         return rc == OK

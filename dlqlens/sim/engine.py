@@ -252,10 +252,12 @@ class Simulation:
 
     # -- ground truth ----------------------------------------------------------------
     def label(self, pattern: str, when: Callable[..., bool]) -> None:
-        """Register a ground-truth pattern for dead letters.
+        """Register a ground-truth pattern for captured messages.
 
-        When a message is put on a dead-letter queue and ``when(message, dlh,
-        sim)`` is true, its pattern becomes ``pattern`` (unless an earlier
-        cause already set one). ``dlh`` is the MQDLH field dict.
+        When a message is captured and ``when(message, dlh)`` is true, it
+        belongs to ``pattern`` as well as to the patterns its history set
+        and those of earlier matching labels (``patterns`` of the ground
+        truth); the first of them is its primary ``pattern``. ``dlh`` is the
+        MQDLH field dict, or None for a message without one.
         """
         self.labels.append((pattern, when))

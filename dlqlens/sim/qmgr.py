@@ -102,8 +102,11 @@ class SimMessage:
         Tick at which the message expires (None: MQEI_UNLIMITED).
     events : list of dict
         The history that brought the message where it is (ground truth).
-    pattern : str or None
-        The failure pattern the message belongs to (ground truth).
+    patterns : tuple of str
+        The failure patterns the message belongs to (ground truth), the
+        primary one first: a message can be of several (a re-trigger message
+        the trigger monitor could not act on is part of a trigger storm and a
+        trigger failure). :attr:`pattern` is the primary one, or None.
     poison : bool
         The data makes its consuming application fail (a property of content,
         kept when the message is dead-lettered, forwarded or retried).
@@ -111,23 +114,39 @@ class SimMessage:
         ``(RemoteQName, RemoteQMgrName)`` while on a transmission queue.
     """
 
-    __slots__ = ("md", "headers", "body", "deadline", "events", "pattern", "poison",
+    __slots__ = ("md", "headers", "body", "deadline", "events", "patterns", "poison",
                  "route", "locked", "removed", "counted")
 
     def __init__(self, md: dict, headers: tuple = (), body: bytes = b"",
                  deadline: int | None = None, events: list | None = None,
-                 pattern: str | None = None, poison: bool = False):
+                 patterns: tuple | str | None = (), poison: bool = False):
         self.md = md
         self.headers = headers
         self.body = body
         self.deadline = deadline
         self.events = [] if events is None else events
-        self.pattern = pattern
+        if patterns is None:
+            patterns = ()
+        self.patterns = (patterns,) if isinstance(patterns, str) else tuple(patterns)
         self.poison = poison
         self.route = None
         self.locked = None
         self.removed = False
         self.counted = False
+
+    @property
+    def pattern(self) -> str | None:
+        """The primary ground-truth pattern (the first of :attr:`patterns`), or None."""
+        return self.patterns[0] if self.patterns else None
+
+    def add_pattern(self, pattern: str, *, primary: bool = False) -> None:
+        """Record that the message belongs to ``pattern`` too (once); ``primary``
+        puts it first, else it follows the patterns already recorded."""
+        rest = tuple(p for p in self.patterns if p != pattern)
+        if primary:
+            self.patterns = (pattern,) + rest
+        elif pattern not in self.patterns:
+            self.patterns = self.patterns + (pattern,)
 
     @property
     def length(self) -> int:
@@ -144,7 +163,7 @@ class SimMessage:
     def copy(self) -> "SimMessage":
         """A new message with the same descriptor, data and history (for a re-put)."""
         return SimMessage(dict(self.md), self.headers, self.body, self.deadline, self.events,
-                          self.pattern, self.poison)
+                          self.patterns, self.poison)
 
     def log(self, sim: Simulation, qmgr: str, actor: str, event: str, **kw) -> None:
         """Append one ground-truth event (UTC time, queue manager, actor, what).
@@ -171,7 +190,7 @@ class SimMessage:
             ev[:] = head + [marker] + rest[cut:]
 
     def state(self) -> tuple:
-        return (self.md, self.headers, self.body, self.deadline, self.events, self.pattern,
+        return (self.md, self.headers, self.body, self.deadline, self.events, self.patterns,
                 self.poison)
 
     @classmethod
@@ -1164,9 +1183,9 @@ class QueueManager:
         md = dict(md0)
         md.update(Format=_FMT_DEAD, Encoding=enc, CodedCharSetId=ccs)
         dm = SimMessage(md, (("MQDLH", dlh),) + m.headers, m.body, m.deadline, m.events,
-                        m.pattern, m.poison)
-        if dm.pattern is None and destqm == self.name and destq in self.deleted_tempdyn:
-            dm.pattern = "orphaned_reply"
+                        m.patterns, m.poison)
+        if not dm.patterns and destqm == self.name and destq in self.deleted_tempdyn:
+            dm.add_pattern("orphaned_reply")
         deadq = (self.deadq or "").strip()
         if not deadq or not isinstance(self.objects.get(deadq), LocalQueue):
             self.log(m, actor, "dead_letter_failed", reason=int(reason), destq=destq,
@@ -1264,7 +1283,7 @@ class QueueManager:
               "Encoding": self.encoding, "CodedCharSetId": self.ccsid, "Format": _FMT_TRIGGER,
               "Priority": initq.defprty, "Persistence": 0, "MsgId": NO_ID, "CorrelId": NO_ID,
               "ReplyToQ": "", "ReplyToQMgr": "", "AccountingToken": b"\0" * 32}
-        tmsg = SimMessage(md, (("MQTM", tm),), b"", None, [], "trigger_storm" if storm else None)
+        tmsg = SimMessage(md, (("MQTM", tm),), b"", None, [], ("trigger_storm",) if storm else ())
         self.log(tmsg, self.actor, "trigger", queue=q.name, trigtype=q.trigtype, cause=cause,
                  depth=q.depth)
         q.last_trigger = self.sim.now

@@ -184,7 +184,7 @@ def queue_full_burst(sim: Simulation, size: int, home: Layout) -> Plan:
     arriving order is dead-lettered by ``amqrmppa`` with 2053 (pattern
     ``reason_burst``). A misconfigured QREMOTE on QM.WEB sends about 1% of
     another application's messages to a queue QM.HUB does not have (2085,
-    pattern null). Captured shortly after the consumer comes back (a second,
+    pattern ``unknown_destination``). Captured shortly after the consumer comes back (a second,
     or the time it takes to drain half the backlog when that is shorter): the
     DLQ and ORDERS.IN (still holding the backlog).
     """
@@ -208,6 +208,7 @@ def queue_full_burst(sim: Simulation, size: int, home: Layout) -> Plan:
              outages=[(0.2 * window, 0.6 * window)]).start()
     Consumer(sim, hub, unix_app("archive-svc", "archiver"), "ORDERS.ARCHIVE").start()
     sim.label("reason_burst", is_dead_letter(2053, "ORDERS.IN"))
+    sim.label("unknown_destination", is_dead_letter(2085, "ORDERS.ARCHVE"))
     drain_half = 0.5 * maxdepth * process_time
     return Plan(0.6 * window + min(1.0, drain_half), [(hub.name, DLQ), (hub.name, "ORDERS.IN")])
 
@@ -219,7 +220,8 @@ def deleted_queue_after_deploy(sim: Simulation, size: int, home: Layout) -> Plan
     QM.BATCH (AIX, big-endian) sends ``size`` invoices at 10/s to INVOICES.IN
     on QM.HUB. At 30% of the run a deployment script deletes INVOICES.IN
     (the messages on it are lost) and defines INVOICES.V2.IN; every invoice
-    arriving afterwards is dead-lettered with 2085 (``reason_burst``). An
+    arriving afterwards is dead-lettered with 2085 (``reason_burst``, and
+    ``unknown_destination``: the queue no longer exists). An
     audit feed occasionally sends a 40 KB record to AUDIT.LOG, whose MAXMSGL
     is 32 KB (2030, pattern null). Captured: the DLQ at the end.
     """
@@ -246,6 +248,7 @@ def deleted_queue_after_deploy(sim: Simulation, size: int, home: Layout) -> Plan
 
     sim.at(0.3 * window, deploy)
     sim.label("reason_burst", is_dead_letter(2085, "INVOICES.IN"))
+    sim.label("unknown_destination", is_dead_letter(2085, "INVOICES.IN"))
     return Plan(window + 10.0, [(hub.name, DLQ)])
 
 
@@ -258,7 +261,8 @@ def permissions_change(sim: Simulation, size: int, home: Layout) -> Plan:
     users appuser, svcpay and batch01. From 30% to 80% of the run svcpay may
     not put to LEDGER.POST, and its postings are dead-lettered with 2035
     (``reason_burst``). About 1% of a reporting application's messages go to
-    a queue that does not exist (2085, pattern null). Captured: the DLQ.
+    a queue that does not exist (2085, ``unknown_destination``). Captured:
+    the DLQ.
     """
     hub = home_qmgr(sim, "QM.HUB", home)
     partner = remote_qmgr(sim, "QM.PARTNER", "linux")
@@ -280,6 +284,7 @@ def permissions_change(sim: Simulation, size: int, home: Layout) -> Plan:
     sim.at(0.3 * window, lambda: hub.alter("LEDGER.POST", authorized=everyone - {"svcpay"}))
     sim.at(0.8 * window, lambda: hub.alter("LEDGER.POST", authorized=everyone))
     sim.label("reason_burst", is_dead_letter(2035, "LEDGER.POST"))
+    sim.label("unknown_destination", is_dead_letter(2085, "LEDGER.REPORT"))
     return Plan(window + 10.0, [(hub.name, DLQ)])
 
 
@@ -389,8 +394,9 @@ def expiry_buildup(sim: Simulation, size: int, home: Layout) -> Plan:
     expiry. No DLQ handler runs, so the expired ones stay on the DLQ, counted
     in its depth, until the capture's browse discards them (they are never
     in the capture; the manifest counts them). Every captured dead letter is
-    a message on its way to expiring there (``expiry_buildup``). Captured:
-    the DLQ.
+    a message on its way to expiring there (``expiry_buildup``, the primary
+    pattern) and one of the dead letters of the put-inhibit incident
+    (``reason_burst`` too). Captured: the DLQ.
     """
     hub = home_qmgr(sim, "QM.HUB", home)
     feed = remote_qmgr(sim, "QM.FEED", "linux")
@@ -413,6 +419,7 @@ def expiry_buildup(sim: Simulation, size: int, home: Layout) -> Plan:
              process_time=min(0.01, 0.5 / rate)).start()
     sim.at(0.1 * window, lambda: hub.alter("RATES.IN", put="DISABLED"))
     sim.label("expiry_buildup", lambda m, dlh: dlh is not None and m.deadline is not None)
+    sim.label("reason_burst", is_dead_letter(2051, "RATES.IN"))
     return Plan(window + 5.0, [(hub.name, DLQ)])
 
 
@@ -430,8 +437,8 @@ def orphaned_replies(sim: Simulation, size: int, home: Layout) -> Plan:
     carry Expiry 100 (10 s) and ask for expiration reports; requests that
     expire in the backlog produce reports to the vanished queues, dead-lettered
     the same way. 5% of requests are persistent, so their replies are too: a
-    temporary dynamic queue refuses them with 2048 (pattern null). Captured:
-    QM.FRONT's DLQ.
+    temporary dynamic queue refuses them with 2048 (``persistent_reply``).
+    Captured: QM.FRONT's DLQ.
     """
     front = home_qmgr(sim, "QM.FRONT", home)
     back = remote_qmgr(sim, "QM.BACK", "aix")
@@ -448,6 +455,8 @@ def orphaned_replies(sim: Simulation, size: int, home: Layout) -> Plan:
     ReplyServer(sim, back, unix_app("quote-engine", "quotes", encoding=273, ccsid=819), "QUOTE.SVC",
                 process_time=min(0.02, 0.5 / rate), reply_expiry="unlimited",
                 slow=[(0.3 * window, 0.5 * window, 4.0 / rate)]).start()
+    sim.label("persistent_reply", lambda m, dlh: dlh is not None and dlh["Reason"] == 2048
+              and dlh["DestQName"].startswith("AMQ."))
     return Plan(window + 30.0, [(front.name, DLQ)])
 
 
@@ -458,9 +467,10 @@ def clean_baseline(sim: Simulation, size: int, home: Layout) -> Plan:
     QM.WEB sends ``size`` orders at 10/s to ORDERS.IN on QM.HUB, consumed as
     they arrive; REPORTS.REQ is triggered (FIRST) and its server drains it.
     About 0.5% of another application's messages are addressed to a queue
-    that does not exist (2085) and 0.2% of orders are too big for ORDERS.IN
-    (2030): isolated dead letters, pattern null. Captured mid-run: the DLQ and
-    ORDERS.IN.
+    that does not exist (2085, ``unknown_destination``: a misaddressed
+    application needs a fix at any rate) and 0.2% of orders are too big for
+    ORDERS.IN (2030: isolated dead letters, pattern null). Captured mid-run:
+    the DLQ and ORDERS.IN.
     """
     hub = home_qmgr(sim, "QM.HUB", home)
     web = remote_qmgr(sim, "QM.WEB", "linux")
@@ -490,4 +500,5 @@ def clean_baseline(sim: Simulation, size: int, home: Layout) -> Plan:
     Producer(sim, web, unix_app("stock-ui", "webapp", encoding=546, ccsid=1208), "STOCK.QUERY",
              count=n_stray, rate=n_stray / window).start()
     Consumer(sim, hub, unix_app("order-svc", "ordersvc"), "ORDERS.IN", process_time=0.08).start()
+    sim.label("unknown_destination", is_dead_letter(2085, "STOCK.QRY"))
     return Plan(0.5 * window + 0.5, [(hub.name, DLQ), (hub.name, "ORDERS.IN")])

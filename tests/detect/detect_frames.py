@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 FRAME_SCHEMA = (
     "source string, message_number int, "
     "md struct<MsgId:binary, CorrelId:binary, BackoutCount:int, Expiry:int, Report:int, "
-    "MsgType:int, PutApplName:string, UserIdentifier:string>, "
+    "MsgType:int, PutApplName:string, UserIdentifier:string, Persistence:int>, "
     "dlh struct<Reason:int, DestQName:string, DestQMgrName:string>, "
     "payload binary, payload_length bigint, reason_name string, "
     "put_ts timestamp, dlh_put_ts timestamp"
@@ -28,7 +28,8 @@ def msgid(n: int, qmgr: str = "QM.T") -> bytes:
 
 def row(source, number, *, msg_id=None, correl_id=None, backout_count=0, expiry=-1, report=0,
         msg_type=8, put_appl_name="app", user="user", reason=None, dest_qname=None,
-        dest_qmgr_name="QM.T", payload=b"x", put=0.0, dlh_put=None, reason_name=None):
+        dest_qmgr_name="QM.T", payload=b"x", put=0.0, dlh_put=None, reason_name=None,
+        persistence=0):
     """One capture row. ``put`` and ``dlh_put`` are seconds after T0 (``put_ts`` and
     ``dlh_put_ts``); the row has an MQDLH when ``reason`` is given."""
     dlh = None
@@ -36,7 +37,7 @@ def row(source, number, *, msg_id=None, correl_id=None, backout_count=0, expiry=
         dlh = (reason, dest_qname, dest_qmgr_name)
     return (source, number,
             (msg_id if msg_id is not None else msgid(number), correl_id or b"\0" * 24,
-             backout_count, expiry, report, msg_type, put_appl_name, user),
+             backout_count, expiry, report, msg_type, put_appl_name, user, persistence),
             dlh, payload, len(payload) if payload is not None else None, reason_name,
             at(put) if put is not None else None,
             at(dlh_put) if dlh_put is not None else None)

@@ -68,14 +68,14 @@ def write_hostile(folder: Path) -> dict:
              "PutApplName": ALERT_SCRIPT, "PutApplType": 6, **_put(t)},
             PAYLOAD + b" burst %d" % i))
     write_dmpmqmsg(captures / "hostile.dmp", burst, qmgr="QM.HOSTILE", queue=PWN_IMG)
-    strays = []  # a few replies to a hostile queue: in no finding
+    strays = []  # a few replies refused by a hostile queue, hours apart: in no finding
     for i in range(3):
         t = 11 * 3600 + 600 * i
         strays.append(dead_letter(
             {"Format": "MQSTR", "MsgType": 2, "PutApplName": ALERT_SCRIPT, "PutApplType": 6,
              "MsgId": b"STRAY" + bytes([i]) * 19,
              "ReplyToQ": PWN_URL, "ReplyToQMgr": "QM.HOSTILE", **_put(t)},
-            {"Reason": 2085, "DestQName": PWN_IMG, "DestQMgrName": "QM.HOSTILE",
+            {"Reason": 2035, "DestQName": PWN_IMG, "DestQMgrName": "QM.HOSTILE",
              "PutApplName": ALERT_IMG, "PutApplType": 6, **_put(t)},
             PAYLOAD + b" stray %d" % i))
     write_raw(captures / "strays.raw", strays)

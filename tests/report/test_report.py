@@ -73,13 +73,13 @@ def test_sample_report_from_the_command_line(sample_report):
     text = " ".join(page.text)
     out = sample_report["stdout"]
     assert "669 message(s) in 7 capture file(s)" in out
-    assert "findings: 8 (1 critical, 3 high, 4 medium); 33 message(s) in no finding" in out
+    assert "findings: 13 (1 critical, 5 high, 7 medium); 0 message(s) in no finding" in out
     assert "292 message(s) match no rule" in out  # fall-through to the implicit IGNORE
     assert out.rstrip().endswith(f"report written to {sample_report['path']}")
     # findings most severe first, each with next steps
     severities = re.findall(r'<span class="badge severity-(\w+)">', html)
-    assert severities == ["critical"] + ["high"] * 3 + ["medium"] * 4  # the documented scale
-    assert html.count("<h4>Next steps</h4>") == 8
+    assert severities == ["critical"] + ["high"] * 5 + ["medium"] * 7  # the documented scale
+    assert html.count("<h4>Next steps</h4>") == 13
     assert "DISPLAY QLOCAL(&#x27;ORDERS.IN&#x27;) CURDEPTH MAXDEPTH" in html  # real names
     # every message of every finding is on the page, as message-number ranges per capture
     assert re.search(r"dlq_linux_x86\.raw #1-#42, #44-#103</code>", html)
@@ -94,11 +94,12 @@ def test_sample_report_from_the_command_line(sample_report):
     # lint, coverage, queue definitions, messages in no finding
     assert "no-catch-all" in text and "left/no_match" in text
     assert "INVOICES.IN" in text and "ORDERS.ARCHVE" in text  # destinations without definition
-    assert "33 message(s) are in no finding, in 3 group(s)" in text
-    assert "MQRC_PERSISTENT_NOT_ALLOWED" in text
-    # bounded explanations: 3 per finding (8) and per group in no finding (3), some shared
+    # every message is of a pattern: the persistent replies (2048) and the 2085 strays too
+    assert "Every message is in at least one finding" in text
+    assert "MQRC_PERSISTENT_NOT_ALLOWED" in text and "persistent_reply" in text
+    # bounded explanations: 3 per finding (13), some shared; no group in no finding
     explained = html.count('<details class="explanation"')
-    assert 0 < explained <= 3 * (8 + 3)
+    assert 0 < explained <= 3 * 13
     # payloads redacted: a reply's JSON is never on the page, its length is
     assert '"quote":' not in html and "&#34;quote&#34;" not in html
     assert re.search(r"payload redacted: \d+ bytes; --show-payloads to include", text)
@@ -123,7 +124,7 @@ def test_hostile_capture_is_text(hostile_report):
     assert "Rules table: diagnostics and lint" in text and "unknown-keyword" in text
     # the strays to a hostile queue are in no finding, grouped under its name, explained
     assert "3 message(s) are in no finding, in 1 group(s)" in text
-    assert f"No finding: 2085 MQRC_UNKNOWN_OBJECT_NAME for {PWN_IMG} on QM.HOSTILE" in text
+    assert f"No finding: 2035 MQRC_NOT_AUTHORIZED for {PWN_IMG} on QM.HOSTILE" in text
     assert hostile_report["report"].title.startswith("Hostile <script>")
     assert "<title>Hostile &lt;script&gt;alert(1)&lt;/script&gt;</title>" in html
     assert not hostile_report["cached_after"]  # the caller's DataFrame is left uncached
