@@ -1,0 +1,123 @@
+"""Run checks with great-expectations on Spark DataFrames, in an ephemeral context.
+
+great-expectations 1.x validates a batch of a Spark DataFrame asset against
+an expectation suite (GX documentation, "Connect to data in a Spark
+DataFrame" and "Run Validations"). dlqlens uses an **ephemeral** data
+context (``gx.get_context(mode="ephemeral")``, in-memory stores): nothing is
+written (no ``gx/`` directory) and the context lives only for one run.
+Analytics are off: the documented environment variable
+``GX_ANALYTICS_ENABLED=False`` is set for the process when it is not set
+already, and the context's ``analytics_enabled`` is False (GX documentation,
+"Toggle analytics events"). Progress bars are off.
+
+Each frame is projected to one column per check (``c0``, ``c1``... the
+check's Spark SQL expression), cached while great-expectations computes its
+metrics, and unpersisted. great-expectations brings only metrics and at most
+20 example values per expectation to the driver (result format
+``SUMMARY``), never the rows.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+#: great-expectations' result format: metrics and a bounded sample of values.
+RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": 5}
+
+
+def context():
+    """An ephemeral great-expectations data context with analytics and progress bars off."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (DataContextConfig,
+                                                            InMemoryStoreBackendDefaults,
+                                                            ProgressBarsConfig)
+
+    config = DataContextConfig(analytics_enabled=False,
+                               store_backend_defaults=InMemoryStoreBackendDefaults(),
+                               progress_bars=ProgressBarsConfig(globally=False,
+                                                                metric_calculations=False))
+    return gx.get_context(mode="ephemeral", project_config=config)
+
+
+@dataclass
+class Outcome:
+    """What great-expectations said of one check.
+
+    Attributes
+    ----------
+    success : bool or None
+        None when the check had no value to look at (every value null, or
+        no row), or great-expectations raised.
+    result : dict
+        great-expectations' ``result`` (element_count, unexpected_count,
+        observed_value, partial_unexpected_list...).
+    rows : int
+        Rows of the frame.
+    error : str or None
+        great-expectations' exception message, when it raised.
+    """
+
+    success: bool | None
+    result: dict
+    rows: int
+    error: str | None = None
+
+
+def validate(frames: dict, checks: list, *, context_=None) -> dict:
+    """Validate ``checks`` on their frames with great-expectations.
+
+    Parameters
+    ----------
+    frames : dict of str to pyspark.sql.DataFrame
+        The frames by name (:data:`dlqlens.quality.checks.FRAMES`); a check
+        whose frame is missing is not run.
+    checks : list of Check
+
+    Returns
+    -------
+    dict of str to Outcome
+        By check name.
+    """
+    import great_expectations as gx
+    from pyspark.sql import functions as F
+
+    ctx = context_ or context()
+    out: dict = {}
+    by_frame: dict = {}
+    for check in checks:
+        if check.frame in frames:
+            by_frame.setdefault(check.frame, []).append(check)
+    for frame_name, group in by_frame.items():
+        df = frames[frame_name]
+        projected = df.select(*[F.expr(c.expr).alias(f"c{i}") for i, c in enumerate(group)])
+        projected = projected.cache()
+        try:
+            rows = projected.count()
+            if rows == 0:
+                for c in group:
+                    out[c.name] = Outcome(None, {}, 0)
+                continue
+            source = ctx.data_sources.add_or_update_spark(f"dlqlens_{frame_name}")
+            asset = source.add_dataframe_asset(f"{frame_name}_rows")
+            batch_def = asset.add_batch_definition_whole_dataframe("whole")
+            suite = gx.ExpectationSuite(f"dlqlens_{frame_name}")
+            for i, c in enumerate(group):
+                cls = getattr(gx.expectations, c.expectation)
+                kwargs = {k: v for k, v in c.kwargs.items() if v is not None}
+                suite.add_expectation(cls(column=f"c{i}", meta={"dlqlens": c.name}, **kwargs))
+            batch = batch_def.get_batch(batch_parameters={"dataframe": projected})
+            validation = batch.validate(suite, result_format=RESULT_FORMAT)
+            for r in validation.results:
+                name = r.expectation_config.meta["dlqlens"]
+                info = r.exception_info or {}
+                error = info.get("exception_message") if info.get("raised_exception") else None
+                out[name] = Outcome(None if error else bool(r.success), dict(r.result or {}),
+                                    rows, error)
+        finally:
+            projected.unpersist()
+    return out
+
+
+__all__ = ["Outcome", "RESULT_FORMAT", "context", "validate"]
