@@ -12,9 +12,12 @@ already, and the context's ``analytics_enabled`` is False (GX documentation,
 
 Each frame is projected to one column per check (``c0``, ``c1``... the
 check's Spark SQL expression), cached while great-expectations computes its
-metrics, and unpersisted. great-expectations brings only metrics and at most
-20 example values per expectation to the driver (result format
-``SUMMARY``), never the rows.
+metrics, and unpersisted. One aggregation first counts the rows and each
+column's values: a check whose column holds no value (no MQXQH in any
+message) is not evaluated (there is nothing to look at) and does not cost
+great-expectations' jobs. great-expectations brings only metrics and at most
+5 example values per expectation to the driver (result format ``BASIC``),
+never the rows.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 from dataclasses import dataclass
 
 #: great-expectations' result format: metrics and a bounded sample of values.
-RESULT_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": 5}
+RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 5}
 
 
 def context():
@@ -94,16 +97,23 @@ def validate(frames: dict, checks: list, *, context_=None) -> dict:
         projected = df.select(*[F.expr(c.expr).alias(f"c{i}") for i, c in enumerate(group)])
         projected = projected.cache()
         try:
-            rows = projected.count()
-            if rows == 0:
-                for c in group:
-                    out[c.name] = Outcome(None, {}, 0)
+            counts = projected.agg(F.count(F.lit(1)).alias("rows"),
+                                   *[F.count(f"c{i}").alias(f"c{i}")
+                                     for i in range(len(group))]).first()
+            rows = int(counts["rows"])
+            empty = {c.name for i, c in enumerate(group) if not counts[f"c{i}"]}
+            for c in group:
+                if rows == 0 or c.name in empty:
+                    out[c.name] = Outcome(None, {"element_count": rows, "missing_count": rows},
+                                          rows)
+            group = [(i, c) for i, c in enumerate(group) if rows and c.name not in empty]
+            if not group:
                 continue
             source = ctx.data_sources.add_or_update_spark(f"dlqlens_{frame_name}")
             asset = source.add_dataframe_asset(f"{frame_name}_rows")
             batch_def = asset.add_batch_definition_whole_dataframe("whole")
             suite = gx.ExpectationSuite(f"dlqlens_{frame_name}")
-            for i, c in enumerate(group):
+            for i, c in group:
                 cls = getattr(gx.expectations, c.expectation)
                 kwargs = {k: v for k, v in c.kwargs.items() if v is not None}
                 suite.add_expectation(cls(column=f"c{i}", meta={"dlqlens": c.name}, **kwargs))
