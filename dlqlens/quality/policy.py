@@ -114,7 +114,7 @@ def _check_value(name, value, kind, lo, hi, *, where):
 
 
 def _line_of(text: str, key: str) -> int | None:
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    pattern = re.compile(rf"^\s*(\[\s*)?[\"']?{re.escape(key)}[\"']?\s*[=\].]")
     for number, line in enumerate(text.splitlines(), 1):
         if pattern.match(line):
             return number

@@ -17,9 +17,11 @@ expectation, by field name:
 ``Encoding``
     a valid MQENC_* combination: an integer, a decimal and a floating-point
     part from the MQENC table, no reserved bit (IBM, "MQENC_* (Encoding)").
-``CodedCharSetId``, ``NameValueCCSID``
+``CodedCharSetId``
     a CCSID, 1 to 65535; a header after the MQMD may also say
     MQCCSI_INHERIT (IBM, "MQCCSI_* (Coded character set identifiers)").
+``NameValueCCSID``
+    1200, 1208, 13488 or 17584 (IBM, MQRFH2 "NameValueCCSID").
 ``PutDate``, ``PutTime``
     ``YYYYMMDD`` and ``HHMMSSTH`` with a real month, day, hour, minute and
     second (IBM, MQMD "PutDate", "PutTime").
@@ -50,6 +52,10 @@ _TIME = "^([01][0-9]|2[0-3])[0-5][0-9][0-5][0-9][0-9]{2}$"
 
 #: The CCSID number space (CCSIDs are 16-bit).
 CCSID_RANGE = (1, 65535)
+
+#: The CCSIDs MQ allows in MQRFH2 NameValueCCSID (IBM, MQRFH2 "NameValueCCSID":
+#: UTF-16 1200, UTF-8 1208, UTF-16 13488 and 17584).
+NAME_VALUE_CCSIDS = (1200, 1208, 13488, 17584)
 
 
 def valid_encodings() -> list[int]:
@@ -123,7 +129,11 @@ def structural_checks() -> list[Check]:
                     f"a valid MQENC_* combination ({len(encodings)} values)",
                     f"{struct.name} Encoding: integer, decimal and float parts of MQENC, "
                     "no reserved bit", value_set=encodings)
-            elif f.name in ("CodedCharSetId", "NameValueCCSID"):
+            elif f.name == "NameValueCCSID":
+                add(name, name, "ExpectColumnValuesToBeInSet", _fmt_set(NAME_VALUE_CCSIDS),
+                    "MQRFH2 NameValueCCSID: a Unicode CCSID, as MQ allows",
+                    value_set=list(NAME_VALUE_CCSIDS))
+            elif f.name == "CodedCharSetId":
                 lo, hi = CCSID_RANGE
                 expr = name
                 threshold = f"{lo}..{hi}"
@@ -158,5 +168,5 @@ def structural_checks() -> list[Check]:
     return checks
 
 
-__all__ = ["CCSID_RANGE", "STRUCT_COLUMNS", "known_reasons", "structural_checks",
+__all__ = ["CCSID_RANGE", "NAME_VALUE_CCSIDS", "STRUCT_COLUMNS", "known_reasons", "structural_checks",
            "valid_encodings", "versions_of"]
