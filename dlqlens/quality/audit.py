@@ -34,10 +34,11 @@ def _observed(check, outcome):
     if outcome.error:
         return None, f"not evaluated: great-expectations raised: {outcome.error}", None, []
     if outcome.rows == 0:
-        what = "no message" if check.frame != "findings" else "no finding"
-        if check.frame in ("findings", "replay") or check.expectation.startswith("ExpectColumnSum"):
-            return True, f"0 ({what})", 0, []
-        return None, f"not evaluated: {what} in the rows read", None, []
+        if check.frame == "findings":
+            return True, "0 finding(s)", 0, []
+        if check.expectation == "ExpectColumnSumToBeBetween":
+            return True, "0 message(s) (no message on the DLQ)", 0, []
+        return None, "not evaluated: no message in the rows read", None, []
     if check.expectation in ("ExpectColumnMaxToBeBetween", "ExpectColumnSumToBeBetween"):
         value = _number(r.get("observed_value"))
         if value is None:

@@ -15,7 +15,7 @@ each with a threshold of :class:`dlqlens.quality.policy.Policy`:
     exhausted its RETRY (the replay of :mod:`dlqlens.rules.replay`).
 ``hygiene.finding.<kind>``
     no finding of each forbidden kind (:mod:`dlqlens.detect`): backout loop,
-    trigger storm, orphaned reply by default.
+    trigger storm, trigger failure, expiry build-up, orphaned reply by default.
 ``hygiene.without_dlh``
     at most ``max_without_dlh`` messages on the DLQ without an MQDLH (the
     handler reports them and never processes them).

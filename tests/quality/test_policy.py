@@ -16,7 +16,8 @@ def write(tmp_path, text):
 
 def test_defaults_are_the_documented_ones():
     assert DEFAULTS == {"max_age_seconds": 86400.0, "max_fall_through": 0, "max_without_dlh": 0,
-                        "forbidden_findings": ["backout_loop", "trigger_storm", "orphaned_reply"],
+                        "forbidden_findings": ["backout_loop", "trigger_storm", "trigger_failure",
+                                               "expiry_buildup", "orphaned_reply"],
                         "min_persistent_share": 0.0, "max_depth_fraction": 0.8}
 
 
