@@ -114,6 +114,9 @@ class QualityResults:
                  r.passed, r.failing.predicate or r.failing.description) for r in self.results]
         return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
+    def __repr__(self) -> str:
+        return f"<QualityResults: {self.summary()}>"
+
     def summary(self) -> str:
         """One line: expectations run, passed, failed, unknown."""
         n = len(self.results)
