@@ -29,43 +29,39 @@ def _number(v):
 
 
 def _observed(check, outcome):
-    """(passed, observed words, value, examples) of one GX outcome."""
+    """(passed, observed words, value) of one outcome."""
     r = outcome.result
     if outcome.error:
-        return None, f"not evaluated: great-expectations raised: {outcome.error}", None, []
+        return None, f"not evaluated: great-expectations raised: {outcome.error}", None
     if outcome.rows == 0:
         if check.frame == "findings":
-            return True, "0 finding(s)", 0, []
+            return True, "0 finding(s)", 0
         if check.expectation == "ExpectColumnSumToBeBetween":
-            return True, "0 message(s) (no message on the DLQ)", 0, []
-        return None, "not evaluated: no message in the rows read", None, []
+            return True, "0 message(s) (no message on the DLQ)", 0
+        return None, "not evaluated: no message in the rows read", None
     if check.expectation in ("ExpectColumnMaxToBeBetween", "ExpectColumnSumToBeBetween"):
         value = _number(r.get("observed_value"))
         if value is None:
             why = ("the DLQ's MAXDEPTH is not known" if check.frame == "depth"
                    else "no value in the rows read")
-            return None, f"not evaluated: {why}", None, []
+            return None, f"not evaluated: {why}", None
         if check.expectation == "ExpectColumnSumToBeBetween":
             unit = "finding(s)" if check.frame == "findings" else "message(s)"
-            return outcome.success, f"{value:,} {unit}", value, []
+            return outcome.success, f"{value:,} {unit}", value
         unit = " s (oldest)" if check.column == "age_seconds" else " (highest)"
         shown = f"{value:,}" if isinstance(value, int) else f"{value:,.3f}"
-        return outcome.success, shown + unit, value, []
+        return outcome.success, shown + unit, value
     total = int(r.get("element_count") or 0)
     missing = int(r.get("missing_count") or 0)
     nonmissing = total - missing
     unexpected = int(r.get("unexpected_count") or 0)
-    examples = list(r.get("partial_unexpected_list") or [])[:5]
     if nonmissing == 0:
-        return None, f"not evaluated: no value in {total:,} row(s)", None, []
+        return None, f"not evaluated: no value in {total:,} row(s)", None
     if check.kwargs.get("mostly") is not None:
         share = (nonmissing - unexpected) / nonmissing
         return (outcome.success, f"{share:.3f} ({nonmissing - unexpected:,} of {nonmissing:,})",
-                share, examples)
-    text = f"{unexpected:,} of {nonmissing:,} unexpected"
-    if examples:
-        text += " (e.g. " + ", ".join(repr(e) for e in examples[:3]) + ")"
-    return outcome.success, text, unexpected, examples
+                share)
+    return outcome.success, f"{unexpected:,} of {nonmissing:,} unexpected", unexpected
 
 
 def _selection(check, frames, dlq_predicate):
@@ -221,9 +217,9 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
             outcome = outcomes.get(check.name)
             if outcome is None:
                 continue
-            passed, observed, value, examples = _observed(check, outcome)
+            passed, observed, value = _observed(check, outcome)
             results.append(Result(check, passed, observed, value,
-                                  _selection(check, frames, dlq_predicate), examples))
+                                  _selection(check, frames, dlq_predicate)))
     finally:
         if findings is not None:
             findings.unpersist()

@@ -12,21 +12,26 @@ already, and the context's ``analytics_enabled`` is False (GX documentation,
 
 Each frame is projected to one column per check (``c0``, ``c1``... the
 check's Spark SQL expression), cached while great-expectations computes its
-metrics, and unpersisted. One aggregation first counts the rows and each
-column's values: a check whose column holds no value (no MQXQH in any
-message) is not evaluated (there is nothing to look at) and does not cost
-great-expectations' jobs. great-expectations brings only metrics and at most
-5 example values per expectation to the driver (result format ``BASIC``),
-never the rows.
+metrics, and unpersisted. great-expectations gives the verdict of each
+expectation (result format ``BOOLEAN_ONLY``: no example values, half the
+Spark jobs of ``BASIC``); the numbers shown beside it come from one
+aggregation per frame over the same columns: the rows, each column's values,
+the rows its failing predicate (:func:`dlqlens.quality.checks.failing_sql`,
+the filter the results hand out) selects, its maximum or sum. A check whose
+column holds no value (no MQXQH in any message) is not evaluated: there is
+nothing to look at, and it costs no great-expectations job. Only these
+numbers reach the driver, never the rows.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from dlqlens.quality.checks import failing_sql
 
 #: great-expectations' result format: metrics and a bounded sample of values.
-RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 5}
+RESULT_FORMAT = {"result_format": "BOOLEAN_ONLY"}
 
 
 def context():
@@ -54,8 +59,10 @@ class Outcome:
         None when the check had no value to look at (every value null, or
         no row), or great-expectations raised.
     result : dict
-        great-expectations' ``result`` (element_count, unexpected_count,
-        observed_value, partial_unexpected_list...).
+        ``element_count`` (rows), ``missing_count`` (null values),
+        ``unexpected_count`` (rows the failing predicate selects) and
+        ``observed_value`` (the column's maximum or sum, for those
+        expectations), from dlqlens' aggregation.
     rows : int
         Rows of the frame.
     error : str or None
@@ -97,15 +104,25 @@ def validate(frames: dict, checks: list, *, context_=None) -> dict:
         projected = df.select(*[F.expr(c.expr).alias(f"c{i}") for i, c in enumerate(group)])
         projected = projected.cache()
         try:
-            counts = projected.agg(F.count(F.lit(1)).alias("rows"),
-                                   *[F.count(f"c{i}").alias(f"c{i}")
-                                     for i in range(len(group))]).first()
-            rows = int(counts["rows"])
-            empty = {c.name for i, c in enumerate(group) if not counts[f"c{i}"]}
+            aggs = [F.count(F.lit(1)).alias("rows")]
+            for i, c in enumerate(group):
+                aggs.append(F.count(f"c{i}").alias(f"n{i}"))
+                aggs.append(F.count_if(F.expr(failing_sql(replace(c, expr=f"c{i}"))))
+                            .alias(f"u{i}"))
+                if c.expectation == "ExpectColumnMaxToBeBetween":
+                    aggs.append(F.max(f"c{i}").alias(f"v{i}"))
+                elif c.expectation == "ExpectColumnSumToBeBetween":
+                    aggs.append(F.sum(f"c{i}").alias(f"v{i}"))
+            stats = projected.agg(*aggs).first().asDict()
+            rows = int(stats["rows"])
+            numbers = {c.name: {"element_count": rows, "missing_count": rows - int(stats[f"n{i}"]),
+                                "unexpected_count": int(stats[f"u{i}"] or 0),
+                                "observed_value": stats.get(f"v{i}")}
+                       for i, c in enumerate(group)}
+            empty = {c.name for i, c in enumerate(group) if not stats[f"n{i}"]}
             for c in group:
                 if rows == 0 or c.name in empty:
-                    out[c.name] = Outcome(None, {"element_count": rows, "missing_count": rows},
-                                          rows)
+                    out[c.name] = Outcome(None, numbers[c.name], rows)
             group = [(i, c) for i, c in enumerate(group) if rows and c.name not in empty]
             if not group:
                 continue
@@ -123,8 +140,8 @@ def validate(frames: dict, checks: list, *, context_=None) -> dict:
                 name = r.expectation_config.meta["dlqlens"]
                 info = r.exception_info or {}
                 error = info.get("exception_message") if info.get("raised_exception") else None
-                out[name] = Outcome(None if error else bool(r.success), dict(r.result or {}),
-                                    rows, error)
+                out[name] = Outcome(None if error else bool(r.success), numbers[name], rows,
+                                    error)
         finally:
             projected.unpersist()
     return out

@@ -39,8 +39,6 @@ class Result:
         The observed number (unexpected count, share, maximum or sum).
     failing : MessageSelection
         The messages that fail it, as a filter over the capture DataFrame.
-    examples : list
-        Up to five failing values great-expectations reported.
     """
 
     check: object
@@ -48,7 +46,6 @@ class Result:
     observed: str
     value: object
     failing: object
-    examples: list = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -59,7 +56,7 @@ class Result:
         return {"expectation": c.name, "suite": c.suite, "column": c.column,
                 "great_expectations": c.expectation, "observed": self.observed,
                 "value": self.value, "threshold": c.threshold, "passed": self.passed,
-                "failing": self.failing.to_dict(), "examples": [str(e) for e in self.examples]}
+                "failing": self.failing.to_dict()}
 
 
 @dataclass

@@ -137,3 +137,24 @@ def test_results_views(results):
     assert d["results"][0]["expectation"] == "structural.md.StrucId"
     html = r._repr_html_()
     assert '<tr class="fail">' in html and "hygiene.fall_through" in html
+
+
+def counted_verdict(result) -> bool:
+    """The verdict the numbers dlqlens counted give (the failing filter's count, the
+    column's maximum or sum, the share)."""
+    check, kw = result.check, result.check.kwargs
+    if check.expectation in ("ExpectColumnMaxToBeBetween", "ExpectColumnSumToBeBetween"):
+        return result.value <= kw["max_value"]
+    if kw.get("mostly") is not None:
+        return result.value >= kw["mostly"]
+    return result.value == 0
+
+
+def test_great_expectations_verdicts_agree_with_the_counted_filters(results):
+    checked = 0
+    for case, res in results.items():
+        for r in res.results:
+            if r.passed is not None:
+                assert r.passed == counted_verdict(r), (case, r.name, r.observed)
+                checked += 1
+    assert checked > 200
