@@ -186,7 +186,8 @@ def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="opt
         if dlq_sources is None or path in dlq_sources:
             dlq_queues.setdefault(path, queue)
     return {"paths": paths, "pieces": pieces, "kwargs": dict(
-        policy=policy, rules=table, world=world, queue_defs=defs, dlq_sources=dlq_sources,
+        # the file's path, read again by audit (small): the results' notes then name it
+        policy=policy, rules=table, world=world, queue_defs=queue_defs, dlq_sources=dlq_sources,
         dlq_queues=dlq_queues or None, capture_time=taken,
         capture_queues=capture_queues or None)}
 
