@@ -23,6 +23,7 @@ COMMAND_MODULES: dict[str, str] = {
     "detect": "dlqlens.commands.detect",
     "triggers": "dlqlens.commands.triggers",
     "report": "dlqlens.commands.report",
+    "audit": "dlqlens.commands.audit",
     "export": "dlqlens.commands.export",
 }
 

@@ -26,8 +26,8 @@ def register(sub) -> None:
                     "queue: what is on it (by reason, destination, application, over time), "
                     "the detectors' findings most severe first with next steps, the rules "
                     "table's lint, coverage and fall-through (--rules), the queue definitions "
-                    "(--queue-defs), the messages in no finding, and explanations of the first "
-                    "messages of each. Payloads are redacted unless --show-payloads. Needs Java "
+                    "(--queue-defs), the data-quality expectations (--policy), the messages in "
+                    "no finding, and explanations of the first messages of each. Payloads are redacted unless --show-payloads. Needs Java "
                     "17+ (Spark).")
     add_captures_argument(p)
     p.add_argument("--rules", metavar="TABLE", help="a runmqdlq rules table to check and replay")
@@ -40,6 +40,9 @@ def register(sub) -> None:
     p.add_argument("--world", default="optimistic", metavar="optimistic|pessimistic|FILE",
                    help="outcome of the DLQ handler's puts in the rules replay (default "
                         "optimistic; see 'dlqlens rules replay')")
+    p.add_argument("--policy", metavar="FILE",
+                   help="add the data-quality section: the structural and hygiene suites under "
+                        "this policy (TOML; docs/quality.md), as 'dlqlens audit' runs them")
     p.add_argument("--title", help="the page's title (default 'DLQ audit report')")
     add_capture_time_option(p)
     add_format_option(p)
@@ -61,6 +64,11 @@ def run_report(args) -> int:
     if args.queue_defs:
         load_queue_defs(args.queue_defs)
     world = World.load(args.world)
+    quality = None
+    if args.policy:
+        from dlqlens.quality import load_policy
+
+        quality = load_policy(args.policy)
     out = os.path.abspath(args.out)
     if not os.path.isdir(os.path.dirname(out)):
         from dlqlens.errors import UsageError
@@ -72,7 +80,7 @@ def run_report(args) -> int:
     report = build_report(df, rules=args.rules, queue_defs=args.queue_defs,
                           show_payloads=args.show_payloads,
                           capture_queues=captured_queues(pieces) or None, title=args.title,
-                          world=world, capture_time=capture_time)
+                          world=world, capture_time=capture_time, quality=quality)
     path = report.write(out)
     sys.stdout.write(report.text)
     print(f"report written to {path}")

@@ -337,6 +337,18 @@ def _destinations(df, limit: int = 500):
             .toPandas())
 
 
+def _quality(df, quality, table, defs, world, capture_time, capture_queues):
+    """The quality suites' results: ``quality`` itself when computed already, the
+    suites run under it when it is a Policy (or True: the default policy), else None."""
+    from dlqlens.quality import Policy, QualityResults, audit
+
+    if quality is None or quality is False or isinstance(quality, QualityResults):
+        return quality or None
+    policy = quality if isinstance(quality, Policy) else None
+    return audit(df, policy=policy, rules=table, world=world, queue_defs=defs,
+                 capture_time=capture_time, capture_queues=capture_queues)
+
+
 # ---------------------------------------------------------------------------
 # sections
 # ---------------------------------------------------------------------------
@@ -405,6 +417,21 @@ def _findings_section(findings, total, examples):
                    intro=f"{total} finding(s) of the detectors, most severe first: what pattern "
                          "put these messages on the DLQ, what to do next, the evidence, and the "
                          "messages each groups (explained below).")
+
+
+def _quality_section(results):
+    failed = results.failed
+    items: list = []
+    if failed:
+        items.append(Note(f"{len(failed)} expectation(s) failed: "
+                          + ", ".join(r.name for r in failed)
+                          + ". Each failed one's messages are a filter over the capture "
+                            "(results.failing(name).apply(df)).", "warning"))
+    items.append(results)
+    source = getattr(results.policy, "source", None)
+    return Section("quality", "Data quality: structural and hygiene expectations", items,
+                   intro=f"great-expectations suites (docs/quality.md), policy "
+                         f"{source or 'defaults'}: {results.summary()}.")
 
 
 def _lint_section(table, source, text, lint_findings):
@@ -673,6 +700,7 @@ class ReportData:
     defs: object = None
     defs_source: str | None = None
     destinations: object = None
+    quality: object = None
 
 
 def default_figures() -> tuple:
@@ -685,7 +713,8 @@ def default_figures() -> tuple:
 
 def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
            capture_queues=None, world="optimistic", top: int = 20, examples: int = 3,
-           max_findings: int = 50, figures=None, capture_time=None) -> ReportData:
+           max_findings: int = 50, figures=None, capture_time=None,
+           quality=None) -> ReportData:
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
     from dlqlens.detect import run
@@ -728,6 +757,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         destinations = _destinations(df) if defs is not None else None
         refs = [(None, s, n) for f in findings for s, n in f["messages"][:examples]]
         explanations = _explain_refs(df, refs + list(nf_samples), show_payloads)
+        quality_results = _quality(df, quality, table, defs, world, capture_time,
+                                   capture_queues)
     finally:
         if findings_df is not None:
             findings_df.unpersist()
@@ -740,7 +771,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         no_finding_samples=nf_samples, explanations=explanations, examples=examples, top=top,
         show_payloads=show_payloads, table=table, rules_source=rules_source,
         rules_text=rules_text, world=getattr(world, "name", world), defs=defs,
-        defs_source=defs_source, destinations=destinations)
+        defs_source=defs_source, destinations=destinations, quality=quality_results)
     if rules_part is not None:
         data.lint, data.replay, data.fall_through, data.coverage_figure = rules_part
     return data
@@ -754,6 +785,8 @@ def render(data: ReportData, title: str | None = None) -> Report:
     sections = [_summary_section(summary, span, data.figures, data.findings_total, by_severity,
                                  data.no_finding_total),
                 _findings_section(data.findings, data.findings_total, data.examples)]
+    if data.quality is not None:
+        sections.append(_quality_section(data.quality))
     if data.table is not None:
         sections.append(_lint_section(data.table, data.rules_source, data.rules_text, data.lint))
         sections.append(_coverage_section(data.table, data.rules_text, data.replay,
@@ -799,6 +832,9 @@ def render(data: ReportData, title: str | None = None) -> Report:
                      f"{left.get('no_match', 0):,} message(s) match no rule, "
                      f"{left.get('rules_exhausted', 0):,} exhaust their rules "
                      "(both stay on the DLQ: implicit IGNORE)")
+    if data.quality is not None:
+        failed = ", ".join(r.name for r in data.quality.failed)
+        lines.append(f"quality: {data.quality.summary()}" + (f" ({failed})" if failed else ""))
     if data.defs is not None:
         undefined = sum(1 for r in data.destinations.itertuples(index=False)
                         if r.DestQName not in data.defs)
@@ -812,7 +848,7 @@ def render(data: ReportData, title: str | None = None) -> Report:
 def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
                  capture_queues=None, title: str | None = None, world="optimistic",
                  top: int = 20, examples: int = 3, max_findings: int = 50,
-                 figures=None, capture_time=None) -> Report:
+                 figures=None, capture_time=None, quality=None) -> Report:
     """The HTML audit report of a capture DataFrame.
 
     Parameters
@@ -858,6 +894,12 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
         (:func:`dlqlens.detect.run`): a burst is said to be still going only
         when this time shows it. Default: each capture's newest put, and the
         findings say so.
+    quality : Policy, QualityResults or bool, optional
+        Adds the section of the data-quality suites
+        (:func:`dlqlens.quality.audit`): run under this policy (True: the
+        default policy) with the rules table, queue definitions and capture
+        time above, every capture audited as the DLQ; or results computed
+        already. Default: no such section.
 
     Returns
     -------
@@ -870,7 +912,7 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
     return render(gather(df, rules=rules, queue_defs=queue_defs, show_payloads=show_payloads,
                          capture_queues=capture_queues, world=world, top=top,
                          examples=examples, max_findings=max_findings, figures=figures,
-                         capture_time=capture_time), title)
+                         capture_time=capture_time, quality=quality), title)
 
 
 __all__ = ["REDACTED", "Report", "ReportData", "Section", "build_report", "gather", "render"]

@@ -174,6 +174,7 @@ def test_template_is_package_data():
     (["--queue-defs", "/nonexistent.mqsc"], "cannot read queue definitions /nonexistent.mqsc"),
     (["--out", "/nonexistent/x.html"], "no such directory /nonexistent"),
     (["--world", "nosuchworld"], "world 'nosuchworld'"),
+    (["--policy", "/nonexistent.toml"], "--policy /nonexistent.toml: No such file"),
 ])
 def test_command_line_refuses_bad_arguments_before_spark(extra, text):
     """One line on stderr, exit status 2, and no JVM started (the arguments are checked first)."""

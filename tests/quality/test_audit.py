@@ -1,0 +1,160 @@
+"""The suites on the simulator's scenarios and the hostile corpus, run on Spark.
+
+Every case of docs/quality.md's table is audited once (module fixture) as
+``dlqlens audit`` does; the table is checked against the results, so it
+cannot go stale.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from dlqlens.quality import Policy, audit
+from tests.quality.cases import CASES, ROOT, run_case
+
+pytestmark = pytest.mark.spark
+
+#: What each scenario was built to break (independent of the docs' table).
+BUILT_TO_BREAK = {
+    "poison_ping_pong": "hygiene.finding.backout_loop",
+    "trigger_storm": "hygiene.finding.trigger_failure",
+    "orphaned_replies": "hygiene.finding.orphaned_reply",
+    "expiry_buildup": "hygiene.finding.expiry_buildup",
+    "queue_full_burst": "hygiene.depth",
+    "permissions_change": "hygiene.fall_through",
+    "wrong_strucid_dlh": "structural.decode_status",
+    "mqdlh_trunc_mid": "structural.decode_status",
+}
+
+
+@pytest.fixture(scope="module")
+def results(spark):
+    return {name: run_case(spark, name) for name in CASES}
+
+
+def docs_table() -> dict:
+    """``{case: [failed expectation, ...]}`` from docs/quality.md's cases table."""
+    text = (ROOT / "docs" / "quality.md").read_text(encoding="utf-8")
+    body = text.split("<!-- cases:", 1)[1]
+    table = {}
+    for line in body.splitlines():
+        m = re.match(r"\| `([^`]+)` \|.*\| ([^|]+) \|$", line)
+        if m:
+            cell = m.group(2).strip()
+            table[m.group(1)] = [] if cell == "none" else re.findall(r"`([^`]+)`", cell)
+    return table
+
+
+def test_clean_baseline_passes_both_suites(results):
+    r = results["clean_baseline"]
+    assert r.success, r.to_text()
+    assert {x.check.suite for x in r.results} == {"structural", "hygiene"}
+    assert r["structural.dlh.StrucId"].passed is True
+    assert r["hygiene.without_dlh"].passed is True
+
+
+@pytest.mark.parametrize("case, expectation", sorted(BUILT_TO_BREAK.items()))
+def test_each_scenario_fails_naming_the_expectation_it_breaks(results, case, expectation):
+    r = results[case]
+    assert expectation in [x.name for x in r.failed], r.to_text()
+    assert f"FAIL    {expectation}" in r.to_text()
+
+
+def test_docs_table_is_the_real_results(results):
+    table = docs_table()
+    assert set(table) == set(CASES)
+    for case, failed in table.items():
+        assert failed == [x.name for x in results[case].failed], case
+
+
+def test_an_application_queue_beside_the_dlq_is_not_held_to_the_dlq_expectations(spark, results):
+    # poison_ping_pong: PAYMENTS.BOQ holds 10 backed-out messages, none with an MQDLH
+    r = results["poison_ping_pong"]
+    assert r["hygiene.without_dlh"].passed is True
+    from dlqlens.spark.session import load_capture
+
+    boq = str(ROOT / "datasets/scenarios/poison_ping_pong/QM.APP_PAYMENTS.BOQ.raw")
+    as_dlq = audit(load_capture(spark, boq), suites=("hygiene",),
+                   policy=Policy(forbidden_findings=()))
+    assert as_dlq["hygiene.without_dlh"].passed is False
+    assert as_dlq["hygiene.without_dlh"].value == 10
+
+
+def test_failing_filters_select_what_great_expectations_counted(spark, results):
+    from dlqlens.spark.session import load_capture
+
+    # a row predicate (structural) and a join (the replay) on the sample
+    df = load_capture(spark, str(ROOT / "datasets/dlq-sample"))
+    r = results["dlq-sample"]
+    fall = r["hygiene.fall_through"]
+    assert fall.passed is False
+    assert fall.failing.predicate is None
+    assert fall.failing.apply(df).count() == fall.value
+    bad = load_capture(spark, str(ROOT / "tests/hostile/corpus/dmpmqmsg_mqdlh_trunc_mid.dmp"))
+    status = results["mqdlh_trunc_mid"]["structural.decode_status"]
+    assert bad.where(status.failing.column()).count() == status.value == 1
+    backout = results["mqdlh_trunc_mid"]["hygiene.finding.backout_loop"]
+    assert backout.failing.apply(bad).count() >= 1
+
+
+def test_depth_is_unknown_without_the_dlq_definition(results):
+    # the sample's qm.mqsc says DEADQ(SYSTEM.DEAD.LETTER.QUEUE) and does not define it
+    r = results["dlq-sample"]
+    assert r["hygiene.depth"].passed is None
+    assert "MAXDEPTH" in r["hygiene.depth"].observed
+    assert any("no definition of SYSTEM.DEAD.LETTER.QUEUE" in n for n in r.notes)
+    assert results["queue_full_burst"]["hygiene.depth"].value == 75 / 50
+
+
+def test_ephemeral_context_writes_nothing_and_sends_no_analytics(spark, tmp_path, monkeypatch,
+                                                                 results):
+    from dlqlens.quality.engine import context
+    from dlqlens.spark.session import load_capture
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GX_ANALYTICS_ENABLED", raising=False)
+    ctx = context()
+    assert os.environ["GX_ANALYTICS_ENABLED"] == "False"
+    assert ctx.config.analytics_enabled is False
+    r = audit(load_capture(spark, str(ROOT / "tests/hostile/corpus/dmpmqmsg_odd_hex.dmp")),
+              suites=("structural",))
+    assert r.results
+    assert os.listdir(tmp_path) == []
+    assert not (ROOT / "gx").exists()
+
+
+def test_results_views(results):
+    r = results["dlq-sample"]
+    table = r.table
+    assert list(table.columns) == ["suite", "expectation", "column", "observed", "threshold",
+                                   "passed", "failing"]
+    assert len(table) == len(r.results)
+    d = r.to_dict()
+    assert d["success"] is False
+    assert d["results"][0]["expectation"] == "structural.md.StrucId"
+    html = r._repr_html_()
+    assert '<tr class="fail">' in html and "hygiene.fall_through" in html
+
+
+def counted_verdict(result) -> bool:
+    """The verdict the numbers dlqlens counted give (the failing filter's count, the
+    column's maximum or sum, the share)."""
+    check, kw = result.check, result.check.kwargs
+    if check.expectation in ("ExpectColumnMaxToBeBetween", "ExpectColumnSumToBeBetween"):
+        return result.value <= kw["max_value"]
+    if kw.get("mostly") is not None:
+        return result.value >= kw["mostly"]
+    return result.value == 0
+
+
+def test_great_expectations_verdicts_agree_with_the_counted_filters(results):
+    checked = 0
+    for case, res in results.items():
+        for r in res.results:
+            if r.passed is not None:
+                assert r.passed == counted_verdict(r), (case, r.name, r.observed)
+                checked += 1
+    assert checked > 200
