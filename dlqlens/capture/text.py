@@ -622,6 +622,9 @@ def _unit_end(fh, block_type: type, block, n: int, stop: int | None,
     context = _last_line(block.buf, whole)
     carry = bytes(block.buf[whole:n])
     pos = fh.tell()  # file offset of the byte after ``carry``
+    # the window's line 1 is the unit's own first line while no whole line of the
+    # block was seen (whole == 0): that start is not the next unit's
+    first_next = 2 if whole == 0 else 1
     while True:
         want = max(chunk_bytes // 4, 1)
         ask = want if stop is None else max(0, min(want, stop - pos))
@@ -636,7 +639,8 @@ def _unit_end(fh, block_type: type, block, n: int, stop: int | None,
             continue
         buf = bytearray(context + data[:whole_end] + _PAD)
         window = block_type(buf, len(context) + whole_end, eof)
-        later = window.unit_starts[window.unit_starts >= 1]
+        later = window.unit_starts[window.unit_starts >= first_next]
+        first_next = 1
         if len(later):
             k = int(later[0])
             return whole + int(window.starts[k]) - len(context), lines + k - 1, eof

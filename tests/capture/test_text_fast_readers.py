@@ -697,3 +697,26 @@ def test_small_files_are_read_line_by_line(tmp_path, monkeypatch, module):
         with_get = [c for c in line_read(p, monkeypatch, module=module)
                     if any(t.startswith(("A VER", " MQGET")) for t in c)]
         assert (with_get == []) is fast
+
+
+# A message whose first line is longer than a block: the block holds no whole line,
+# and the long unit's end must be looked for after that line (it is the unit's own
+# start, not the next one's). Found by the amqsbcg fuzz target after issue 19 (an
+# IndexError on a block of no whole line holding 'MQGET'; a loop that never ended).
+@pytest.mark.parametrize("module, sample", [
+    (amqsbcg, "dlq_linux_x86_mq94.bcg"), (dmpmqmsg, "dlq_linux_x86.dmp")])
+@pytest.mark.parametrize("chunk", [256, 512, 1024])
+def test_a_unit_whose_first_line_is_longer_than_a_block(tmp_path, monkeypatch, module,
+                                                        sample, chunk):
+    from tests.conftest import ROOT
+
+    src = (ROOT / "datasets" / "dlq-sample" / sample).read_bytes()[:30000]
+    src = src[:src.rfind(b"\n") + 1]
+    start = b"MQGET of message number" if module is amqsbcg else b"A VER"
+    at = src.find(start, 200)
+    at = src.rfind(b"\n", 0, at) + 1  # the line that starts the second message
+    eol = src.find(b"\n", at)
+    long_first = src[:eol] + b" " + b"y" * (3 * chunk) + src[eol:]  # that line, made long
+    p = tmp_path / ("long" + sample[sample.rfind("."):])
+    p.write_bytes(long_first)
+    assert_same_reading(p, monkeypatch, chunk=chunk, module=module)

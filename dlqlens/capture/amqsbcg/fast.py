@@ -98,7 +98,8 @@ class _Block(TextBlock):
         # 'MQGET of message number' + blanks + a digit start units
         pos = _find_all(self.buf, b"MQGET", self.n)
         line = np.searchsorted(self.starts, pos, side="right") - 1
-        inside = (line >= 0) & (pos + 5 <= self.cend[np.maximum(line, 0)])
+        pos, line = pos[line >= 0], line[line >= 0]  # (none in a block of no whole line)
+        inside = pos + 5 <= self.cend[line]
         pos, line = pos[inside], line[inside]
         self.special = np.zeros(self.nlines, dtype=bool)
         self.special[line] = True
