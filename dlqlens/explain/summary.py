@@ -151,7 +151,7 @@ class CaptureSummary:
                              ("Decode issues by code", self.issue_codes),
                              ("Decode problems", self.problems)):
             parts.append(f"<h4>{html.escape(title)}</h4>")
-            parts.append(frame.to_html(index=False, escape=True, na_rep=""))
+            parts.append(frame.to_html(index=False, escape=True, na_rep="unknown"))
         return "\n".join(parts)
 
 
@@ -168,7 +168,7 @@ def _table(frame: pd.DataFrame) -> str:
         return "  none"
     shown = frame.map(lambda v: one_line(v) if isinstance(v, str) else v)
     shown.columns = [one_line(c) for c in shown.columns]
-    return "\n".join("  " + line for line in shown.to_string(index=False, na_rep="-").split("\n"))
+    return "\n".join("  " + line for line in shown.to_string(index=False, na_rep="unknown").split("\n"))
 
 
 def _with_appl_type_names(frame: pd.DataFrame) -> pd.DataFrame:

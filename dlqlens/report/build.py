@@ -106,6 +106,12 @@ class Report:
 # helpers
 # ---------------------------------------------------------------------------
 
+def _held(value) -> str:
+    """A name as the capture holds it: ``unknown`` when it does not hold it (null:
+    no MQDLH, or a field elided or masked); never a blank standing in for it."""
+    return "unknown" if value is None or value != value else value  # (NaN != NaN)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -510,7 +516,7 @@ def _coverage_section(table, text, stats, fall, world, top, figure=None):
     fall_rows = []
     for r in fall.itertuples(index=False):
         fall_rows.append([r.left_reason or "", _reason_label(r.Reason, r.reason_name),
-                          r.DestQMgrName or "", r.DestQName or "",
+                          _held(r.DestQMgrName), _held(r.DestQName),
                           int(r.queues), int(r.messages)])
     fallthrough = Table(["why left", "reason", "DestQMgrName", "DestQName", "queues", "messages"],
                         fall_rows, caption="Messages left on the DLQ, by reason and destination",
@@ -571,7 +577,7 @@ def _queue_defs_section(defs, source, destinations):
         items.append(Table(["attribute", "value"],
                            [["TRIGINT", f"{qmgr.get('trigint')} ms"],
                             ["DEADQ", qmgr.get("deadq") or "—"]], caption="Queue manager"))
-    missing = [[r.DestQMgrName or "", r.DestQName or "", int(r.queues),
+    missing = [[_held(r.DestQMgrName), _held(r.DestQName), int(r.queues),
                 ", ".join(str(x) for x in (r.reasons if r.reasons is not None else [])),
                 int(r.messages)]
                for r in destinations.itertuples(index=False) if r.DestQName not in defs]
@@ -597,7 +603,7 @@ def _no_finding_section(total, group_count, shown, top):
     for r in shown.itertuples(index=False):
         reason = None if r.Reason is None or r.Reason != r.Reason else int(r.Reason)
         rows.append([_reason_label(reason, r.reason_name), _meaning(reason),
-                     r.DestQMgrName or "", r.DestQName or "", int(r.queues), int(r.messages),
+                     _held(r.DestQMgrName), _held(r.DestQName), int(r.queues), int(r.messages),
                      _span(_utc(r.first), _utc(r.last))])
     note = None
     if group_count > len(rows):

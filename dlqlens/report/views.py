@@ -56,7 +56,7 @@ def render_item(item) -> Markup:
     if is_figure(item):
         return Markup(FigureView.of(item)._repr_html_())
     if _is_pandas(item):
-        return Markup(item.to_html(index=False, escape=True, na_rep="", classes="data"))
+        return Markup(item.to_html(index=False, escape=True, na_rep="unknown", classes="data"))
     html = getattr(item, "_repr_html_", None)
     if callable(html):
         return Markup(html())
@@ -103,10 +103,11 @@ class Table(_View):
 
     @classmethod
     def of_frame(cls, frame, caption=None, note=None, empty="none", numeric=None):
-        """A table of a small pandas DataFrame (values shown as text, NaN blank)."""
+        """A table of a small pandas DataFrame (values shown as text; a null, a value the
+        capture does not hold, as ``unknown``)."""
         import pandas as pd
 
-        rows = [["" if (not isinstance(v, (list, tuple, dict)) and pd.isna(v)) else v
+        rows = [["unknown" if (not isinstance(v, (list, tuple, dict)) and pd.isna(v)) else v
                  for v in row] for row in frame.itertuples(index=False, name=None)]
         if numeric is None:
             numeric = tuple(c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]))
