@@ -24,6 +24,8 @@ import sys
 from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
                                      add_format_option, add_master_option, capture_time_arg,
                                      capture_times, load_captures, plan_captures)
+from dlqlens.errors import UsageError
+from dlqlens.safe import json_dumps, one_line
 
 #: The file that marks a directory written by ``dlqlens simulate``.
 MANIFEST = "manifest.json"
@@ -89,21 +91,22 @@ def expand_captures(paths, deadq: str) -> tuple:
 
     Returns
     -------
-    (list, set or None, dict, dict, dict)
-        The capture paths; the paths audited as the DLQ (None when no
+    (list, set or None, dict, dict, dict, set)
+        The capture paths; the manifest captures of the DLQ (None when no
         directory had a manifest: every capture is the DLQ's); the queue
         name per DLQ path; ``(qmgr, queue)`` per manifest capture; the
-        manifest's ``captured_at`` per capture path.
+        manifest's ``captured_at`` per capture path; the manifest captures
+        of other queues (every capture not among them is audited as the
+        DLQ's, those of plain files and directories included).
     """
     from dlqlens.errors import UsageError
 
-    out, dlq, dlq_queues, queues, times = [], set(), {}, {}, {}
+    out, dlq, dlq_queues, queues, times, others = [], set(), {}, {}, {}, set()
     any_manifest = False
     for path in paths:
         manifest = read_manifest(path) if os.path.isdir(path) else None
         if manifest is None:
-            out.append(path)
-            dlq.add(path)
+            out.append(path)  # audited as the DLQ: its files are not in ``others``
             continue
         any_manifest = True
         for c in manifest["captures"]:
@@ -119,9 +122,11 @@ def expand_captures(paths, deadq: str) -> tuple:
             if queue == deadq:
                 dlq.add(file)
                 dlq_queues[file] = queue
+            else:
+                others.add(file)
             if manifest.get("captured_at"):
                 times[file] = manifest["captured_at"]
-    return out, (dlq if any_manifest else None), dlq_queues, queues, times
+    return out, (dlq if any_manifest else None), dlq_queues, queues, times, others
 
 
 def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="optimistic",
@@ -169,7 +174,7 @@ def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="opt
     defs = load_queue_defs(queue_defs) if queue_defs else None
     world = World.load(world)
     deadq = ((defs.qmgr.get("deadq") or "").strip() if defs is not None else "") or DLQ
-    paths, dlq_paths, dlq_queues, queues, times = expand_captures(captures, deadq)
+    paths, dlq_paths, dlq_queues, queues, times, others = expand_captures(captures, deadq)
     pieces = plan_captures(paths, fmt)
     taken = capture_times(capture_time, pieces)
     if taken is None and times:
@@ -179,9 +184,18 @@ def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="opt
     dlq_sources = None
     if dlq_paths is not None:
         # a reader records the file's path as planned: keep the planned paths of the DLQ files
+        # (every planned file but the manifests' captures of other queues: the files of a
+        # plain directory or pattern given beside a simulator directory are DLQ captures)
         planned = {os.path.normpath(p.path): p.path for p in pieces}
-        dlq_sources = {planned.get(os.path.normpath(p), p) for p in dlq_paths}
+        other = {os.path.normpath(p) for p in others}
+        dlq_sources = {p.path for p in pieces if os.path.normpath(p.path) not in other}
         dlq_queues = {planned.get(os.path.normpath(p), p): q for p, q in dlq_queues.items()}
+        if not dlq_sources:
+            raise UsageError(
+                f"no capture of the dead-letter queue {one_line(deadq)} to audit: the "
+                "simulator manifests name captures of "
+                + ", ".join(sorted({one_line(q) for _, q in queues.values()}))
+                + " (give --queue-defs whose queue manager's DEADQ is the captured DLQ)")
     for path, (_, queue) in banner_queues.items():
         if dlq_sources is None or path in dlq_sources:
             dlq_queues.setdefault(path, queue)
@@ -202,12 +216,17 @@ def run_audit(args) -> int:
     df, _ = load_captures(args, plan["paths"], mode="PERMISSIVE", pieces=plan["pieces"])
     results = audit(df, suites=tuple(args.suite or ("structural", "hygiene")), **plan["kwargs"])
     if args.json:
-        sys.stdout.write(json.dumps(results.to_dict(), ensure_ascii=False, default=str) + "\n")
+        sys.stdout.write(json_dumps(results.to_dict(), default=str) + "\n")
     else:
         sys.stdout.write(results.to_text())
     sys.stdout.flush()
+    status = 0
     if results.failed:
         print("dlqlens: audit failed: " + ", ".join(r.name for r in results.failed),
               file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    if results.errors:  # not evaluated is not passed: a gate never opens on an error
+        print("dlqlens: audit not complete: great-expectations could not evaluate "
+              + ", ".join(r.name for r in results.errors), file=sys.stderr)
+        status = 1
+    return status

@@ -219,7 +219,8 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
                 continue
             passed, observed, value = _observed(check, outcome)
             results.append(Result(check, passed, observed, value,
-                                  _selection(check, frames, dlq_predicate)))
+                                  _selection(check, frames, dlq_predicate),
+                                  error=str(outcome.error) if outcome.error else None))
     finally:
         if findings is not None:
             findings.unpersist()

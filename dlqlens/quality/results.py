@@ -39,6 +39,9 @@ class Result:
         The observed number (unexpected count, share, maximum or sum).
     failing : MessageSelection
         The messages that fail it, as a filter over the capture DataFrame.
+    error : str or None
+        What great-expectations raised when it could not evaluate the
+        expectation (``passed`` is then None).
     """
 
     check: object
@@ -46,6 +49,7 @@ class Result:
     observed: str
     value: object
     failing: object
+    error: str | None = None
 
     @property
     def name(self) -> str:
@@ -81,6 +85,11 @@ class QualityResults:
     def failed(self) -> list:
         """The results whose expectation failed."""
         return [r for r in self.results if r.passed is False]
+
+    @property
+    def errors(self) -> list:
+        """The results great-expectations could not evaluate (it raised)."""
+        return [r for r in self.results if r.error is not None]
 
     @property
     def success(self) -> bool:

@@ -356,7 +356,10 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
     data = F.concat("header_bytes", "payload")
     if dedupe:
         key = [F.col("md").dropFields("Expiry"), F.sha2(data, 256)]
-        first = Window.partitionBy(*key).orderBy("md.Expiry", "source", "message_number")
+        # copies to write are ranked among themselves only (a skipped first copy must not
+        # make the good ones duplicates); an unknown Expiry ranks last
+        first = Window.partitionBy(*key, F.col("_skip").isNull()).orderBy(
+            F.col("md.Expiry").asc_nulls_last(), "source", "message_number")
         rows = rows.withColumn("_dup", F.when(F.col("_skip").isNull(),
                                               F.row_number().over(first) > 1)
                                .otherwise(F.lit(False)))

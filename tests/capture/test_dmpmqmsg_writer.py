@@ -22,6 +22,7 @@ def _msg(**md):
     ({"MsgId": b"\x01" * 25}, "md.MsgId"),
     ({"Expiry": 2**31}, "md.Expiry"),
     ({"PutDate": None}, "md.PutDate"),
+    ({"Version": None}, "md.Version"),   # masked or elided VER: which lines follow is unknown
 ])
 def test_strict_refuses_what_the_text_cannot_hold(md, field, tmp_path):
     with pytest.raises(ExportError) as err:

@@ -62,3 +62,29 @@ def test_a_manifest_capture_outside_its_directory_is_refused(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "expected a file name in the directory" in proc.stderr
+
+
+def test_a_plain_directory_beside_a_simulator_directory_is_audited_as_the_dlq():
+    """Its files are DLQ captures (every planned file but the manifests' other queues);
+    the path typed for it is never a row's source."""
+    from dlqlens.commands.audit import audit_plan
+
+    plan = audit_plan([str(ROOT / "datasets/scenarios/clean_baseline"),
+                       str(ROOT / "datasets/dlq-sample")])
+    dlq = plan["kwargs"]["dlq_sources"]
+    sample = {p.path for p in plan["pieces"] if "dlq-sample" in p.path}
+    assert sample and sample <= dlq
+    assert not any(s.endswith("QM.HUB_ORDERS.IN.raw") for s in dlq)  # an application queue
+    assert any(s.endswith("QM.HUB_SYSTEM.DEAD.LETTER.QUEUE.raw") for s in dlq)
+
+
+def test_a_simulator_directory_without_the_deadq_is_refused(tmp_path):
+    """--queue-defs naming another DEADQ leaves nothing to audit as the DLQ: an error, not a
+    gate that passes on no message."""
+    from dlqlens.commands.audit import audit_plan
+    from dlqlens.errors import UsageError
+
+    defs = tmp_path / "qm.mqsc"
+    defs.write_text("ALTER QMGR DEADQ(OTHER.DLQ)\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="no capture of the dead-letter queue OTHER.DLQ"):
+        audit_plan([str(ROOT / "datasets/scenarios/clean_baseline")], queue_defs=str(defs))

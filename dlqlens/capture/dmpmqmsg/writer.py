@@ -92,6 +92,9 @@ def format_message(m: CaptureMessage, *, width: int = 25, ascii_column: bool = F
     out = []
     if index is not None:
         out.append(f"* Index {index}")
+    if md["Version"] is None:  # which lines to write depends on it: never guessed
+        raise ExportError("md.Version: expected a value for the VER line, found none "
+                          "(the capture does not hold it)", "md.Version")
     for code in ORDER:
         name, kind = CODES[code]
         if code in V2_CODES and int(md["Version"]) < 2:
