@@ -244,3 +244,19 @@ def capture_times(value, pieces):
 
     times = captured_times(pieces)
     return CaptureTimes(times, origin="banner") if times else None
+
+
+def out_path(value: str) -> str:
+    """The absolute path of an ``--out`` file, checked before any JVM starts.
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        When the directory it would be written in does not exist.
+    """
+    from dlqlens.errors import UsageError
+
+    out = os.path.abspath(value)
+    if not os.path.isdir(os.path.dirname(out)):
+        raise UsageError(f"--out {value}: no such directory {os.path.dirname(out)}")
+    return out

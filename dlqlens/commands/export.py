@@ -12,12 +12,11 @@ was selected.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
                                      add_format_option, add_master_option, capture_times,
-                                     load_captures, plan_captures)
+                                     load_captures, out_path, plan_captures)
 
 
 def register(sub) -> None:
@@ -106,9 +105,7 @@ def run_export(args) -> int:
         from dlqlens.commands.detect import load_queue_defs
 
         queue_defs = load_queue_defs(args.queue_defs)
-    out = os.path.abspath(args.out)
-    if not os.path.isdir(os.path.dirname(out)):
-        raise UsageError(f"--out {args.out}: no such directory {os.path.dirname(out)}")
+    out = out_path(args.out)
     pieces = plan_captures(args.captures, args.format)
 
     df, _ = load_captures(args, args.captures, pieces=pieces)

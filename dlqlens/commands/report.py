@@ -8,12 +8,11 @@ short text summary and the page's path.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
                                      add_format_option, add_master_option, capture_times,
-                                     load_captures, plan_captures)
+                                     load_captures, out_path, plan_captures)
 
 #: Where the page goes without ``--out``: the current directory.
 DEFAULT_OUT = "dlqlens-report.html"
@@ -69,11 +68,7 @@ def run_report(args) -> int:
         from dlqlens.quality import load_policy
 
         quality = load_policy(args.policy)
-    out = os.path.abspath(args.out)
-    if not os.path.isdir(os.path.dirname(out)):
-        from dlqlens.errors import UsageError
-
-        raise UsageError(f"--out {args.out}: no such directory {os.path.dirname(out)}")
+    out = out_path(args.out)
     pieces = plan_captures(args.captures, args.format)
     capture_time = capture_times(args.capture_time, pieces)  # given, else the banners'
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces)
