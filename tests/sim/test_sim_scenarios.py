@@ -218,6 +218,43 @@ def test_size_scales_the_captures(tmp_path):
     assert 6 * small["patterns"]["reason_burst"] <= large["patterns"]["reason_burst"]
 
 
+def _captured(tmp_path, scenario, size):
+    m = simulate(scenario, size, str(tmp_path / f"{scenario}-{size}"), format="raw")
+    return {c["queue"]: c["messages"] for c in m["captures"]}, m
+
+
+def test_expiry_buildup_captures_a_fifth_of_the_feed_at_every_size(tmp_path):
+    """Issue 20, defect 7: the dead letters of the last 300 s of the 1500 s feed (a fifth)
+    are still unexpired at the capture, whatever the size: the channel moves every update
+    the producer sends (docs/simulator.md, "How the scenarios scale"; at size 1,000,000 it
+    once moved fewer, when sleeps under 5 ms were rounded to 0)."""
+    counts = {}
+    for size in (1000, 10000):
+        caps, m = _captured(tmp_path, "expiry_buildup", size)
+        counts[size] = caps["SYSTEM.DEAD.LETTER.QUEUE"]
+        assert m["stats"]["dead_letters"] >= 0.85 * size  # all but the first 10% arrive
+        assert 0.15 * size <= counts[size] <= 0.25 * size, (size, counts[size])
+    assert 8 <= counts[10000] / counts[1000] <= 12
+
+
+def test_poison_ping_pong_captures_grow_as_the_poison_does(tmp_path):
+    """Issue 20, defect 7: about sqrt(size) poison orders and sqrt(size/2) poison payments
+    are captured (the DLQ, APP.IN, PAYMENTS.BOQ), and no good payment: the broker flow gets
+    a backed-out message again at once ("Handling MQInput errors", retry processing step
+    2) and keeps up at every size (a fixed 0.5 s pause made a backlog of good payments
+    on PAYMENTS.IN from size 10,000 that cleared again at 1,000,000)."""
+    totals = {}
+    for size in (100, 1000, 10000):
+        caps, m = _captured(tmp_path, "poison_ping_pong", size)
+        totals[size] = sum(caps.values())
+        expected = size ** 0.5 + (size / 2) ** 0.5
+        assert 0.6 * expected <= totals[size] <= 1.3 * expected, (size, caps)
+        assert set(m["patterns"]) == {"backout_loop"}, m["patterns"]  # no good payment
+        assert caps["PAYMENTS.IN"] <= 2
+    assert 2.5 <= totals[1000] / totals[100] <= 4.5
+    assert 2.5 <= totals[10000] / totals[1000] <= 4.5
+
+
 def test_queues_nothing_reads_are_spooled(tmp_path):
     """Large runs stream dead letters to disk: a spooled DLQ keeps only its depth in memory."""
     from dlqlens.sim import SimulationError
