@@ -41,6 +41,11 @@ KEEP_FIRST = 60
 EXPIRATION_REPORT_BITS = (MQRO["MQRO_EXPIRATION"] | MQRO["MQRO_EXPIRATION_WITH_DATA"]
                           | MQRO["MQRO_EXPIRATION_WITH_FULL_DATA"])
 NO_ID = b"\0" * 24
+
+#: :attr:`SimMessage.locked` of a message put in a unit of work not yet committed: it
+#: counts toward the depth and triggering ("Designing an application that uses triggered
+#: queues": the queue manager counts committed and uncommitted messages) but no get sees it.
+UNCOMMITTED_PUT = "uncommitted put"
 _FMT_DEAD = MQFMT["MQFMT_DEAD_LETTER_HEADER"].rstrip()
 _FMT_TRIGGER = MQFMT["MQFMT_TRIGGER"].rstrip()
 
@@ -416,16 +421,37 @@ class LocalQueue:
         return self.defprty if self.msgdlvsq == "FIFO" else int(m.md["Priority"])
 
     # -- state changes ----------------------------------------------------------------
-    def _add(self, m: SimMessage) -> None:
+    def _add(self, m: SimMessage, *, committed: bool = True) -> None:
+        """Store ``m``; an uncommitted put (``committed=False``) counts toward the depth and
+        triggering but no get, browse or listener sees it until :meth:`_made_available`."""
         self.store.append(m, self._level(m))
         self.depth += 1
         self.max_depth_seen = max(self.max_depth_seen, self.depth)
         m.counted = self.trigger_priority(m) >= self.trigmpri
         if m.counted:
             self.trig_count += 1
+        if not committed:
+            m.locked = UNCOMMITTED_PUT
+            return
+        self._made_available(m)
+
+    def _made_available(self, m: SimMessage) -> None:
+        """A message put (or committed) becomes available: listeners are told, getters woken."""
+        m.locked = None
         for tell in self.listeners:
             tell(m)
         self.wake()
+
+    def _put_backed_out(self, m: SimMessage) -> None:
+        """An uncommitted put is backed out: the message leaves the queue (MQBACK: "messages
+        put as part of a unit of work are deleted")."""
+        if m.removed:
+            return
+        self.depth -= 1
+        if m.counted:
+            self.trig_count -= 1
+        m.locked = None
+        m.removed = True
 
     def _lock(self, m: SimMessage, holder) -> None:
         m.locked = holder
@@ -522,12 +548,12 @@ class ProcessDefinition:
 # ---------------------------------------------------------------------------
 
 class UnitOfWork:
-    """The gets under syncpoint one application has made and not yet committed or backed out.
+    """The gets and puts under syncpoint one application has made and not yet resolved.
 
     The queue manager keeps one per actor name (:meth:`QueueManager.unit_of_work`):
     an actor stands for one connection, so applications that share an
     :class:`Actor` share their unit of work. It begins with the first get
-    under syncpoint and ends at :meth:`QueueManager.commit_uow` or
+    or put under syncpoint and ends at :meth:`QueueManager.commit_uow` or
     :meth:`QueueManager.backout_uow` (MQCMIT, MQBACK), after which the
     actor's next get begins a new one.
 
@@ -541,17 +567,32 @@ class UnitOfWork:
         The one message got with MQGMO_MARK_SKIP_BACKOUT (IBM MQ for z/OS
         "Skipping backout": "there can be only one MQGET request marked as
         skipping backout" in a unit of work).
+    puts : list of (LocalQueue, SimMessage)
+        The messages put in it (MQPMO_SYNCPOINT): on their queues, counted
+        in the depth and toward triggering, seen by no get until the commit.
+    triggers : list of (SimMessage, LocalQueue, str)
+        Trigger messages its puts caused: the MQTM, the initiation queue and
+        the application queue's TRIGTYPE at the trigger event. They are made
+        available at the commit, or at the backout for FIRST and DEPTH
+        (:meth:`QueueManager.commit_uow`, :meth:`QueueManager.backout_uow`).
     """
 
-    __slots__ = ("number", "gets", "marked")
+    __slots__ = ("number", "gets", "marked", "puts", "triggers")
 
     def __init__(self, number: int):
         self.number = number
         self.gets: list = []
         self.marked: SimMessage | None = None
+        self.puts: list = []
+        self.triggers: list = []
+
+    def empty(self) -> bool:
+        """Nothing is left to commit or back out."""
+        return not (self.gets or self.puts or self.triggers)
 
     def __repr__(self) -> str:
-        return f"UnitOfWork({self.number}, gets={len(self.gets)}, marked={self.marked is not None})"
+        return (f"UnitOfWork({self.number}, gets={len(self.gets)}, puts={len(self.puts)}, "
+                f"triggers={len(self.triggers)}, marked={self.marked is not None})")
 
 
 # ---------------------------------------------------------------------------
@@ -755,7 +796,7 @@ class QueueManager:
     # -- put ---------------------------------------------------------------------------------
     def put(self, qname: str, m: SimMessage, *, actor: Actor, qmgr: str | None = None,
             context: str = "default", user: str | None = None,
-            event: tuple[str, dict] | None = None) -> int:
+            event: tuple[str, dict] | None = None, syncpoint: bool = False) -> int:
         """MQPUT1 of ``m`` to ``qname`` (at queue manager ``qmgr``); returns the reason code.
 
         Parameters
@@ -770,6 +811,17 @@ class QueueManager:
         event : (str, dict), optional
             Name and details of the ground-truth event logged on success
             (default ``("put", {})``).
+        syncpoint : bool
+            MQPMO_SYNCPOINT: the put joins the actor's :meth:`unit_of_work`.
+            The message counts toward the depth and triggering at once but no
+            get sees it before :meth:`commit_uow` (:meth:`backout_uow` deletes
+            it; IBM MQ "MQBACK - Back out changes"); a trigger message it
+            causes is made at the put, with the attributes then in force, and
+            made available when the unit of work is resolved: at the commit,
+            or at the backout for TRIGTYPE FIRST and DEPTH only (IBM MQ
+            "Conditions for a trigger event", the paragraph after item 10;
+            "Designing an application that uses triggered queues", "Trigger
+            messages and units of work"; "Properties of trigger messages").
 
         Returns
         -------
@@ -783,7 +835,8 @@ class QueueManager:
                 xq = target
             if xq is None:
                 return self._failed(m, actor, qname, RC["MQRC_UNKNOWN_REMOTE_Q_MGR"])
-            return self._put_remote(qname, target, xq, m, actor, context, user, None, event)
+            return self._put_remote(qname, target, xq, m, actor, context, user, None, event,
+                                    syncpoint)
         obj = self.objects.get(qname)
         if obj is None:
             return self._failed(m, actor, qname, RC["MQRC_UNKNOWN_OBJECT_NAME"])
@@ -794,17 +847,20 @@ class QueueManager:
             if obj.put == "DISABLED":
                 return self._failed(m, actor, qname, RC["MQRC_PUT_INHIBITED"])
             xq = obj.xmitq or self.routes.get(obj.rqmname) or obj.rqmname
-            return self._put_remote(obj.rname, obj.rqmname, xq, m, actor, context, user, obj, event)
-        return self._store(obj, m, actor, context, user, 0, event)
+            return self._put_remote(obj.rname, obj.rqmname, xq, m, actor, context, user, obj, event,
+                                    syncpoint)
+        return self._store(obj, m, actor, context, user, 0, event, syncpoint=syncpoint)
 
-    def _put_remote(self, rname, rqmname, xq_name, m, actor, context, user, defs, event) -> int:
+    def _put_remote(self, rname, rqmname, xq_name, m, actor, context, user, defs, event,
+                    syncpoint=False) -> int:
         xq = self.objects.get(xq_name)
         if not isinstance(xq, LocalQueue) or xq.usage != "XMITQ":
             return self._failed(m, actor, rname, RC["MQRC_UNKNOWN_XMIT_Q"])
         m.route = (rname, rqmname)
         name, details = event or ("put", {})
         event = (name, dict(details, destq=rname, destqm=rqmname))
-        return self._store(xq, m, actor, context, user, HEADER_LENGTH["MQXQH"], event, defs)
+        return self._store(xq, m, actor, context, user, HEADER_LENGTH["MQXQH"], event, defs,
+                           syncpoint)
 
     def _failed(self, m: SimMessage, actor: Actor, qname: str, rc: int) -> int:
         if m.events:
@@ -812,7 +868,7 @@ class QueueManager:
         return rc
 
     def _store(self, q: LocalQueue, m: SimMessage, actor: Actor, context: str, user,
-               extra: int, event, defs=None) -> int:
+               extra: int, event, defs=None, syncpoint: bool = False) -> int:
         md = m.md
         if q.put == "DISABLED":
             return self._failed(m, actor, q.name, RC["MQRC_PUT_INHIBITED"])
@@ -848,6 +904,13 @@ class QueueManager:
         if not md.get("MsgId") or md["MsgId"] == NO_ID:
             md["MsgId"] = self.new_msgid()
         name, details = event or ("put", {})
+        if syncpoint:
+            unit = self.unit_of_work(actor, begin=True)
+            self.log(m, actor, name, queue=q.name, syncpoint=True, **details)
+            q._add(m, committed=False)
+            unit.puts.append((q, m))
+            self._trigger_on_put(q, m, unit)
+            return OK
         self.log(m, actor, name, queue=q.name, **details)
         q._add(m)
         self._trigger_on_put(q, m)  # application and transmission queues alike (items 5-6)
@@ -962,14 +1025,19 @@ class QueueManager:
                 break
         if unit.marked is m:
             unit.marked = None
-        if not unit.gets:
+        if unit.empty():
             del self.units[actor.name]
 
     def commit_uow(self, actor: Actor) -> int:
         """MQCMIT: every message got in the actor's unit of work leaves its queue.
 
         Step 9 of the figure of IBM MQ for z/OS "Skipping backout" when the
-        unit of work is the second one (UOW2) holding a skipped get.
+        unit of work is the second one (UOW2) holding a skipped get. The
+        messages put in it become available, and the trigger messages its
+        puts caused are put on their initiation queues (IBM MQ "Conditions
+        for a trigger event", the paragraph after item 10: the trigger
+        message "does not become available ... until the unit of work
+        completes").
 
         Parameters
         ----------
@@ -985,6 +1053,12 @@ class QueueManager:
             return 0
         for q, m in unit.gets:
             q._remove(m)
+        for q, m in unit.puts:
+            if not m.removed and not q.deleted:
+                self.log(m, actor, "committed", queue=q.name)
+                q._made_available(m)
+        for tmsg, initq, _ in unit.triggers:
+            self._deliver_trigger(tmsg, initq)
         return len(unit.gets)
 
     def backout_uow(self, actor: Actor, *, requested: bool = True) -> UnitOfWork | None:
@@ -1001,6 +1075,15 @@ class QueueManager:
         the marked message out like the others (the same section, first note).
         Backing out UOW2 reinstates the skipped message (step 10).
 
+        Messages put in the unit of work are deleted (IBM MQ "MQBACK - Back
+        out changes"). The trigger messages its puts caused are made available
+        all the same when the queue's TRIGTYPE was FIRST or DEPTH at the
+        trigger event, and discarded for EVERY (IBM MQ "Conditions for a
+        trigger event", the paragraph after item 10: available when the unit
+        of work completes, "whether the unit of work is committed or, for
+        trigger type MQTT_FIRST or MQTT_DEPTH, backed out"; "Designing an
+        application that uses triggered queues").
+
         Parameters
         ----------
         actor : Actor
@@ -1016,6 +1099,15 @@ class QueueManager:
         unit = self.units.pop(actor.name, None)
         if unit is None:
             return None
+        for q, m in unit.puts:
+            self.log(m, actor, "put_backed_out", queue=q.name)
+            q._put_backed_out(m)
+        for tmsg, initq, trigtype in unit.triggers:
+            if trigtype in ("FIRST", "DEPTH"):
+                self._deliver_trigger(tmsg, initq)
+            else:  # EVERY: the trigger message goes with the put it was made for
+                self.log(tmsg, self.actor, "trigger_backed_out", queue=initq.name)
+                self.sim.stats["trigger_messages_backed_out"] += 1
         skipped = unit.marked if requested else None
         for q, m in unit.gets:
             if m is skipped:
@@ -1241,16 +1333,18 @@ class QueueManager:
         q = self.objects.get(name)
         return q if isinstance(q, LocalQueue) else None
 
-    def _trigger_on_put(self, q: LocalQueue, m: SimMessage) -> None:
+    def _trigger_on_put(self, q: LocalQueue, m: SimMessage,
+                        unit: UnitOfWork | None = None) -> None:
         """Items 1-11 and 14 of "Conditions for a trigger event" on a put
-        (:func:`dlqlens.mq.trigger_conditions.on_put`)."""
+        (:func:`dlqlens.mq.trigger_conditions.on_put`); a put in ``unit`` makes
+        its trigger message now and keeps it in the unit of work."""
         last = q.last_trigger
         d = trigger_conditions.on_put(q, self, counted=m.counted, prev_count=q.trig_count - 1,
                               now_ms=self.sim.now * 10,  # ticks are 10 ms
                               last_trigger_ms=None if last is None else last * 10,
                               trigint_ms=self.trigint)
         if d.trigger:
-            self._make_trigger(q, cause=d.cause, storm=d.cause == "trigint")
+            self._make_trigger(q, cause=d.cause, storm=d.cause == "trigint", unit=unit)
 
     def _trigger_on_event(self, q: LocalQueue, cause: str, storm: bool = False) -> None:
         """Items 12 and 13 of "Conditions for a trigger event"
@@ -1260,8 +1354,14 @@ class QueueManager:
         if trigger_conditions.on_event(q, self, cause).trigger:
             self._make_trigger(q, cause=cause, storm=storm)
 
-    def _make_trigger(self, q: LocalQueue, *, cause: str, storm: bool) -> None:
+    def _make_trigger(self, q: LocalQueue, *, cause: str, storm: bool,
+                      unit: UnitOfWork | None = None) -> None:
         """Put a trigger message for ``q`` on its initiation queue ("MQTM - Trigger message").
+
+        With ``unit`` (a put in a unit of work) it is made now, from the
+        attributes now in force, and kept in the unit of work until it is
+        resolved ("Properties of trigger messages": later changes to the
+        trigger attributes have no effect on it).
 
         The MQTM comes from the queue and its process definition; a
         transmission queue with a blank PROCESS ("Conditions for a trigger
@@ -1289,8 +1389,17 @@ class QueueManager:
         q.last_trigger = self.sim.now
         self.sim.stats["trigger_messages"] += 1
         self.sim.stats[f"trigger_messages:{self.name}:{q.name}"] += 1
+        trigtype = q.trigtype
         for k, v in trigger_conditions.after_trigger(q).items():  # DEPTH: TRIGGER off
             setattr(q, k, v)
+        if unit is not None:
+            unit.triggers.append((tmsg, initq, trigtype))
+            return
+        self._deliver_trigger(tmsg, initq)
+
+    def _deliver_trigger(self, tmsg: SimMessage, initq: LocalQueue) -> None:
+        """Put a trigger message on its initiation queue; the DLQ when that fails
+        ("When triggering does not work"), else it is discarded."""
         rc = self.put(initq.name, tmsg, actor=self.actor, context="default")
         if rc == OK:
             return

@@ -16,6 +16,12 @@ decide with :mod:`dlqlens.mq.trigger_conditions`, and
 A ``put`` may also carry ``expiry=N`` (MQMD Expiry, tenths of a second; the
 evaluator ignores it, as expiry does not change triggering: an expired
 message counts toward the depth, MQMD "Expiry (MQLONG)", note 2).
+
+Units of work: a ``put ... syncpoint=yes`` is an MQPUT with MQPMO_SYNCPOINT by
+the application, in a unit of work of its own for each queue (the actor
+:func:`putter`), so that ``commit QUEUE`` / ``backout QUEUE`` resolve the puts
+to that queue (MQCMIT / MQBACK of that unit of work, its trigger messages then
+made available) as well as the server's gets from it.
 """
 
 from __future__ import annotations
@@ -84,6 +90,12 @@ def queue_manager(defs, *, name: str = "QM1", platform: str = "linux", seed: int
     return qm
 
 
+def putter(queue: str) -> Actor:
+    """The application putting to ``queue`` under syncpoint in a script (one unit of work
+    per queue)."""
+    return Actor(f"application:{queue}", MQAT["MQAT_UNIX"], "application", "appuser")
+
+
 def _trigger_messages(qm: QueueManager) -> list[SimMessage]:
     return [m for q in qm.objects.values() if isinstance(q, LocalQueue) and not q.store.spooled
             for m in q.messages() if m.events and m.events[0].get("event") == "trigger"]
@@ -131,7 +143,8 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
     def row(ev, q, message=None):
         nonlocal made_so_far
         made = []
-        if sim.stats["trigger_messages"] != made_so_far:  # look only when some were made
+        if sim.stats["trigger_messages"] != made_so_far or ev["event"] in ("commit", "backout"):
+            # look only when some were made, or a unit of work released those it held
             made_so_far = sim.stats["trigger_messages"]
             for m in _trigger_messages(qm):
                 if id(m) not in seen:
@@ -166,7 +179,10 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
                 prio = ev.get("priority")  # None: MQPRI_PRIORITY_AS_Q_DEF (-1), the DEFPRTY
                 m = datagram(Expiry=int(ev.get("expiry", -1)),
                              Priority=-1 if prio is None else int(prio))
-                rc = qm.put(q.name, m, actor=APPLICATION)
+                if ev.get("syncpoint"):
+                    rc = qm.put(q.name, m, actor=putter(q.name), syncpoint=True)
+                else:
+                    rc = qm.put(q.name, m, actor=APPLICATION)
                 if rc:
                     raise SimulationError(f"{source}:{ev['line']}: put to {q.name} failed "
                                           f"with reason {rc}")
@@ -180,6 +196,7 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
         elif name in ("commit", "backout"):
             for m in held.pop(q.name, []):
                 (qm.commit if name == "commit" else qm.backout)(q, m, SERVER)
+            (qm.commit_uow if name == "commit" else qm.backout_uow)(putter(q.name))
         elif name in ("open_input", "monitor_start"):
             qm.open_input(q, MONITOR if name == "monitor_start" else SERVER)
         elif name in ("close_input", "monitor_stop"):
@@ -195,4 +212,4 @@ def play(qm: QueueManager, script, *, source: str = "<script>") -> list[dict]:
     return rows
 
 
-__all__ = ["APPLICATION", "MONITOR", "SERVER", "datagram", "play", "queue_manager"]
+__all__ = ["APPLICATION", "MONITOR", "SERVER", "datagram", "play", "putter", "queue_manager"]

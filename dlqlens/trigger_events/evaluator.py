@@ -19,12 +19,19 @@ float, never decreasing; default: the previous event's time) is optional.
 ``event``              other keys
 =====================  =====================================================
 ``put``                ``queue``; ``priority`` (0-9, default the queue's
-                       DEFPRTY); ``count`` (messages, default 1)
+                       DEFPRTY); ``count`` (messages, default 1);
+                       ``syncpoint`` (bool, default false: put in a unit of
+                       work, resolved by ``commit``/``backout`` of the queue)
 ``get``                ``queue``; ``count`` (default 1); ``syncpoint``
                        (bool, default false: under syncpoint the message is
                        locked until ``commit``/``backout``)
-``commit``             ``queue``: the gets under syncpoint leave the queue
-``backout``            ``queue``: they are reinstated (they count again)
+``commit``             ``queue``: the gets under syncpoint leave the queue;
+                       the puts under syncpoint become available and the
+                       trigger messages they caused are put
+``backout``            ``queue``: the gets are reinstated (they count
+                       again); the puts are deleted; the trigger messages
+                       they caused are put for FIRST and DEPTH, discarded
+                       for EVERY
 ``open_input``         ``queue``: MQOPEN for input (OpenInputCount + 1); on an
                        initiation queue this is a trigger monitor starting
 ``close_input``        ``queue``: MQCLOSE of an input handle
@@ -64,10 +71,23 @@ concerns (a trigger monitor starting or an initiation queue's PUT being
 enabled concerns every queue it serves), and one for every other event (with
 condition 1: it is not a trigger event).
 
+Units of work around puts follow IBM MQ "Conditions for a trigger event"
+(the paragraph after item 10) and "Designing an application that uses
+triggered queues" ("Trigger messages and units of work"): a put under
+syncpoint counts toward the conditions at once (committed and uncommitted
+messages are counted); the trigger message it causes is made at the put
+(outcome ``uow='held'``, ``trigger`` false: nothing is on the initiation
+queue yet) and becomes available when the unit of work is resolved: at
+``commit`` (``uow='committed'``), or at ``backout`` for a queue whose TRIGTYPE
+was FIRST or DEPTH at the put (``uow='backed_out'``); for EVERY a backed-out
+put's trigger message is never made available (``uow='backed_out'``,
+``trigger`` false). ``trigger`` is true on the outcome of the event that puts
+a trigger message on the initiation queue, so summing it counts the trigger
+messages a trigger monitor sees.
+
 What is not modelled: the initiation queue's depth and MAXDEPTH (a trigger
-message that cannot be put there goes to the DLQ), units of work around
-puts (a trigger message is made at the put and becomes available at commit),
-shared queues (the notes of items 3-4), expiry, message segmentation.
+message that cannot be put there goes to the DLQ), shared queues (the notes
+of items 3-4), expiry, message segmentation.
 """
 
 from __future__ import annotations
@@ -131,6 +151,11 @@ class Outcome:
         For ``put`` events of several messages, which one (1-based).
     via : str or None
         The initiation queue, for events on it.
+    uow : str or None
+        For a trigger message caused by a put under syncpoint: ``'held'``
+        (the outcome of the put: made, kept in the unit of work),
+        ``'committed'`` or ``'backed_out'`` (the outcome of the ``commit`` or
+        ``backout`` that resolved it; the line is that event's).
     """
 
     line: int
@@ -147,6 +172,7 @@ class Outcome:
     qualifying: int = 0
     message: int | None = None
     via: str | None = None
+    uow: str | None = None
 
     def to_dict(self) -> dict:
         """The outcome as a JSON-ready dict (``dlqlens triggers evaluate --jsonl``)."""
@@ -164,6 +190,13 @@ class Outcome:
         if self.via:
             what += f" (via {one_line(self.via)})"
         head = f"line {self.line:<4} t={self.t:<9.3f} {what:<40}"
+        if self.uow == "held":
+            return (f"{head} trigger message made, held in the unit of work until it is "
+                    f"resolved: {one_line(self.trigtype)} cause={one_line(self.cause)} "
+                    f"(item {self.item})")
+        if self.uow == "backed_out" and not self.trigger:
+            return (f"{head} trigger message discarded: its put was backed out "
+                    f"({one_line(self.trigtype)}: only FIRST and DEPTH keep it)")
         if self.trigger:
             return (f"{head} TRIGGER {one_line(self.trigtype)} cause={one_line(self.cause)} "
                     f"(item {self.item})")
@@ -181,15 +214,18 @@ class _Queue:
         self.__dict__.update(attrs)
         self.ipprocs = 0
         self.deleted = False
-        self.messages: list = []  # [priority, counted, locked] in delivery order
+        # [priority, counted, state] in delivery order; state False (available), "get" (got
+        # under syncpoint: not counted) or "put" (put under syncpoint: counted, not gettable)
+        self.messages: list = []
         self.trig_count = 0
         self.last_trigger_ms = None
+        self.held: list = []  # (Outcome of the put, TRIGTYPE then) of trigger messages held
 
     def recount(self) -> None:
         self.trig_count = 0
         for m in self.messages:
             m[1] = trigger_conditions.qualifies(self, m[0])
-            if m[1] and not m[2]:
+            if m[1] and m[2] != "get":
                 self.trig_count += 1
 
 
@@ -320,7 +356,7 @@ def _check(ev: dict, source: str, no: int) -> dict:
         ev["count"] = _int(ev, "count", source, no, 1, lo=1)
     if name == "put" and ev.get("priority") is not None:
         ev["priority"] = _int(ev, "priority", source, no, lo=0, hi=9)
-    if name == "get":
+    if name in ("put", "get"):
         sp = ev.get("syncpoint", False)
         ev["syncpoint"] = sp if isinstance(sp, bool) else str(sp).lower() in ("yes", "true", "1")
     if name == "alter":
@@ -470,7 +506,7 @@ def _apply(world: _World, state: dict, ev: dict, no: int, source: str) -> list[O
         for k in range(ev["count"]):
             counted = trigger_conditions.qualifies(q, prio)
             prev = q.trig_count
-            m = [prio, counted, False]
+            m = [prio, counted, "put" if ev["syncpoint"] else False]
             if q.msgdlvsq == "FIFO":
                 q.messages.append(m)
             else:  # priority order, arrival order within a priority
@@ -482,6 +518,9 @@ def _apply(world: _World, state: dict, ev: dict, no: int, source: str) -> list[O
                                   last_trigger_ms=q.last_trigger_ms,
                                   trigint_ms=state["trigint"], explain=True)
             o = _outcome(ev, no, q, d, message=k + 1 if ev["count"] > 1 else None)
+            if d.trigger and ev["syncpoint"]:  # made now, available when the UOW is resolved
+                o.trigger, o.uow = False, "held"
+                q.held.append((o, q.trigtype))
             _made(q, d, now_ms)
             out.append(o)
         return out
@@ -493,20 +532,35 @@ def _apply(world: _World, state: dict, ev: dict, no: int, source: str) -> list[O
             if m[1]:
                 q.trig_count -= 1
             if ev["syncpoint"]:
-                m[2] = True
+                m[2] = "get"
             else:
                 q.messages.remove(m)
         return [_outcome(ev, no, q, None)]
     if name in ("commit", "backout"):
         for m in list(q.messages):
-            if m[2]:
+            if m[2] == "get":
                 if name == "commit":
                     q.messages.remove(m)
                 else:
                     m[2] = False
                     if m[1]:
                         q.trig_count += 1
-        return [_outcome(ev, no, q, None)]
+            elif m[2] == "put":
+                if name == "commit":
+                    m[2] = False
+                else:  # MQBACK deletes the messages put in the unit of work
+                    q.messages.remove(m)
+                    if m[1]:
+                        q.trig_count -= 1
+        released = []
+        for put, trigtype in q.held:
+            keep = name == "commit" or trigtype in ("FIRST", "DEPTH")
+            released.append(Outcome(
+                line=no, event=name, queue=q.name, t=ev.get("t", 0.0), trigger=keep,
+                cause=put.cause, item=put.item, trigtype=trigtype, qualifying=q.trig_count,
+                uow="committed" if name == "commit" else "backed_out"))
+        q.held.clear()
+        return released or [_outcome(ev, no, q, None)]
     if name in ("open_input", "monitor_start"):
         q.ipprocs += 1
         served = world.served_by(q)

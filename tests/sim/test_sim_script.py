@@ -62,6 +62,33 @@ SCRIPTS = {
         @0 monitor-start INITQ
         @1 put QM2 expiry=5
         @5 put APP.Q expiry=1"""),
+    # units of work: "Conditions for a trigger event", the paragraph after item 10, and
+    # "Designing an application that uses triggered queues", "Trigger messages and units of
+    # work": made at the put, available at the commit (or, FIRST/DEPTH only, the backout);
+    # uncommitted messages count toward the conditions
+    "unit of work, FIRST (commit, then backout)": ("FIRST", 0, 999999999, """
+        @0 monitor-start INITQ
+        @1 put APP.Q syncpoint=yes
+        @2 put APP.Q
+        @3 commit APP.Q
+        @4 open APP.Q
+        @4 get APP.Q count=2
+        @4 close APP.Q
+        @5 put APP.Q syncpoint=yes
+        @6 backout APP.Q"""),
+    "unit of work, EVERY (backout discards, commit delivers)": ("EVERY", 0, 999999999, """
+        @0 monitor-start INITQ
+        @1 put APP.Q syncpoint=yes count=2
+        @2 backout APP.Q
+        @3 put APP.Q syncpoint=yes
+        @4 put APP.Q
+        @5 commit APP.Q"""),
+    "unit of work, DEPTH (backout delivers, TRIGGER off at the put)": ("DEPTH", 0, 999999999, """
+        @0 monitor-start INITQ
+        @1 put APP.Q syncpoint=yes count=3
+        @2 backout APP.Q
+        @3 alter APP.Q TRIGGER
+        @4 put APP.Q count=3"""),
 }
 
 

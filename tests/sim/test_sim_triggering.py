@@ -8,7 +8,7 @@ manager's rules").
 
 from __future__ import annotations
 
-from sim_helpers import DLQ, msg, put, trigger_messages, triggered, world
+from sim_helpers import APP, DLQ, msg, put, trigger_messages, triggered, world
 
 from dlqlens.sim import Actor
 from dlqlens.sim.apps import ServerProgram, TriggerMonitor
@@ -393,3 +393,78 @@ def test_one_alter_turning_trigger_on_and_enabling_get_makes_one_trigger_message
         qm.alter("APP.Q", trigger=True, get="ENABLED")
         tms = trigger_messages(qm)
         assert [m.events[0]["cause"] for m in tms] == ["alter"], platform
+
+
+# -- units of work --------------------------------------------------------------------------
+# IBM MQ, "Conditions for a trigger event", the paragraph after item 10: a trigger message
+# caused by a put in a unit of work "does not become available for retrieval by the trigger
+# monitor application until the unit of work completes, whether the unit of work is committed
+# or, for trigger type MQTT_FIRST or MQTT_DEPTH, backed out". "Designing an application that
+# uses triggered queues", "Trigger messages and units of work": the queue manager counts
+# committed and uncommitted messages when it assesses the conditions. "MQBACK - Back out
+# changes": messages put as part of a unit of work are deleted.
+
+def _put_in_uow(qm, n=1, actor=APP):
+    return [qm.put("APP.Q", msg(), actor=actor, syncpoint=True) for _ in range(n)]
+
+
+def test_a_put_in_a_unit_of_work_triggers_at_commit():
+    sim, qm = world()
+    q, _ = triggered(qm, trigtype="FIRST")
+    assert _put_in_uow(qm) == [0]
+    assert q.depth == 1 and q.trig_count == 1  # counted at once (uncommitted counts)
+    assert trigger_messages(qm) == []          # made, not yet available
+    assert qm.get(q, actor=SERVER, syncpoint=False) == (2033, None)  # no get sees it
+    assert qm.commit_uow(APP) == 0
+    tms = trigger_messages(qm)
+    assert len(tms) == 1 and tms[0].events[0]["cause"] == "first"
+    rc, m = qm.get(q, actor=SERVER, syncpoint=False)
+    assert rc == 0 and m is not None
+
+
+def test_an_uncommitted_message_counts_toward_first():
+    """Another put while the first is uncommitted finds a non-empty queue: no second trigger
+    message (item 3), and the commit delivers the one made at the first put."""
+    sim, qm = world()
+    triggered(qm, trigtype="FIRST")
+    _put_in_uow(qm)
+    put(qm, "APP.Q")
+    assert trigger_messages(qm) == []
+    qm.commit_uow(APP)
+    assert len(trigger_messages(qm)) == 1
+
+
+def test_first_and_depth_trigger_messages_survive_a_backout():
+    for trigtype, n in (("FIRST", 1), ("DEPTH", 3)):
+        sim, qm = world()
+        q, _ = triggered(qm, trigtype=trigtype, trigdpth=3)
+        _put_in_uow(qm, n)
+        assert trigger_messages(qm) == []
+        qm.backout_uow(APP)
+        assert q.depth == 0 and q.trig_count == 0, trigtype  # the puts are deleted
+        assert len(trigger_messages(qm)) == 1, trigtype     # the trigger message is not
+        assert q.trigger is (trigtype == "FIRST")           # DEPTH: TRIGGER off at the put
+
+
+def test_an_every_put_that_is_backed_out_makes_no_trigger_message():
+    sim, qm = world()
+    triggered(qm, trigtype="EVERY")
+    _put_in_uow(qm, 4)
+    qm.backout_uow(APP)
+    assert trigger_messages(qm) == []
+    assert sim.stats["trigger_messages_backed_out"] == 4
+    _put_in_uow(qm, 2)
+    qm.commit_uow(APP)
+    assert len(trigger_messages(qm)) == 2
+
+
+def test_the_trigger_message_keeps_the_attributes_of_the_trigger_event():
+    """IBM MQ "Properties of trigger messages": changes to the trigger attributes after the
+    trigger event have no effect on a trigger message held by a unit of work."""
+    sim, qm = world()
+    triggered(qm, trigtype="FIRST", trigdata="before")
+    _put_in_uow(qm)
+    qm.alter("APP.Q", trigger=False, trigdata="after")
+    qm.commit_uow(APP)
+    (tm,) = trigger_messages(qm)
+    assert tm.header("MQTM")["TriggerData"] == "before"

@@ -217,3 +217,35 @@ def test_cli(tmp_path, capsys):
     (tmp_path / "bad.txt").write_text("put APP.Q\nfrobnicate APP.Q\n")
     assert main(args[:-1] + [str(tmp_path / "bad.txt")]) == 2
     assert "bad.txt:2: expected one of" in capsys.readouterr().err
+
+
+# -- units of work around puts ----------------------------------------------------------------
+# IBM MQ, "Conditions for a trigger event", the paragraph after item 10, and "Designing an
+# application that uses triggered queues", "Trigger messages and units of work".
+
+def test_a_put_under_syncpoint_holds_its_trigger_message_until_commit():
+    out = run("@1 put APP.Q syncpoint=yes\n@2 put APP.Q\n@3 commit APP.Q")
+    put1, put2, commit = out
+    assert (put1.trigger, put1.uow, put1.cause) == (False, "held", "first")
+    assert put2.trigger is False and put2.condition == 3  # the uncommitted message counts
+    assert (commit.event, commit.trigger, commit.uow, commit.cause, commit.line) == \
+        ("commit", True, "committed", "first", 4)
+    assert sum(o.trigger for o in out) == 1
+    assert "held in the unit of work" in put1.to_text()
+
+
+@pytest.mark.parametrize("trigtype,n,made", [("FIRST", 1, 1), ("DEPTH", 3, 1), ("EVERY", 2, 0)])
+def test_a_backout_keeps_first_and_depth_trigger_messages_only(trigtype, n, made):
+    out = run(f"@1 put APP.Q syncpoint=yes count={n}\n@2 backout APP.Q", trigtype=trigtype,
+              trigdpth=3)
+    released = [o for o in out if o.event == "backout"]
+    assert all(o.uow == "backed_out" for o in released)
+    assert sum(o.trigger for o in out) == made
+    assert released[-1].qualifying == 0  # the puts are deleted
+    if not made:
+        assert "discarded" in released[0].to_text()
+
+
+def test_put_syncpoint_is_read_from_json_lines_too():
+    ev = parse_events('{"event": "put", "queue": "APP.Q", "syncpoint": true}')
+    assert ev[0]["syncpoint"] is True
