@@ -60,7 +60,7 @@ from __future__ import annotations
 from collections import deque
 
 from dlqlens.mq.ccsid import charset
-from dlqlens.mq.constants import MQFB, MQRC, MQRO
+from dlqlens.mq.constants import MQFB, MQMF, MQRC, MQRO
 from dlqlens.rules.handler import Progress, matching_rules, next_step, target, usable_rules
 from dlqlens.sim.engine import Join, Simulation, SimulationError, Wait, ticks
 from dlqlens.sim.qmgr import (
@@ -430,7 +430,8 @@ class JmsConsumer(App):
 class BrokerFlow(App):
     """A message flow whose MQInput node reads ``queue`` under syncpoint.
 
-    Its error handling is IBM Integration Bus "Handling MQInput errors".
+    Its error handling is IBM Integration Bus "Handling MQInput errors" (App
+    Connect Enterprise "Handling MQInput node errors"; seed document 004).
 
     Parameters
     ----------
@@ -446,6 +447,35 @@ class BrokerFlow(App):
         exception in the Catch flow itself: "error logged, message backed
         out" (then the retry processing). An exception in the Failure flow:
         the node retries, Catch terminal connected or not.
+    internal_error : callable, optional
+        ``internal_error(message) -> bool``: the node itself cannot
+        recognise or process the message (a format error, "Connecting
+        Failure terminals": "messages with an internal or format error that
+        cannot be recognized or processed by the input node"). The first row
+        of the error table, "the node detects an internal error": with the
+        Failure terminal connected the Failure flow handles the error (an
+        exception in it: the node retries); not connected, the message is
+        put to an alternative queue (BOQNAME, else the DLQ) at once, without
+        waiting for the backout threshold, and when that fails the node
+        retries. The Catch terminal does not apply (the message never
+        reached the Out terminal).
+    commit_by_group : bool
+        The node's "Commit by message group" with "Logical order": the
+        messages of an MQ message group (MQMD MsgFlags
+        ``MQMF_MSG_IN_GROUP`` / ``MQMF_LAST_MSG_IN_GROUP``) are got in one
+        unit of work, committed when the last message of the group has been
+        processed ("Handling MQInput errors", "Handling errors of message
+        groups"). An error before the last message subjects the unit of work
+        holding the group's messages up to and including the failing one to
+        the error handling: it is backed out (each of them BackoutCount + 1)
+        and the node retries, processing the good messages before the
+        failing one again each time. Their BackoutCount rises with the
+        failing one's, so at the threshold the retry processing moves them
+        to the alternative queue too, one by one (each move committed on
+        its own), and the rest of the group is processed and committed in a
+        new unit of work at its last message: part of the group backed out
+        (good messages on the backout queue), part committed, which is what
+        the documentation warns of.
     dlq_reason : int
         MQDLH Reason the node writes when it dead-letters (not documented by
         the sources; our choice: 2362 MQRC_BACKOUT_THRESHOLD_REACHED).
@@ -453,7 +483,7 @@ class BrokerFlow(App):
 
     def __init__(self, sim, qmgr, actor, queue: str, *, failure_terminal: str | None = None,
                  catch_terminal: str | None = None, process_time: float = 0.02,
-                 retry_delay: float = 0.5,
+                 retry_delay: float = 0.5, internal_error=None, commit_by_group: bool = False,
                  dlq_reason: int = MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"]):
         for name, value in (("failure_terminal", failure_terminal),
                             ("catch_terminal", catch_terminal)):
@@ -465,6 +495,8 @@ class BrokerFlow(App):
         self.catch_terminal = catch_terminal
         self.process_time = process_time
         self.retry_delay = retry_delay
+        self.internal_error = internal_error
+        self.commit_by_group = commit_by_group
         self.dlq_reason = dlq_reason
 
     def run(self):
@@ -477,44 +509,67 @@ class BrokerFlow(App):
             # "Handling MQInput errors": a BOTHRESH of 0 is raised to 1
             threshold = q.bothresh if q.bothresh > 0 else 1
             count = int(m.md["BackoutCount"])
+            flags = int(m.md.get("MsgFlags", 0) or 0)
+            grouped = self.commit_by_group and bool(flags & _IN_ANY_GROUP)
             yield self.process_time
-            if count >= 2 * threshold or (count >= threshold and self.failure_terminal is None):
-                if not self._elsewhere(q, m):
-                    m.add_pattern("backout_loop")
+            outcome = self._process(q, m, count, threshold)
+            if outcome == "retry":
+                m.add_pattern("backout_loop")
+                if grouped:  # the group's unit of work so far is backed out
+                    self.qm.backout_uow(self.actor)
+                else:
                     self.qm.backout(q, m, self.actor)
-                    yield self.retry_delay
+                yield self.retry_delay
                 continue
-            if count >= threshold:
-                self.qm.log(m, self.actor, "failure_terminal", queue=q.name, backout_count=count)
-                if self.failure_terminal == "handles":
-                    self.qm.commit(q, m, self.actor)
+            if grouped:
+                if outcome == "processed" and not flags & _LAST_IN_GROUP:
+                    # the unit of work stays open until the group's last message
+                    self.qm.log(m, self.actor, "processed", queue=q.name, committed=False)
                     continue
-            elif not m.poison:
+                self.qm.commit_uow(self.actor)
+            else:
                 self.qm.commit(q, m, self.actor)
+            if outcome == "processed":
                 self.qm.log(m, self.actor, "processed", queue=q.name)
-                continue
-            elif self.catch_terminal is not None:  # the exception in the Out flow is caught
-                self.qm.log(m, self.actor, "catch_terminal", queue=q.name, backout_count=count)
-                if self.catch_terminal == "handles":
-                    self.qm.commit(q, m, self.actor)
-                    continue
-                self.qm.log(m, self.actor, "error_logged", queue=q.name)
-            m.add_pattern("backout_loop")
-            self.qm.backout(q, m, self.actor)
-            yield self.retry_delay
+
+    def _process(self, q: LocalQueue, m: SimMessage, count: int, threshold: int) -> str:
+        """One delivery of ``m``: 'processed', 'handled' (by the Failure or Catch flow),
+        'moved' (to BOQNAME or the DLQ) or 'retry' (the node backs it out)."""
+        if count >= 2 * threshold or (count >= threshold and self.failure_terminal is None):
+            return "moved" if self._elsewhere(q, m) else "retry"
+        if count >= threshold:
+            self.qm.log(m, self.actor, "failure_terminal", queue=q.name, backout_count=count)
+            return "handled" if self.failure_terminal == "handles" else "retry"
+        if self.internal_error is not None and self.internal_error(m):
+            # the error table's first row: the node detects an internal error
+            self.qm.log(m, self.actor, "internal_error", queue=q.name, backout_count=count)
+            if self.failure_terminal is None:  # an alternative queue; if that fails, retry
+                return "moved" if self._elsewhere(q, m) else "retry"
+            self.qm.log(m, self.actor, "failure_terminal", queue=q.name, backout_count=count)
+            return "handled" if self.failure_terminal == "handles" else "retry"
+        if not m.poison:
+            return "processed"
+        if self.catch_terminal is not None:  # the exception in the Out flow is caught
+            self.qm.log(m, self.actor, "catch_terminal", queue=q.name, backout_count=count)
+            if self.catch_terminal == "handles":
+                return "handled"
+            self.qm.log(m, self.actor, "error_logged", queue=q.name)
+        return "retry"
 
     def _elsewhere(self, q: LocalQueue, m: SimMessage) -> bool:
         """BOQNAME, else the DLQ ("Handling MQInput errors", retry processing step 3);
-        False when neither takes it."""
+        False when neither takes it (the caller commits or backs out)."""
         if q.boqname and self.requeue(q, m, q.boqname, "requeued_to_boqname") == OK:
-            self.qm.commit(q, m, self.actor)
             return True
         if self.qm.dead_letter(m, self.dlq_reason, q.name, self.qm.name, actor=self.actor) == OK:
-            self.qm.commit(q, m, self.actor)
             return True
         self.qm.log(m, self.actor, "cannot_requeue", queue=q.name,
                     backout_count=int(m.md["BackoutCount"]))
         return False
+
+
+_IN_ANY_GROUP = MQMF["MQMF_MSG_IN_GROUP"] | MQMF["MQMF_LAST_MSG_IN_GROUP"]
+_LAST_IN_GROUP = MQMF["MQMF_LAST_MSG_IN_GROUP"]
 
 
 # ---------------------------------------------------------------------------

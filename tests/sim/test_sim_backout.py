@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from sim_helpers import DLQ, msg, world
 
-from dlqlens.mq.constants import MQRO
+from dlqlens.mq.constants import MQMF, MQRO
 from dlqlens.sim import Actor, SimulationError
 from dlqlens.sim.apps import BrokerFlow, Consumer, JmsConsumer
 from dlqlens.sim.qmgr import MQAT_JAVA, MQAT_UNIX
@@ -271,3 +271,124 @@ def test_backout_count_stops_at_255_on_zos(platform, expected):
         assert rc == 0 and got is m
         qm.backout(q, m, APP)
     assert m.md["BackoutCount"] == expected
+
+
+# -- the error table's internal-error row ------------------------------------------------------
+# IBM Integration Bus "Handling MQInput errors" (App Connect Enterprise "Handling MQInput node
+# errors"), first row of the table, "the node detects an internal error": Failure terminal
+# connected -> the flow attached to it handles the error; not connected -> the message is put
+# to an alternative queue, and if that fails the node retries; Catch terminal: not applicable.
+
+def _unreadable(qm, queue="IN"):
+    m = msg(b"\xff\xfe not the format the node expects")
+    assert qm.put(queue, m, actor=APP) == 0
+    return m
+
+
+def _is_unreadable(m):
+    return m.body.startswith(b"\xff\xfe")
+
+
+def test_broker_internal_error_without_failure_terminal_goes_to_the_alternative_queue_at_once():
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=3, boqname="IN.BOQ")
+    boq = qm.define_qlocal("IN.BOQ")
+    m = _unreadable(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", internal_error=_is_unreadable,
+               catch_terminal="handles").start()  # the Catch row does not apply
+    sim.run(5)
+    (moved,) = list(boq.messages())
+    assert backout_counts(m) == []  # no wait for BOTHRESH(3)
+    kinds = [e["event"] for e in moved.events]
+    assert "internal_error" in kinds and "catch_terminal" not in kinds
+    assert kinds[-1] == "requeued_to_boqname"
+
+
+def test_broker_internal_error_goes_to_the_dlq_without_a_boqname_and_retries_without_either():
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=3)
+    m = _unreadable(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", internal_error=_is_unreadable).start()
+    sim.run(5)
+    (dead,) = list(qm.queue(DLQ).messages())
+    assert dead.header("MQDLH")["Reason"] == 2362 and backout_counts(m) == []
+
+    sim, qm = world(deadq="")
+    q = qm.define_qlocal("IN", bothresh=3)
+    m = _unreadable(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", internal_error=_is_unreadable, retry_delay=1.0).start()
+    sim.run(4.5)
+    (stuck,) = list(q.messages())
+    assert backout_counts(stuck)[:2] == [1, 2] and stuck.pattern == "backout_loop"
+
+
+@pytest.mark.parametrize("failure, backouts", [("handles", []), ("fails", [1, 2])])
+def test_broker_internal_error_with_failure_terminal(failure, backouts):
+    """Failure terminal connected: its flow handles the error (consumed); a Failure flow that
+    fails too makes the node retry (the table's last row), up to twice the threshold (1
+    here), then BOQNAME."""
+    sim, qm = world()
+    q = qm.define_qlocal("IN", bothresh=1, boqname="IN.BOQ")
+    boq = qm.define_qlocal("IN.BOQ")
+    m = _unreadable(qm)
+    BrokerFlow(sim, qm, FLOW, "IN", internal_error=_is_unreadable,
+               failure_terminal=failure).start()
+    sim.run(5)
+    assert q.depth == 0 and backout_counts(m) == backouts
+    assert boq.depth == (1 if failure == "fails" else 0)
+
+
+# -- message groups ("Handling MQInput errors", "Handling errors of message groups") ---------
+
+def _group(qm, n, bad=None, queue="IN"):
+    gid = b"G" * 24
+    out = []
+    for k in range(1, n + 1):
+        flags = MQMF["MQMF_LAST_MSG_IN_GROUP"] if k == n else MQMF["MQMF_MSG_IN_GROUP"]
+        m = msg(b'{"amount":null}' if k == bad else b'{"amount":1}', GroupId=gid,
+                MsgSeqNumber=k, MsgFlags=flags)
+        m.poison = k == bad
+        assert qm.put(queue, m, actor=APP) == 0
+        out.append(m)
+    return out
+
+
+def test_broker_commits_a_group_at_its_last_message():
+    sim, qm = world()
+    q = qm.define_qlocal("IN")
+    group = _group(qm, 4)
+    BrokerFlow(sim, qm, FLOW, "IN", commit_by_group=True, process_time=1.0).start()
+    sim.run(2.5)  # two processed and a third got, none committed: all still on the queue
+    assert len(list(q.messages())) == 4 and q.depth == 1
+    sim.run(10)
+    assert q.depth == 0 and not list(q.messages())
+    assert all(backout_counts(m) == [] for m in group)
+
+
+def test_broker_group_error_backs_out_the_group_so_far_and_commits_the_rest_apart():
+    """An error on the 3rd of 5: the unit of work holding messages 1-3 is backed out each
+    time, so the BackoutCount of the good messages 1 and 2 rises with 3's (they are
+    processed again each time); at BOTHRESH(2) the node moves 1, then 2, then 3 to the BOQ,
+    each as the retry processing says, and 4 and 5 are processed and committed in a new unit
+    of work at the last message: part of the group backed out, part committed."""
+    sim, qm = world()
+    q = qm.define_qlocal("IN", bothresh=2, boqname="IN.BOQ")
+    boq = qm.define_qlocal("IN.BOQ")
+    group = _group(qm, 5, bad=3)
+    BrokerFlow(sim, qm, FLOW, "IN", commit_by_group=True).start()
+    sim.run(10)
+    assert q.depth == 0 and not list(q.messages())
+    assert [m.md["MsgSeqNumber"] for m in boq.messages()] == [1, 2, 3]
+    assert [backout_counts(m) for m in group] == [[1, 2], [1, 2], [1, 2], [], []]
+    processed = [sum(e["event"] == "processed" for e in m.events) for m in group]
+    assert processed == [2, 2, 0, 1, 1]  # 1 and 2 processed twice, never committed
+
+
+def test_broker_without_commit_by_group_treats_group_messages_one_by_one():
+    sim, qm = world()
+    qm.define_qlocal("IN", bothresh=2, boqname="IN.BOQ")
+    qm.define_qlocal("IN.BOQ")
+    group = _group(qm, 5, bad=3)
+    BrokerFlow(sim, qm, FLOW, "IN").start()
+    sim.run(10)
+    assert [backout_counts(m) for m in group] == [[], [], [1, 2], [], []]
