@@ -211,6 +211,8 @@ class Capturer:
                     info["expired_discarded"] += 1
                     continue
                 number += 1
+                if m.route is not None and q.usage == "XMITQ":
+                    m = qm.with_xmit_header(m)  # as a browse of a transmission queue shows it
                 md = qm.view(m)
                 md["Version"] = 2
                 patterns = patterns_of(self.sim, m)

@@ -32,16 +32,10 @@ handle whose temporary dynamic queue was deleted since fails with 2052
 
 from __future__ import annotations
 
-from dlqlens.mq.constants import (MQFB, MQFMT, MQMD_STRUC_ID, MQMD_VERSION_1, MQRC, MQRO,
-                                  MQXQH_VERSION_1)
-from dlqlens.mq.structs import MQMD
+from dlqlens.mq.constants import MQFB, MQRC, MQRO
 from dlqlens.sim.engine import Simulation, SimulationError, Wait
 from dlqlens.sim.qmgr import (EXPIRATION_REPORT_BITS, OK, Actor, LocalQueue, QueueManager,
                               SimMessage)
-
-#: The MQMD fields an MQXQH's embedded version-1 MQMD copies from the message's
-#: (StrucId and Version are the embedded descriptor's own).
-_MD_V1 = frozenset(f.name for f in MQMD.fields_for(MQMD_VERSION_1)) - {"StrucId", "Version"}
 
 _RETRIED = {MQRC["MQRC_Q_FULL"], MQRC["MQRC_PUT_INHIBITED"], MQRC["MQRC_PAGESET_FULL"]}
 
@@ -149,18 +143,7 @@ class Channel:
         """Sending agent: 2218 to the sending queue manager's DLQ, MQXQH kept."""
         sq = self.sender
         rname, rqmname = m.route
-        xqh = {"Version": MQXQH_VERSION_1, "RemoteQName": rname, "RemoteQMgrName": rqmname}
-        for k, v in m.md.items():
-            if k in _MD_V1:
-                xqh["MsgDesc." + k] = v
-        xqh["MsgDesc.StrucId"] = MQMD_STRUC_ID
-        xqh["MsgDesc.Version"] = MQMD_VERSION_1
-        xqh["MsgDesc.Expiry"] = sq.remaining_expiry(m)
-        md = dict(m.md)
-        md.update(Format=MQFMT["MQFMT_XMIT_Q_HEADER"].rstrip(), Encoding=sq.encoding,
-                  CodedCharSetId=sq.ccsid)
-        xm = SimMessage(md, (("MQXQH", xqh),) + m.headers, m.body, m.deadline, m.events,
-                        m.patterns, m.poison)
+        xm = sq.with_xmit_header(m)
         rc = sq.dead_letter(xm, MQRC["MQRC_MSG_TOO_BIG_FOR_CHANNEL"], rname, rqmname,
                             actor=self.sending_agent)
         return rc == OK

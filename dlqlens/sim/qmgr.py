@@ -19,7 +19,9 @@ import pickle
 from dataclasses import dataclass
 
 from dlqlens.mq import trigger_conditions, vocabulary
-from dlqlens.mq.constants import MQAT, MQFB, MQFMT, MQRC, MQRO
+from dlqlens.mq.constants import (MQAT, MQFB, MQFMT, MQMD_STRUC_ID, MQMD_VERSION_1, MQRC, MQRO,
+                                  MQXQH_VERSION_1)
+from dlqlens.mq.structs import MQMD
 from dlqlens.sim.engine import Simulation, SimulationError
 from dlqlens.sim.wire import HEADER_LENGTH, data_length, header_codec, pack_data
 
@@ -48,6 +50,10 @@ NO_ID = b"\0" * 24
 UNCOMMITTED_PUT = "uncommitted put"
 _FMT_DEAD = MQFMT["MQFMT_DEAD_LETTER_HEADER"].rstrip()
 _FMT_TRIGGER = MQFMT["MQFMT_TRIGGER"].rstrip()
+_FMT_XMIT = MQFMT["MQFMT_XMIT_Q_HEADER"].rstrip()
+#: The MQMD fields an MQXQH's embedded version-1 MQMD copies from the message's
+#: (StrucId and Version are the embedded descriptor's own).
+_MD_V1 = frozenset(f.name for f in MQMD.fields_for(MQMD_VERSION_1)) - {"StrucId", "Version"}
 
 #: Platforms a queue manager can run on: native encoding, default CCSID, the
 #: identity of its receiving channel agent in an MQDLH, and the MsgId prefix.
@@ -402,7 +408,7 @@ class LocalQueue:
         self.max_depth_seen = 0
         levels = 10 if self.msgdlvsq == "PRIORITY" else 1
         sim = qmgr.sim
-        if self.spool and sim.spool_dir:
+        if self.spool and sim.spool_dir and qmgr.expryint is None:  # a scan must reach it
             self.store = SpoolStore(sim.spool_dir, f"{qmgr.name}.{name}", levels)
         else:
             self.store = MemoryStore(levels)
@@ -624,12 +630,28 @@ class QueueManager:
         100 MB).
     user : str
         The user id the queue manager's own puts carry.
+    expryint : int, optional
+        EXPRYINT, z/OS only: every ``expryint`` seconds (1 to 99,999,999) the
+        queue manager scans its queues and discards the expired messages,
+        with their expiration reports, whether or not a get reaches them
+        (IBM MQ "ExpiryInterval (MQLONG)"; "Expired messages on z/OS":
+        "Periodic scan"). None is ``EXPRYINT(OFF)``, MQ's default: expired
+        messages are discarded only by a get or browse that would have
+        returned them. With a scan, queues marked ``spool=True`` stay in
+        memory (the scan must reach them). :meth:`alter_qmgr` changes it.
+
+    Raises
+    ------
+    SimulationError
+        An unknown platform, an attribute value MQ would refuse, a name
+        already taken, or ``expryint`` off z/OS or out of range.
     """
 
     def __init__(self, sim: Simulation, name: str, *, platform: str = "linux",
                  encoding: int | None = None, ccsid: int | None = None,
                  deadq: str = "SYSTEM.DEAD.LETTER.QUEUE", trigint: int = _QMGR["trigint"],
-                 maxmsgl: int = _QMGR["maxmsgl"], user: str = "mqm"):
+                 maxmsgl: int = _QMGR["maxmsgl"], user: str = "mqm",
+                 expryint: int | None = None):
         if platform not in PLATFORMS:
             raise SimulationError(f"queue manager {name}: unknown platform {platform!r}")
         _check_attrs("QMGR", name, {"deadq": deadq, "trigint": trigint, "maxmsgl": maxmsgl},
@@ -661,7 +683,58 @@ class QueueManager:
         self._trigger_dlq_guard = False
         self.units: dict[str, UnitOfWork] = {}  # actor name -> its open unit of work
         self._uow_numbers: dict[str, int] = {}
+        self.expryint: int | None = None
+        self._scan_generation = 0
+        self.scan_actor = Actor(f"{name}(expiry scan)", MQAT_QMGR, name[:28], user,
+                                self.encoding, self.ccsid)
         sim.qmgrs[name] = self
+        if expryint is not None:
+            self.alter_qmgr(expryint=expryint)
+
+    # -- queue manager attributes ------------------------------------------------------------
+    def alter_qmgr(self, *, expryint: int | str | None) -> None:
+        """ALTER QMGR EXPRYINT(seconds | OFF) (z/OS only; see the class docstring).
+
+        The next scan comes ``expryint`` seconds from now; ``None`` or
+        ``'OFF'`` stops the scans.
+
+        Raises
+        ------
+        SimulationError
+            Off z/OS ("ExpiryInterval (MQLONG)": "supported only on z/OS"), or
+            a value outside 1 to 99,999,999.
+        """
+        if isinstance(expryint, str) and expryint.upper() == "OFF":
+            expryint = None
+        if expryint is not None:
+            if self.platform != "zos":
+                raise SimulationError(f"queue manager {self.name}: EXPRYINT is supported only "
+                                      "on z/OS (IBM MQ \"ExpiryInterval (MQLONG)\")")
+            if not isinstance(expryint, int) or not 1 <= expryint <= 99999999:
+                raise SimulationError(f"queue manager {self.name}: EXPRYINT({expryint!r}): "
+                                      "expected OFF or 1 to 99999999 seconds")
+        self.expryint = expryint
+        self._scan_generation += 1
+        if expryint is not None:
+            self.sim.after(expryint, self._expiry_scan, self._scan_generation)
+
+    def _expiry_scan(self, generation: int) -> None:
+        """One periodic scan ("Expired messages on z/OS", "Periodic scan"): every expired
+        message not got under syncpoint is discarded, with its expiration report."""
+        if generation != self._scan_generation or self.expryint is None:
+            return  # EXPRYINT was altered since this scan was scheduled
+        found = 0
+        for q in list(self.objects.values()):
+            if not isinstance(q, LocalQueue) or q.store.spooled:
+                continue
+            for m in list(q.store.ordered()):
+                if m.locked is None and self.expired(m):
+                    self._discard_expired(q, m, self.scan_actor)
+                    found += 1
+            q.store.compact()
+        self.sim.stats["expiry_scans"] += 1
+        self.sim.stats["expired_discarded_by_scan"] += found
+        self.sim.after(self.expryint, self._expiry_scan, generation)
 
     # -- definitions ------------------------------------------------------------------
     def define_qlocal(self, name: str, **attrs) -> LocalQueue:
@@ -783,6 +856,32 @@ class QueueManager:
 
     def expired(self, m: SimMessage) -> bool:
         return m.deadline is not None and m.deadline <= self.sim.now
+
+    def with_xmit_header(self, m: SimMessage) -> SimMessage:
+        """``m`` as it is on a transmission queue: an MQXQH in front of its data.
+
+        The MQXQH names the destination (``m.route``) and embeds a version-1
+        MQMD copied from the message's, whose Expiry is the remaining expiry
+        now: "the queue manager sets the values of the two Expiry fields to be
+        the same" and decrements both with the time spent on the queue (MQMD
+        "Expiry (MQLONG)", note 9; "MQXQH - Transmission-queue header"). The
+        outer MQMD's Format is ``MQXMIT``, its Encoding and CodedCharSetId
+        this queue manager's. The new message shares ``m``'s deadline, history
+        and patterns (used for captures of a transmission queue and for a
+        message the sending agent dead-letters with its MQXQH).
+        """
+        rname, rqmname = m.route
+        xqh = {"Version": MQXQH_VERSION_1, "RemoteQName": rname, "RemoteQMgrName": rqmname}
+        for k, v in m.md.items():
+            if k in _MD_V1:
+                xqh["MsgDesc." + k] = v
+        xqh["MsgDesc.StrucId"] = MQMD_STRUC_ID
+        xqh["MsgDesc.Version"] = MQMD_VERSION_1
+        xqh["MsgDesc.Expiry"] = self.remaining_expiry(m)
+        md = dict(m.md)
+        md.update(Format=_FMT_XMIT, Encoding=self.encoding, CodedCharSetId=self.ccsid)
+        return SimMessage(md, (("MQXQH", xqh),) + m.headers, m.body, m.deadline, m.events,
+                          m.patterns, m.poison)
 
     def view(self, m: SimMessage) -> dict:
         """The MQMD an MQGET returns now (remaining Expiry, current BackoutCount)."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from sim_helpers import APP, DLQ, capture, msg, put, world
 
-from dlqlens.mq.constants import MQRO
+from dlqlens.mq.constants import MQFB, MQRO
 from dlqlens.sim import Actor
 from dlqlens.sim.channel import Channel
 from dlqlens.sim.qmgr import MQAT_UNIX
@@ -184,3 +185,100 @@ def test_the_capture_browse_discards_expired_messages(tmp_path):
     gt, rows = capture(sim, tmp_path, [("QM1", "Q")])
     assert len(rows) == len(gt) == 1 and rows[0]["payload"] == b"alive"
     assert sim.stats["expired_discarded"] == 1
+
+
+# -- transmission queues (MQMD "Expiry (MQLONG)", note 9; "MQXQH - Transmission-queue header") --
+
+def _remote_pair(sim, src):
+    from dlqlens.sim import QueueManager
+
+    dst = QueueManager(sim, "QMB", deadq=DLQ)
+    dst.define_qlocal(DLQ)
+    dst.define_qlocal("IN")
+    src.define_qlocal("QMB", usage="XMITQ")
+    src.route("QMB", "QMB")
+    return dst
+
+
+def test_a_message_on_a_transmission_queue_carries_its_remaining_expiry_in_the_mqxqh(tmp_path):
+    """Note 9: a put to a remote queue sets both Expiry fields (the MQMD's and the one in the
+    MQXQH's embedded MQMD) to the application's value, and the queue manager decrements both
+    with the time spent on the queue: a browse of the transmission queue shows both equal to
+    the remaining expiry."""
+    sim, src = world(name="QMA")
+    _remote_pair(sim, src)
+    src.put("IN", msg(Expiry=50), actor=APP, qmgr="QMB")  # no channel runs
+    sim.run(2)
+    gt, rows = capture(sim, tmp_path, [("QMA", "QMB")])
+    (row,) = rows
+    assert row["md"]["Format"] == gt[0]["md"]["Format"] == "MQXMIT"
+    assert row["md"]["Expiry"] == row["xqh"]["MsgDesc"]["Expiry"] == 30
+    assert (row["xqh"]["RemoteQName"], row["xqh"]["RemoteQMgrName"]) == ("IN", "QMB")
+
+
+def test_a_message_can_expire_on_the_transmission_queue():
+    """Note 9 and the field's text: "if a message is put on a remote queue, the message might
+    expire (and be discarded) while it is on an intermediate transmission queue, before the
+    message reaches the destination queue"; the expiration report is made at the discard
+    (note 3), here when the sending channel agent's get reaches the message."""
+    sim, src = world(name="QMA")
+    dst = _remote_pair(sim, src)
+    src.define_qlocal("REPORTS")
+    src.put("IN", msg(Expiry=20, Report=MQRO["MQRO_EXPIRATION"], ReplyToQ="REPORTS",
+                      ReplyToQMgr="QMA"), actor=APP, qmgr="QMB")
+    src.put("IN", msg(Expiry=600, body=b"alive"), actor=APP, qmgr="QMB")
+    Channel(sim, "QMA.QMB", src, dst, "QMB", latency=0.01).start(delay=5.0)  # starts late
+    sim.run(10)
+    (arrived,) = list(dst.queue("IN").messages())
+    assert arrived.body == b"alive"
+    (report,) = list(src.queue("REPORTS").messages())
+    assert report.md["Feedback"] == MQFB["MQFB_EXPIRATION"]
+    assert sim.stats["expired_discarded:QMA:QMB"] == 1
+
+
+# -- the z/OS expiry scan (EXPRYINT) -------------------------------------------------------------
+# IBM MQ "ExpiryInterval (MQLONG)": how often the queue manager scans the queues for expired
+# messages, 1 to 99 999 999 seconds or MQEXPI_OFF, z/OS only. "Expired messages on z/OS":
+# expired messages are discarded by the next appropriate MQGET; with EXPRYINT the queue manager
+# also scans queues periodically and discards them.
+
+def test_zos_expiry_scan_discards_expired_messages_no_get_reaches():
+    sim, qm = world(platform="zos", expryint=60)
+    q = qm.define_qlocal("Q", spool=True)  # nothing reads it: still scanned (kept in memory)
+    qm.define_qlocal("REPORTS")
+    put(qm, "Q", 3, Expiry=100, Report=MQRO["MQRO_EXPIRATION"], ReplyToQ="REPORTS")
+    put(qm, "Q", Expiry=10000, body=b"alive")
+    sim.run(59)
+    assert q.depth == 4  # expired at 10 s, still counted: no scan yet, no get
+    sim.run(61)
+    assert q.depth == 1 and sim.stats["expired_discarded_by_scan"] == 3
+    assert len(list(qm.queue("REPORTS").messages())) == 3  # reports at the discard (note 3)
+    assert sim.stats["expiry_scans"] == 1
+    sim.run(185)
+    assert sim.stats["expiry_scans"] == 3
+
+
+def test_without_expryint_expired_messages_wait_for_a_get():
+    """EXPRYINT(OFF), the default, and every platform but z/OS: no scan."""
+    sim, qm = world(platform="zos")
+    q = qm.define_qlocal("Q")
+    put(qm, "Q", 3, Expiry=10)
+    sim.run(3600)
+    assert q.depth == 3 and sim.stats["expiry_scans"] == 0
+    qm.alter_qmgr(expryint=30)
+    sim.run(3631)
+    assert q.depth == 0
+    qm.alter_qmgr(expryint="OFF")
+    put(qm, "Q", Expiry=10)
+    sim.run(7200)
+    assert q.depth == 1
+
+
+@pytest.mark.parametrize("platform, value, match", [
+    ("linux", 60, "only on z/OS"), ("zos", 0, "1 to 99999999"),
+    ("zos", 100000000, "1 to 99999999")])
+def test_expryint_is_refused_off_zos_and_out_of_range(platform, value, match):
+    from dlqlens.sim import SimulationError
+
+    with pytest.raises(SimulationError, match=match):
+        world(platform=platform, expryint=value)
