@@ -696,7 +696,9 @@ class QueueManager:
         """ALTER QMGR EXPRYINT(seconds | OFF) (z/OS only; see the class docstring).
 
         The next scan comes ``expryint`` seconds from now; ``None`` or
-        ``'OFF'`` stops the scans.
+        ``'OFF'`` stops the scans. Queues defined ``spool=True`` before a scan
+        was first asked for are on disk and are not scanned (give ``expryint``
+        to the constructor to have them kept in memory).
 
         Raises
         ------
