@@ -239,13 +239,15 @@ def messages_of(path: str, source: str, max_message_bytes: int = MAX_MESSAGE_BYT
         first = ra.runs[0]
         if MQ_PORT not in (key[1], key[3]) and bytes(first.data[:4]) not in fap.TSH_IDS:
             continue  # not MQ
-        for run in ra.runs:
+        per_run = []
+        for k, run in enumerate(ra.runs):
             segs, miss = fap.segments(key, run.data, run.start,
                                       lambda off, r=run: r.packet_at(off))
-            calls.extend(fap.calls(segs))
+            per_run.append((segs, ra.gaps[k] if k < len(ra.gaps) else None))
             for off, chunk in miss:
                 frame, ts = run.packet_at(off - run.start)
                 lost.append((frame, ts, key, off, chunk))
+        calls.extend(fap.calls(per_run))
     calls.sort(key=lambda c: (c.first.frame, c.first.offset))
     rows = _interpret(calls, source, max_message_bytes)
     for frame, ts, key, off, chunk in lost:
@@ -356,16 +358,25 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
         net.update(queue_name=name, queue_source=how)
         if qm:
             net["qmgr_name"] = qm
+    if c.orphan:
+        row["issues"].append(("unframed", "TSH.ControlFlags",
+                              f"the first segment of this {verb} call (with its API header "
+                              f"and MQMD)", "only later segments", f"{where}: {c.cut_note}"))
+        row["raw"] = bytes(buf[:MAX_RAW_KEPT])
+        return row
     md = fap.md_at(buf, pos)
     if md is None or pos + md[1] > len(buf):
-        found = (f"X'{bytes(buf[pos:pos + 8]).hex().upper()}'" if len(buf) > pos
-                 else f"the end of the captured call ({c.cut_note or 'no bytes'})")
-        row["issues"].append(("bad_md", "md.StrucId",
+        if md is not None:
+            found = (f"{len(buf) - pos} of its {md[1]} bytes: {c.cut_note}")
+            field = "md"
+        elif len(buf) > pos + 4:
+            found, field = f"X'{bytes(buf[pos:pos + 8]).hex().upper()}'", "md.StrucId"
+        else:
+            found = f"the end of the captured call ({c.cut_note or 'no bytes'})"
+            field = "md"
+        row["issues"].append(("bad_md", field,
                               f"an MQMD after the {verb} call's API header ({where})", found, ""))
         row["raw"] = bytes(buf[:MAX_RAW_KEPT])
-        if not c.complete:
-            row["issues"].append(("data_truncated", "message data", "the whole MQI call",
-                                  "part of it", c.cut_note))
         return row
     md_bytes, md_len = md
     from dlqlens.capture.raw import _md_layout
@@ -376,7 +387,14 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
     opts_struct = MQGMO if verb == "MQGET" else MQPMO
     opts = fap.read_struct(opts_struct, buf, pos, bo, codec)
     if opts is None:
-        row["issues"].append(("bad_length", f"{opts_struct.name.lower()[2:]}.StrucId",
+        label = opts_struct.name.lower()[2:]
+        if not c.complete:  # cut by the capture: the MQMD is kept, the data was not captured
+            row["issues"].append(("data_truncated", label,
+                                  f"the {opts_struct.name}, the data length and the message "
+                                  f"data ({where})",
+                                  f"{max(len(buf) - pos, 0)} bytes: {c.cut_note}", ""))
+            return row
+        row["issues"].append(("bad_length", f"{label}.StrucId",
                               f"an {opts_struct.name} after the MQMD ({where})",
                               f"X'{bytes(buf[pos:pos + 8]).hex().upper()}'", ""))
         row["raw"] = bytes(buf[:MAX_RAW_KEPT])

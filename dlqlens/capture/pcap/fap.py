@@ -86,6 +86,8 @@ class Call:
     data: bytearray = field(default_factory=bytearray)
     complete: bool = False
     cut_note: str = ""
+    #: only later segments were captured (no API header, no structures)
+    orphan: bool = False
 
     @property
     def byteorder(self) -> str:
@@ -158,41 +160,49 @@ def _segment_at(stream, data, p, start, packet_at) -> Segment | None:
                    complete=p + length <= len(data), frame=frame, ts=ts)
 
 
-def calls(segs: list[Segment]) -> list[Call]:
+def calls(runs: list[tuple[list[Segment], tuple[int, int] | None]]) -> list[Call]:
     """Join the segments of each MQI call (segment types 0x80 and above),
-    per conversation. A call whose segments were not all captured is
-    returned with ``complete`` False and a note saying what is missing."""
+    per conversation.
+
+    ``runs`` are the segments of each run of a stream, with the gap
+    ``(start, end)`` (stream offsets) that follows the run, or None after the
+    last. A call whose segments were not all captured is returned with
+    ``complete`` False and a note saying what is missing; a call is never
+    continued across a gap.
+    """
     out: list[Call] = []
     open_: dict = {}
-    for s in segs:
-        if s.opcode < 0x80:
-            continue
-        key = (s.stream, s.conv)
-        cur = open_.get(key)
-        if s.flags & TCF_FIRST or cur is None:
-            if cur is not None:
-                cur.cut_note = "the capture has no last segment of this call"
-                out.append(cur)
-            cur = Call(s.stream, s.opcode, s)
-            if not s.flags & TCF_FIRST:
-                cur.cut_note = "the capture has no first segment of this call"
-                cur.data = bytearray()  # the API header and structures were not captured
-            open_[key] = cur
-        cur.data += s.body
-        if not s.complete:
-            cur.cut_note = cur.cut_note or (
-                f"the capture lost the stream's bytes from offset {s.offset + TSH_LENGTH}"
-                f" (segment of {s.length} bytes)")
-            out.append(cur)
-            del open_[key]
-            continue
-        if s.flags & TCF_LAST:
-            cur.complete = not cur.cut_note
-            out.append(cur)
-            del open_[key]
-    for cur in open_.values():
-        cur.cut_note = cur.cut_note or "the capture ends before the last segment of this call"
+
+    def close(cur: Call, note: str) -> None:
+        cur.cut_note = cur.cut_note or note
         out.append(cur)
+
+    for segs, gap in runs:
+        for s in segs:
+            if s.opcode < 0x80:
+                continue
+            key = (s.stream, s.conv)
+            cur = open_.pop(key, None)
+            if s.flags & TCF_FIRST or cur is None:
+                if cur is not None:
+                    close(cur, "the capture has no last segment of this call")
+                cur = Call(s.stream, s.opcode, s)
+                if not s.flags & TCF_FIRST:
+                    cur.cut_note = "the capture has no first segment of this call"
+                    cur.orphan = True  # the API header and structures were not captured
+            cur.data += s.body
+            if not s.complete:
+                close(cur, f"the capture lost the stream's bytes from offset "
+                           f"{s.offset + len(s.body) + (36 if s.multiplexed else TSH_LENGTH)}")
+            elif s.flags & TCF_LAST:
+                cur.complete = not cur.cut_note
+                out.append(cur)
+            else:
+                open_[key] = cur
+        for cur in open_.values():
+            close(cur, f"the capture lost the stream's bytes from offset {gap[0]} to {gap[1]}"
+                  if gap else "the capture ends before the last segment of this call")
+        open_.clear()
     return out
 
 

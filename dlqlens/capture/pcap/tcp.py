@@ -77,7 +77,10 @@ class Reassembled:
 
     runs: list[Run]
     duplicate_bytes: int = 0
+    #: ``gaps[k]``: the stream offsets ``(start, end)`` missing after ``runs[k]``
     gaps: list[tuple[int, int]] = field(default_factory=list)
+    #: bytes missing before the first run (its SYN was captured, its first bytes not)
+    missing_start: int = 0
 
 
 def reassemble(packets: list[Packet]) -> Reassembled:
@@ -92,8 +95,9 @@ def reassemble(packets: list[Packet]) -> Reassembled:
     Returns
     -------
     Reassembled
-        ``runs`` in stream order; ``gaps`` the ``(start, end)`` stream offsets
-        no captured packet covers; ``duplicate_bytes`` how many payload bytes
+        ``runs`` in stream order; ``gaps[k]`` the ``(start, end)`` stream
+        offsets no captured packet covers after ``runs[k]``; ``missing_start``
+        the bytes missing before the first; ``duplicate_bytes`` how many payload bytes
         were already placed by an earlier copy.
     """
     syn = next((p for p in packets if p.syn), None)
@@ -122,8 +126,8 @@ def reassemble(packets: list[Packet]) -> Reassembled:
         if run is None or start > run.end:
             if run is not None:
                 out.gaps.append((run.end, start))
-            elif start > 0:
-                out.gaps.append((0, start))
+            else:
+                out.missing_start = start
             run = Run(start)
             out.runs.append(run)
         skip = run.end - start  # bytes of this packet already placed
