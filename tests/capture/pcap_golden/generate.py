@@ -90,6 +90,14 @@ FILES = {
 }
 
 
+def _relative(rec: dict, path: str, name: str) -> dict:
+    """``rec`` with the file named as ``name`` (its issues too), whatever ``--out`` was."""
+    rec["source"] = name
+    for i in rec["decode_issues"]:
+        i["message"] = i["message"].replace(path, name)
+    return rec
+
+
 def generate(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -99,8 +107,7 @@ def generate(out: Path) -> list[Path]:
         result = read_capture(str(path))
         with open(str(path) + ".expected.jsonl", "w", encoding="utf-8") as fh:
             for rec in records(result.table):
-                rec["source"] = name
-                fh.write(dumps(rec) + "\n")
+                fh.write(dumps(_relative(rec, str(path), name)) + "\n")
         written.append(path)
     return written
 
