@@ -7,8 +7,9 @@ has no reassembly). Kept small on purpose:
   sequence number (the SYN's plus one when the SYN was captured), modulo
   2**32 so a wrap is followed;
 * a retransmission or a packet captured twice (a capture on several
-  interfaces) adds only the bytes not already placed; the first copy of
-  a byte wins (what the receiver's TCP would have used);
+  interfaces) adds only the bytes not already placed: packets are placed by
+  sequence number then capture order, and a byte already placed is kept
+  (copies of the same TCP bytes are identical unless the capture is damaged);
 * a stretch no packet covers is a **gap**: the bytes were not captured and
   are never invented. The stream is returned as :class:`Run` objects, each a
   contiguous stretch of captured bytes, so a reader sees where a gap is.
