@@ -112,8 +112,8 @@ def test_reassembly_orders_by_sequence_and_drops_copies():
     assert [bytes(r.data) for r in ra.runs] == [b"helloworld"]
     assert ra.gaps == [] and ra.duplicate_bytes == 10
     # byte 7 ('r') was first placed by frame 5 (sequence 103, before frame 2's 105)
-    assert ra.runs[0].packet_at(0) == (3, 3.0) and ra.runs[0].packet_at(7) == (5, 5.0)
-    assert ra.runs[0].packet_at(9) == (2, 2.0)
+    assert ra.runs[0].packet_at(0) == (3, 3.0, -1) and ra.runs[0].packet_at(7) == (5, 5.0, -1)
+    assert ra.runs[0].packet_at(9) == (2, 2.0, -1)
 
 
 def test_reassembly_keeps_a_gap_as_a_gap_and_follows_a_sequence_wrap():

@@ -103,6 +103,7 @@ def _packets(path: str, source: str):
         frame = 0
         it = iter(reader)
         while True:
+            at = fh.tell()  # the packet's record (pcapng: a block before it, if any)
             try:
                 ts, buf = next(it)
             except StopIteration:
@@ -126,7 +127,7 @@ def _packets(path: str, source: str):
                 bad += 1
                 continue
             out.append((frame, float(ts), src, tcp.sport, dst, tcp.dport, tcp.seq,
-                        bool(tcp.flags & dpkt.tcp.TH_SYN), bytes(tcp.data)))
+                        bool(tcp.flags & dpkt.tcp.TH_SYN), bytes(tcp.data), at))
     return out, bad
 
 
@@ -211,13 +212,14 @@ def read_pcap(path: str, *, source: str | None = None, piece: Slice | None = Non
         fb = FramesBuilder(source, "pcap", "binary")
         net = []
         for number, row in enumerate(rows[b0:b0 + batch_size], start=b0 + 1):
+            at = row["offset"] if row["offset"] >= 0 else None
             issues = [make_issue(code, source=source, message_number=number, field=fld,
-                                 expected=exp, found=fnd, note=note)
+                                 expected=exp, found=fnd, note=note, offset=at)
                       for code, fld, exp, fnd, note in row["issues"]]
             fb.add(md=row["md"], big_endian=row["big"], codec=row["codec"],
                    blank=0x40 if row["codec"] == "cp500" else 0x20, version=row["version"],
                    data=row["data"], data_length=row["data_length"], number=number,
-                   issues=issues, raw=row["raw"])
+                   offset=row["offset"], issues=issues, raw=row["raw"])
             net.append(row["network"])
         fr = fb.build()
         fr.network = net
@@ -228,8 +230,8 @@ def messages_of(path: str, source: str, max_message_bytes: int = MAX_MESSAGE_BYT
     """The message rows of a capture as dicts (before :class:`Frames`)."""
     pkts, bad = _packets(path, source)
     by_dir: dict[tuple, list[Packet]] = defaultdict(list)
-    for frame, ts, src, sport, dst, dport, seq, syn, data in pkts:
-        by_dir[(src, sport, dst, dport)].append(Packet(frame, ts, seq, data, syn))
+    for frame, ts, src, sport, dst, dport, seq, syn, data, at in pkts:
+        by_dir[(src, sport, dst, dport)].append(Packet(frame, ts, seq, data, syn, at))
     calls: list[fap.Call] = []
     lost: list = []
     for key, plist in by_dir.items():
@@ -245,15 +247,15 @@ def messages_of(path: str, source: str, max_message_bytes: int = MAX_MESSAGE_BYT
                                       lambda off, r=run: r.packet_at(off))
             per_run.append((segs, ra.gaps[k] if k < len(ra.gaps) else None))
             for off, chunk in miss:
-                frame, ts = run.packet_at(off - run.start)
-                lost.append((frame, ts, key, off, chunk))
+                frame, ts, at = run.packet_at(off - run.start)
+                lost.append((frame, ts, at, key, off, chunk))
         calls.extend(fap.calls(per_run))
     calls.sort(key=lambda c: (c.first.frame, c.first.offset))
     rows = _interpret(calls, source, max_message_bytes)
-    for frame, ts, key, off, chunk in lost:
+    for frame, ts, at, key, off, chunk in lost:
         if len(chunk) < 12 and not chunk.strip(b"\0"):
             continue
-        rows.append(_unframed(frame, ts, key, off, chunk))
+        rows.append(_unframed(frame, ts, at, key, off, chunk))
     rows.sort(key=lambda r: (r["network"]["frame"] or 0, r["order"]))
     return rows
 
@@ -341,7 +343,7 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
            "conversation_id": s.conv, "request_id": s.request,
            "object_handle": hobj if verb != "MQPUT1" else None,
            "queue_name": None, "qmgr_name": qmgrs.get(conv), "queue_source": None}
-    row = {"order": order, "network": net, "issues": [], "raw": None, "md": None, "big": False,
+    row = {"order": order, "offset": s.file_offset, "network": net, "issues": [], "raw": None, "md": None, "big": False,
            "codec": "latin-1", "version": 0, "data": b"", "data_length": 0}
     where = f"frame {s.frame}, {s.stream[0]}:{s.stream[1]} -> {s.stream[2]}:{s.stream[3]}"
     buf = c.data
@@ -437,13 +439,13 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
     return row
 
 
-def _unframed(frame, ts, key, off, chunk) -> dict:
+def _unframed(frame, ts, at, key, off, chunk) -> dict:
     net = {"direction": None, "verb": None, "client_address": None, "client_port": None,
            "server_address": None, "server_port": None,
            "packet_ts": dt.datetime.fromtimestamp(ts, dt.timezone.utc), "frame": frame,
            "conversation_id": None, "request_id": None, "object_handle": None,
            "queue_name": None, "qmgr_name": None, "queue_source": None}
-    return {"order": -1, "network": net, "md": None, "big": False, "codec": "latin-1",
+    return {"order": -1, "offset": at, "network": net, "md": None, "big": False, "codec": "latin-1",
             "version": 0, "data": b"", "data_length": 0, "raw": chunk[:MAX_RAW_KEPT],
             "issues": [("unframed", "TSH.StrucId",
                         "a TSH segment ('TSH ', 'TSHM' or 'TSHC')",

@@ -74,6 +74,7 @@ class Segment:
     complete: bool       # the whole segment was captured
     frame: int
     ts: float
+    file_offset: int = -1  # the record of the packet holding the StrucId
 
 
 @dataclass
@@ -150,14 +151,15 @@ def _segment_at(stream, data, p, start, packet_at) -> Segment | None:
     if order not in (1, 2):
         return None
     end = min(p + length, len(data))
-    frame, ts = packet_at(p)
+    frame, ts, file_offset = packet_at(p)
     return Segment(stream=stream, offset=start + p, multiplexed=mux, ebcdic=sid[0] == 0xE3,
                    length=length,
                    conv=int.from_bytes(data[p + 8:p + 12], "big") if mux else None,
                    request=int.from_bytes(data[p + 12:p + 16], "big") if mux else None,
                    big_endian=order == 1, opcode=data[p + 9 + m], flags=data[p + 10 + m],
                    body=bytes(data[p + hdr:end]) if end > p + hdr else b"",
-                   complete=p + length <= len(data), frame=frame, ts=ts)
+                   complete=p + length <= len(data), frame=frame, ts=ts,
+                   file_offset=file_offset)
 
 
 def calls(runs: list[tuple[list[Segment], tuple[int, int] | None]]) -> list[Call]:

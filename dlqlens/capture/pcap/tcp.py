@@ -29,13 +29,15 @@ _HALF = 1 << 31
 @dataclass
 class Packet:
     """One TCP segment of one direction: ``frame`` is its 1-based number in
-    the capture, ``ts`` its capture time (seconds since the epoch, UTC)."""
+    the capture, ``ts`` its capture time (seconds since the epoch, UTC),
+    ``offset`` the file offset of its record (-1 unknown)."""
 
     frame: int
     ts: float
     seq: int
     data: bytes
     syn: bool = False
+    offset: int = -1
 
 
 @dataclass
@@ -47,9 +49,9 @@ class Run:
     start : int
         Stream offset of the first byte (bytes from the stream's first byte).
     data : bytearray
-    marks : list of (int, int, float)
-        ``(offset in data, frame, ts)`` where each packet's new bytes start,
-        increasing.
+    marks : list of (int, int, float, int)
+        ``(offset in data, frame, ts, file offset of the packet's record)``
+        where each packet's new bytes start, increasing.
     """
 
     start: int
@@ -60,8 +62,9 @@ class Run:
     def end(self) -> int:
         return self.start + len(self.data)
 
-    def packet_at(self, offset: int) -> tuple[int, float]:
-        """``(frame, ts)`` of the packet that carried byte ``offset`` of ``data``."""
+    def packet_at(self, offset: int) -> tuple[int, float, int]:
+        """``(frame, ts, record offset)`` of the packet that carried byte
+        ``offset`` of ``data``."""
         lo, hi = 0, len(self.marks) - 1
         while lo < hi:  # the last mark at or before offset
             mid = (lo + hi + 1) // 2
@@ -69,7 +72,7 @@ class Run:
                 lo = mid
             else:
                 hi = mid - 1
-        return self.marks[lo][1], self.marks[lo][2]
+        return self.marks[lo][1], self.marks[lo][2], self.marks[lo][3]
 
 
 @dataclass
@@ -133,6 +136,6 @@ def reassemble(packets: list[Packet]) -> Reassembled:
             out.runs.append(run)
         skip = run.end - start  # bytes of this packet already placed
         out.duplicate_bytes += skip
-        run.marks.append((len(run.data), p.frame, p.ts))
+        run.marks.append((len(run.data), p.frame, p.ts, p.offset))
         run.data += p.data[skip:]
     return out
