@@ -40,6 +40,7 @@ from dlqlens.capture.limits import MAX_MESSAGE_BYTES
 from dlqlens.capture.message import CaptureMessage
 from dlqlens.capture.pcap import fap
 from dlqlens.capture.pcap.tcp import Packet, reassemble
+from dlqlens.capture.raw import _md_layout
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames, FramesBuilder
 from dlqlens.decode.issues import make_issue
@@ -343,8 +344,9 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
            "conversation_id": s.conv, "request_id": s.request,
            "object_handle": hobj if verb != "MQPUT1" else None,
            "queue_name": None, "qmgr_name": qmgrs.get(conv), "queue_source": None}
-    row = {"order": order, "offset": s.file_offset, "network": net, "issues": [], "raw": None, "md": None, "big": False,
-           "codec": "latin-1", "version": 0, "data": b"", "data_length": 0}
+    row = {"order": order, "offset": s.file_offset, "network": net, "issues": [], "raw": None,
+           "md": None, "big": False, "codec": "latin-1", "version": 0, "data": b"",
+           "data_length": 0}
     where = f"frame {s.frame}, {s.stream[0]}:{s.stream[1]} -> {s.stream[2]}:{s.stream[3]}"
     buf = c.data
     pos = fap.API_HEADER
@@ -381,8 +383,6 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
         row["raw"] = bytes(buf[:MAX_RAW_KEPT])
         return row
     md_bytes, md_len = md
-    from dlqlens.capture.raw import _md_layout
-
     big, ebcdic, version = _md_layout(md_bytes[:8])
     row.update(md=md_bytes, big=big, codec="cp500" if ebcdic else "latin-1", version=version)
     pos += md_len

@@ -35,9 +35,10 @@ conversation; the queue a message was got from is the MQGMO's ResolvedQName
 
 from __future__ import annotations
 
+import struct as _struct
 from dataclasses import dataclass, field
 
-from dlqlens.mq.structs import MQGMO, MQMD, MQOD, MQPMO, Struct
+from dlqlens.mq.structs import MQCHAR, MQGMO, MQMD, MQOD, MQPMO, Struct
 
 #: TSH StrucIds, ASCII and EBCDIC, -> True when multiplexed (TSHM: 8 more bytes).
 TSH_IDS = {b"TSH ": False, b"TSHC": False, b"TSHM": True,
@@ -54,6 +55,7 @@ MQPUT_REPLY, MQPUT1_REPLY = 0x96, 0x97
 #: Segment types whose calls carry a message, -> (verb, direction).
 MESSAGE_CALLS = {MQPUT: ("MQPUT", "to_qmgr"), MQPUT1: ("MQPUT1", "to_qmgr"),
                  MQGET_REPLY: ("MQGET", "from_qmgr")}
+_MD_LENGTHS = {1: MQMD.length(1), 2: MQMD.length(2)}
 #: MQOD version 4 adds three MQCHARV (20 bytes each) and ResolvedType (Wireshark).
 MQOD_LENGTH_4 = MQOD.length(3) + 3 * 20 + 4
 
@@ -208,10 +210,23 @@ def calls(runs: list[tuple[list[Segment], tuple[int, int] | None]]) -> list[Call
     return out
 
 
+_LAYOUTS: dict = {}
+
+
+def _layout(st: Struct, version: int, byteorder: str):
+    """``(struct.Struct, fields)`` of ``st`` version ``version``, made once."""
+    key = (st.name, version, byteorder)
+    if key not in _LAYOUTS:
+        _LAYOUTS[key] = (_struct.Struct(st.struct_format(byteorder, version)),
+                         st.fields_for(version), st.length(version))
+    return _LAYOUTS[key]
+
+
 def read_struct(st: Struct, buf: bytes, pos: int, byteorder: str, codec: str,
                 max_version: int | None = None) -> tuple[dict, int] | None:
     """``(fields, length)`` of the MQ structure ``st`` at ``pos`` when its
-    StrucId (ASCII or EBCDIC) and Version fit and it is all there, else None."""
+    StrucId (ASCII or EBCDIC) and Version fit and it is all there, else None.
+    Character fields are decoded as :meth:`dlqlens.mq.structs.Struct.unpack` does."""
     sid = bytes(buf[pos:pos + 4])
     if sid not in (st.struc_id.encode("ascii"), st.struc_id.encode("cp500")):
         return None
@@ -219,17 +234,23 @@ def read_struct(st: Struct, buf: bytes, pos: int, byteorder: str, codec: str,
         return None
     version = int.from_bytes(buf[pos + 4:pos + 8], "big" if byteorder == ">" else "little")
     if st is MQOD and version == 4:
-        length, read_as = MQOD_LENGTH_4, 3
+        read_as = 3
     elif version in st.versions:
-        length, read_as = st.length(version), version
+        read_as = version
     else:
         return None
+    packer, fields, read_len = _layout(st, read_as, byteorder)
+    length = MQOD_LENGTH_4 if st is MQOD and version == 4 else read_len
     if pos + length > len(buf):
         return None
     if sid[0] >= 0xC0:
         codec = "cp500"
-    return st.unpack(bytes(buf[pos:pos + st.length(read_as)]), byteorder, codec,
-                     read_as), length
+    out = {}
+    for f, v in zip(fields, packer.unpack_from(buf, pos)):
+        if f.type == MQCHAR:
+            v = v.decode(codec, errors="replace").split("\0", 1)[0].rstrip(" ")
+        out[f.name] = v
+    return out, length
 
 
 def md_at(buf: bytes, pos: int) -> tuple[bytes, int] | None:
@@ -241,6 +262,6 @@ def md_at(buf: bytes, pos: int) -> tuple[bytes, int] | None:
     for order in ("big", "little"):
         ver = int.from_bytes(v, order)
         if ver in (1, 2):
-            length = MQMD.length(ver)
+            length = _MD_LENGTHS[ver]
             return bytes(buf[pos:pos + length]), length
     return None
