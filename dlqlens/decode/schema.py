@@ -93,7 +93,11 @@ network : struct
     MQGET), ``queue_name``/``qmgr_name`` (what the capture says the message
     was put to or got from; null when it does not say) and ``queue_source``
     (which structure said it: ``MQPUT1 MQOD``, ``MQOPEN MQOD``, ``SPI MQOD``,
-    ``MQGMO ResolvedQName``, ``MQPMO ResolvedQName``).
+    ``MQGMO ResolvedQName``, ``MQPMO ResolvedQName``); ``completion_code``,
+    ``reason`` and ``reason_name``: the outcome of the call, from the API
+    header of the MQPUT/MQPUT1 reply that followed on the same conversation or
+    of the MQGET reply itself (``MQRC_Q_FULL``: the put failed), null when the
+    capture holds no reply.
 """
 
 from __future__ import annotations
@@ -155,6 +159,7 @@ NETWORK = pa.struct([
     ("conversation_id", pa.int64()), ("request_id", pa.int64()),
     ("object_handle", pa.int64()), ("queue_name", pa.string()),
     ("qmgr_name", pa.string()), ("queue_source", pa.string()),
+    ("completion_code", pa.int32()), ("reason", pa.int32()), ("reason_name", pa.string()),
 ])
 
 

@@ -183,10 +183,28 @@ def test_a_capture_cut_inside_a_packet_record_keeps_the_messages_before(tmp_path
     p = tmp_path / "cut.pcap"
     write_pcap(p, [dlq_message(b"one"), dlq_message(b"two" * 200)])
     data = p.read_bytes()
-    p.write_bytes(data[:-300])
+    p.write_bytes(data[:data.find(b"two") + 100])  # inside the second MQPUT's packet
     rows = _rows(p)
     assert rows[0]["decode_status"] == "ok" and rows[0]["payload_hex"] == b"one".hex().upper()
     assert rows[1]["decode_status"] != "ok"
+
+
+def test_put_outcome_from_the_reply_that_follows_on_the_conversation(tmp_path):
+    p = tmp_path / "full.pcap"
+    msgs = [dlq_message(b"a"), dlq_message(b"b"), dlq_message(b"c")]
+    write_pcap(p, msgs, verb="MQPUT1", reasons={1: 2053})
+    got = [(r["network"]["completion_code"], r["network"]["reason"],
+            r["network"]["reason_name"]) for r in _rows(p)]
+    assert got == [(0, 0, "MQRC_NONE"), (2, 2053, "MQRC_Q_FULL"), (0, 0, "MQRC_NONE")]
+
+    def lose_second_reply(packets):
+        replies = [k for k, pk in enumerate(packets) if pk[0] == 1]
+        return [pk for k, pk in enumerate(packets) if k != replies[1]]
+
+    write_pcap(p, msgs, verb="MQPUT1", packet_order=lose_second_reply)
+    # the second put's reply was not captured: unknown, and not taken from the third's
+    got = [r["network"]["reason"] for r in _rows(p)]
+    assert got == [0, None, 0]
 
 
 def test_opcodes_are_wiresharks():
@@ -247,6 +265,8 @@ def test_real_jms_captures_messages_queues_folders_and_texts(parts, count, by_qm
         sess_no = usr.split("<SessionNumber>")[1].split("<")[0]
         assert r["payload_text"] == f"Connection{conn_no}-Session{sess_no}"
         assert r["data_length"] == 444 and r["payload_length"] == 20
+        # each MQPUT_REPLY (segment type 0x96) says CompCode 0, Reason 0
+        assert (net["completion_code"], net["reason_name"]) == (0, "MQRC_NONE")
     texts = sorted(r["payload_text"] for r in rows)
     if parts == LATE:  # strings(1): each of the eight texts once (twice in the file)
         assert texts == sorted([f"Connection1-Session{k}" for k in range(1, 6)]

@@ -490,7 +490,7 @@ def issue23_pcap_cases(add) -> None:
 
     data = bytearray(pcap(max_segment=32768, mss=65000))
     tsh = [k for k in range(len(data)) if data[k:k + 4] == b"TSHM"]
-    at = tsh[3]  # MQOPEN, its reply, the first MQPUT, then the middle MQPUT
+    at = tsh[4]  # MQOPEN, its reply, the first MQPUT and its reply, then the middle MQPUT
     data[at + 4:at + 8] = struct.pack(">I", 5)
     add("pcap_tsh_length_too_small.pcap",
         "pcap: the middle MQPUT's TSHM says its segment is 5 bytes long (less than the TSHM "
@@ -499,7 +499,7 @@ def issue23_pcap_cases(add) -> None:
 
     data = bytearray(pcap(max_segment=32768, mss=65000))
     pmo = [k for k in range(len(data)) if data[k:k + 4] == b"PMO "]
-    at = pmo[1] + 128  # after the middle MQPUT's MQPMO (version 1): its data length
+    at = pmo[2] + 128  # the middle MQPUT's MQPMO (after the first's and its reply's): data length
     assert data[at:at + 4] == struct.pack("<i", len(three[1].data))
     data[at:at + 4] = struct.pack("<i", 0x7FFFFFF0)
     add("pcap_data_length_huge.pcap",
@@ -508,8 +508,9 @@ def issue23_pcap_cases(add) -> None:
 
     data = pcap(mss=400)
     add("pcap_cut_inside_last_packet.pcap",
-        "pcap: the file ends inside the record of the last packet",
-        data[:-5], good=["good before", "middle " * 300], bad=[["truncated", "data_truncated"]],
+        "pcap: the file ends inside the record of the packet holding the last MQPUT (its "
+        "reply and the rest are not in the file)",
+        data[:data.rfind(b"good after") + 4], good=["good before", "middle " * 300], bad=[["truncated", "data_truncated"]],
         framed=3)
 
     add("pcap_header_only_garbage.pcap",

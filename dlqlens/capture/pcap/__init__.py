@@ -277,6 +277,7 @@ def _interpret(calls: list[fap.Call], source: str, max_message_bytes: int) -> li
     pending: dict[tuple, list] = defaultdict(list)   # (conn, conv) -> [(name, qmgr, how)]
     handles: dict[tuple, tuple] = {}                 # (conn, conv, hobj) -> (name, qmgr, how)
     qmgrs: dict[tuple, str] = {}                     # (conn, conv) -> MQCONN QMgrName
+    awaiting: dict[tuple, list] = defaultdict(list)  # (conn, conv) -> put rows before their reply
     rows: list[dict] = []
     for order, c in enumerate(calls):
         conn = _conn(c.stream)
@@ -307,9 +308,26 @@ def _interpret(calls: list[fap.Call], source: str, max_message_bytes: int) -> li
         elif c.opcode in fap.MESSAGE_CALLS:
             if c.opcode == fap.MQGET_REPLY and api and api[0] == 2:
                 continue  # MQCC_FAILED: no message was got
-            rows.append(_message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
-                                 max_message_bytes))
+            row = _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
+                           max_message_bytes)
+            rows.append(row)
+            if c.opcode == fap.MQGET_REPLY:
+                _outcome(row, api)
+            else:  # MQI calls are synchronous on a conversation: the next reply is its
+                awaiting[conv] = [row]  # (a put sent before it was answered is not)
+        elif c.opcode in (fap.MQPUT_REPLY, fap.MQPUT1_REPLY) and awaiting[conv]:
+            _outcome(awaiting[conv].pop(0), api)
     return rows
+
+
+def _outcome(row: dict, api) -> None:
+    """The call's CompCode and Reason (the reply's API header) into ``network``."""
+    from dlqlens.mq.constants import code_name
+
+    if api is None:
+        return
+    row["network"].update(completion_code=api[0], reason=api[1],
+                          reason_name=code_name(api[1], "reason"))
 
 
 def _spi_od(c: fap.Call, bo: str, codec: str) -> dict | None:
@@ -343,7 +361,8 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
            "packet_ts": dt.datetime.fromtimestamp(s.ts, dt.timezone.utc), "frame": s.frame,
            "conversation_id": s.conv, "request_id": s.request,
            "object_handle": hobj if verb != "MQPUT1" else None,
-           "queue_name": None, "qmgr_name": qmgrs.get(conv), "queue_source": None}
+           "queue_name": None, "qmgr_name": qmgrs.get(conv), "queue_source": None,
+           "completion_code": None, "reason": None, "reason_name": None}
     row = {"order": order, "offset": s.file_offset, "network": net, "issues": [], "raw": None,
            "md": None, "big": False, "codec": "latin-1", "version": 0, "data": b"",
            "data_length": 0}
@@ -444,7 +463,8 @@ def _unframed(frame, ts, at, key, off, chunk) -> dict:
            "server_address": None, "server_port": None,
            "packet_ts": dt.datetime.fromtimestamp(ts, dt.timezone.utc), "frame": frame,
            "conversation_id": None, "request_id": None, "object_handle": None,
-           "queue_name": None, "qmgr_name": None, "queue_source": None}
+           "queue_name": None, "qmgr_name": None, "queue_source": None,
+           "completion_code": None, "reason": None, "reason_name": None}
     return {"order": -1, "offset": at, "network": net, "md": None, "big": False, "codec": "latin-1",
             "version": 0, "data": b"", "data_length": 0, "raw": chunk[:MAX_RAW_KEPT],
             "issues": [("unframed", "TSH.StrucId",
@@ -462,7 +482,8 @@ def write_pcap(path: str | os.PathLike, messages: Iterable[CaptureMessage], *,
                container: str = "pcap", byteorder: str = "<", multiplexed: bool = True,
                verb: str = "MQPUT", queue: str = "DLQLENS.TEST.Q", qmgr: str = "QM1",
                max_segment: int = 32768, mss: int = 1460,
-               packet_order=None, start_ts: float = 1_700_000_000.0) -> int:
+               packet_order=None, start_ts: float = 1_700_000_000.0,
+               reasons: dict | None = None) -> int:
     """Write ``messages`` as an MQ client conversation over one TCP connection.
 
     Parameters
@@ -487,6 +508,9 @@ def write_pcap(path: str | os.PathLike, messages: Iterable[CaptureMessage], *,
     packet_order : callable, optional
         Given the list of packets ``(direction, seq, payload)`` in order,
         returns the list to write (reorder, duplicate, drop) - test hook.
+    reasons : dict of int to int, optional
+        The Reason of the MQPUT/MQPUT1 reply of the message at that index
+        (CompCode MQCC_FAILED); the others succeed (every put gets a reply).
 
     Returns
     -------
@@ -535,12 +559,18 @@ def write_pcap(path: str | os.PathLike, messages: Iterable[CaptureMessage], *,
         full = m.full_md()
         md = MQMD.pack(full, byteorder, m.md_codec, version=int(full["Version"]))
         length = struct.pack(byteorder + "i", len(m.data))
-        if verb == "MQPUT":
+        rc = (reasons or {}).get(n, 0)
+        if verb in ("MQPUT", "MQPUT1"):
             pmo = MQPMO.pack({"Version": 1}, byteorder, codec, 1)
-            call(0, fap.MQPUT, md + pmo + length + m.data, hobj=7)
-        elif verb == "MQPUT1":
-            pmo = MQPMO.pack({"Version": 1}, byteorder, codec, 1)
-            call(0, fap.MQPUT1, od + md + pmo + length + m.data)
+            if verb == "MQPUT":
+                call(0, fap.MQPUT, md + pmo + length + m.data, hobj=7)
+            else:
+                call(0, fap.MQPUT1, od + md + pmo + length + m.data)
+            resolved = MQPMO.pack({"Version": 1, "ResolvedQName": queue}, byteorder, codec, 1)
+            call(1, fap.MQPUT_REPLY if verb == "MQPUT" else fap.MQPUT1_REPLY,
+                 (od if verb == "MQPUT1" else b"") + md + resolved
+                 + struct.pack(byteorder + "i", 0),
+                 hobj=7 if verb == "MQPUT" else 0, cc=2 if rc else 0, rc=rc)
         else:
             gmo = MQGMO.pack({"Version": 2, "ResolvedQName": queue}, byteorder, codec, 2)
             call(1, fap.MQGET_REPLY, md + gmo + length + m.data, hobj=7)
