@@ -27,6 +27,12 @@ Stages (each in its own process, so each peak RSS is its own):
     read as :func:`dlqlens.read_capture` reads (no planning pass: splitting a
     text file into slices counts its messages first, which pays only where
     Spark reads the slices in parallel).
+``decode_pcap``
+    The pcap reader of MQ client traffic (dpkt for the packets, our TCP
+    reassembly and MQ layer) + full decode of P MQPUTs written by
+    ``write_pcap`` (TSHM, little-endian, one TCP connection) on one core.
+    Baseline: dpkt's bare iteration of the same file's packet records
+    (``baselines.dpkt_iterate``), the floor of any pcap reader.
 ``spark_load_groupby``
     Spark ``local[2]``: load the raw capture of N messages (columns
     ``source, message_number, dlh, reason_name``) and count by
@@ -166,6 +172,11 @@ def child_fromhex(path: str, fmt: str, messages: int) -> dict:
     return _baseline(baselines.fromhex, path, pattern, messages)
 
 
+def child_dpkt(path: str, messages: int) -> dict:
+    _one_core()
+    return _baseline(baselines.dpkt_iterate, path, messages)
+
+
 def child_spark(path: str, rules: int, master: str) -> dict:
     from dlqlens.rules import parse
     from dlqlens.rules.replay import INPUT_COLUMNS, replay
@@ -235,12 +246,15 @@ def main(argv=None) -> int:
                     help="messages in the dmpmqmsg and amqsbcg captures")
     ap.add_argument("--quick", action="store_true",
                     help="20,000 raw / 10,000 text / 50,000 Spark messages: under a minute")
-    ap.add_argument("--stages", default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,spark",
+    ap.add_argument("--stages",
+                    default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,decode_pcap,spark",
                     help="comma-separated: decode_raw (also decode_raw_md_dlh), decode_dmpmqmsg, "
-                         "decode_amqsbcg, spark")
+                         "decode_amqsbcg, decode_pcap, spark")
     ap.add_argument("--repeat", type=int, default=None,
                     help="times each one-core stage and baseline is timed, the best counting "
                          "(default 3, with --quick 1)")
+    ap.add_argument("--pcap-messages", type=int, default=100_000,
+                    help="MQPUTs in the pcap capture (decode_pcap)")
     ap.add_argument("--rules", type=int, default=100)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", help="keep the generated captures here (reused when present)")
@@ -254,7 +268,8 @@ def main(argv=None) -> int:
               "read": lambda p, f, w: child_read(p, f, w),
               "struct": lambda p, n: child_struct(p, int(n)),
               "fromhex": lambda p, f, n: child_fromhex(p, f, int(n)),
-              "spark": lambda p, r, m: child_spark(p, int(r), m)}[kind]
+              "spark": lambda p, r, m: child_spark(p, int(r), m),
+              "dpkt": lambda p, n: child_dpkt(p, int(n))}[kind]
         print(json.dumps(fn(*rest)))
         return 0
 
@@ -309,6 +324,17 @@ def main(argv=None) -> int:
                 results.append(_result(f"decode_{fmt}",
                                        _run_child("decode", path, fmt, warm, repeat=rep),
                                        "bytes.fromhex over the same hex", base))
+        if "decode_pcap" in stages:  # issue 23 part 3: MQ client traffic
+            def pcap_writer(path, count):
+                from dlqlens.capture.pcap import write_pcap
+                write_pcap(path, data.make_messages(count))
+            pcap_n = 5_000 if a.quick else a.pcap_messages
+            path = capture("pcap", pcap_n, pcap_writer)
+            warm = capture("pcap", 1000, pcap_writer)
+            results.append(_result("decode_pcap",
+                                   _run_child("decode", path, "pcap", warm, repeat=rep),
+                                   "dpkt iteration of the same file",
+                                   _run_child("dpkt", path, pcap_n, repeat=rep)))
         if "spark" in stages:
             path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
             out = _run_child("spark", path, a.rules, a.master)

@@ -1,8 +1,8 @@
 """Fuzzing of the capture readers and the rules parser.
 
-Targets: ``raw``, ``dmpmqmsg``, ``amqsbcg`` (each reader with its format
-forced), ``auto`` (format sniffing, then the reader it picks) and ``rules``
-(the rules-table parser, validator, linter and matchers).
+Targets: ``raw``, ``dmpmqmsg``, ``amqsbcg``, ``pcap`` (each reader with its
+format forced), ``auto`` (format sniffing, then the reader it picks) and
+``rules`` (the rules-table parser, validator, linter and matchers).
 
 Capture inputs are real captures written by the project's own writers from
 random messages (both byte orders, ASCII and EBCDIC, MQDLH / MQXQH / MQTM /
@@ -59,7 +59,7 @@ from dlqlens.errors import CaptureError, MalformedMessageError
 from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
-TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan")
+TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap")
 COUNTS: dict[str, int] = {t: 0 for t in TARGETS}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
@@ -332,6 +332,46 @@ def captures(draw, fmt: str) -> bytes:
 
 
 # ---------------------------------------------------------------------------
+# issue 23 part 3: MQ client traffic (pcap/pcapng) - the MQI calls of random
+# messages in every layout the writer has (TSH or TSHM, both byte orders, MQPUT,
+# MQPUT1 or MQGET replies, segments split over TSHs and TCP packets), packets
+# reordered, sent twice or lost, then the file's bytes damaged
+# ---------------------------------------------------------------------------
+
+@st.composite
+def pcap_captures(draw) -> bytes:
+    from dlqlens.capture.pcap import write_pcap
+
+    msgs = draw(st.lists(messages(), min_size=0, max_size=3))
+    seed = draw(st.integers(0, 2**16))
+
+    def order(packets):
+        rnd = random.Random(seed)
+        out = list(packets)
+        for _ in range(rnd.randrange(3)):
+            i = rnd.randrange(len(out)) if out else 0
+            if out:
+                what = rnd.randrange(3)
+                if what == 0 and i + 1 < len(out):
+                    out[i], out[i + 1] = out[i + 1], out[i]
+                elif what == 1:
+                    out.insert(i, out[i])
+                else:
+                    del out[i]
+        return out
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "c.pcap"
+        write_pcap(p, msgs, container=draw(st.sampled_from(["pcap", "pcapng"])),
+                   byteorder=draw(st.sampled_from(["<", ">"])), multiplexed=draw(st.booleans()),
+                   verb=draw(st.sampled_from(["MQPUT", "MQPUT1", "MQGET"])),
+                   max_segment=draw(st.sampled_from([64, 300, 32768])),
+                   mss=draw(st.sampled_from([50, 700, 1460])), packet_order=order)
+        data = p.read_bytes()
+    return mutate(data, draw(st.lists(byte_mutation, max_size=4)))
+
+
+# ---------------------------------------------------------------------------
 # the invariants
 # ---------------------------------------------------------------------------
 
@@ -522,7 +562,7 @@ def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
     A failing input raises (after shrinking) with the falsifying example."""
     start = COUNTS[target]
     tmp = Path(tempfile.mkdtemp(prefix=f"dlqlens-fuzz-{target}-"))
-    ext = {"raw": ".bin", "dmpmqmsg": ".dmp", "amqsbcg": ".bcg", "auto": ".txt"}
+    ext = {"raw": ".bin", "dmpmqmsg": ".dmp", "amqsbcg": ".bcg", "auto": ".txt", "pcap": ".pcap"}
 
     if target == "rules":
         @fuzz_settings(examples, derandomize=derandomize)
@@ -538,7 +578,7 @@ def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
             check_scan(call)
     else:
         @fuzz_settings(examples, derandomize=derandomize)
-        @given(captures(target))
+        @given(captures(target) if target != "pcap" else pcap_captures())
         def one(data):
             COUNTS[target] += 1
             p = tmp / f"input{ext[target]}"

@@ -51,3 +51,16 @@ def test_explorer_benchmark_runs_and_reports_its_figures(tmp_path):
     assert ops["page_turn"]["method"] == "keyset" and ops["page_jump"]["method"] == "offset"
     assert all(o["seconds"] > 0 and o["ratio_vs_baseline"] > 0 for o in ops.values())
     assert out["memory"]["max_rows_per_page_fetch"] <= 11
+
+
+def test_benchmark_decode_pcap_stage_reports_against_dpkt(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--messages", "1000",
+         "--pcap-messages", "1000", "--stages", "decode_pcap", "--repeat", "1",
+         "--workdir", str(tmp_path), "--json"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert row["stage"] == "decode_pcap" and row["messages"] == 1000
+    assert row["baseline"] == "dpkt iteration of the same file"
+    assert row["msgs_per_s"] > 0 and row["ratio_vs_baseline"] > 0

@@ -384,6 +384,7 @@ _LOOKS_LIKE = {
     "amqsbcg": "amqsbcg output (' MQGET of message number 1', '****Message descriptor****', "
                "descriptor lines and a hex dump)",
     "raw": "a dlqlens raw capture or an MQMD",
+    "pcap": "a pcap (a1b2c3d4) or pcapng (0a0d0d0a) capture of MQ client traffic",
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.capture import amqsbcg, dmpmqmsg, pcap, raw
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError, UsageError
@@ -55,6 +55,9 @@ FORMATS: dict[str, CaptureFormat] = {
     "amqsbcg": CaptureFormat("amqsbcg", "amqsbcg browse output",
                              amqsbcg.sniff, amqsbcg.read_amqsbcg, amqsbcg.write_amqsbcg,
                              amqsbcg.plan, True, amqsbcg.banner),
+    # MQ client traffic (issue 23 part 3): pcap/pcapng, MQ messages of TCP streams
+    "pcap": CaptureFormat("pcap", "pcap/pcapng capture of MQ client traffic",
+                          pcap.sniff, pcap.read_pcap, pcap.write_pcap, pcap.plan, False),
 }
 
 
@@ -78,7 +81,7 @@ def detect_format(path: str) -> str:
             return fmt.name
     raise CaptureError(
         f"{path}: unknown capture format: expected one of {', '.join(FORMATS)} "
-        f"(raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg banners), "
+        f"(raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg banners, pcap/pcapng magic), "
         f"found {head[:24]!r}")
 
 

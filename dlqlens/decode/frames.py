@@ -73,6 +73,9 @@ class Frames:
         Per row, the fields the capture does not hold (``md.MsgId``,
         ``dlh.DestQMgrName``: a line elided, a value masked): decoded as null,
         whatever the packed bytes say. The reader adds the issue saying why.
+    network : list of (dict or None), optional
+        Per row, the ``network`` column's values (network captures: the keys
+        of :data:`dlqlens.decode.schema.NETWORK`); None for other formats.
     """
 
     source: str
@@ -96,6 +99,7 @@ class Frames:
     raw: dict[int, bytes] = field(default_factory=dict)
     data_offset: np.ndarray | None = None
     unknown: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    network: list | None = None
 
     def __len__(self) -> int:
         return len(self.message_number)

@@ -19,7 +19,7 @@ from dlqlens.decode.fixed import (Decoded, concat_ranges, copy_rows, decode_fixe
                                   one_value)
 from dlqlens.decode.frames import Frames, labels
 from dlqlens.decode.issues import Issue, make_issue, worst_status
-from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, TS, message_schema
+from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, NETWORK, TS, message_schema
 from dlqlens.mq import chaining
 from dlqlens.mq.ccsid import ASCII, EBCDIC, HEADER_CODEC, charset, codec_family
 from dlqlens.mq.constants import MQFMT
@@ -409,6 +409,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         "decode_issues": lambda: issue_columns()[1],
         "raw": lambda: (pa.array([fr.raw.get(i) for i in range(n)], pa.binary()) if fr.raw
                         else pa.nulls(n, pa.binary())),
+        "network": lambda: (pa.array(fr.network, NETWORK) if fr.network is not None
+                            else pa.nulls(n, NETWORK)),
     }
     schema = message_schema()
     if wanted is not None:

@@ -80,6 +80,24 @@ decode_issues : list<struct>
 raw : binary
     The raw record of a row whose descriptor or framing could not be read;
     null otherwise.
+network : struct
+    Where a message read from a network capture (``pcap``) crossed an MQ
+    client connection; null for every other format. ``direction``
+    (``to_qmgr``: an MQPUT/MQPUT1 the client sent; ``from_qmgr``: an MQGET
+    reply the queue manager sent), ``verb`` (``MQPUT``, ``MQPUT1``, ``MQGET``),
+    ``client_address``/``client_port`` and ``server_address``/``server_port``
+    (the queue manager's listener), ``packet_ts`` (UTC capture time of the
+    packet holding the message's first byte), ``frame`` (1-based number of
+    that packet in the file), ``conversation_id``/``request_id`` (of a TSHM
+    segment; null for TSH), ``object_handle`` (the MQI Hobj of an MQPUT or
+    MQGET), ``queue_name``/``qmgr_name`` (what the capture says the message
+    was put to or got from; null when it does not say) and ``queue_source``
+    (which structure said it: ``MQPUT1 MQOD``, ``MQOPEN MQOD``, ``SPI MQOD``,
+    ``MQGMO ResolvedQName``, ``MQPMO ResolvedQName``); ``completion_code``,
+    ``reason`` and ``reason_name``: the outcome of the call, from the API
+    header of the MQPUT/MQPUT1 reply that followed on the same conversation or
+    of the MQGET reply itself (``MQRC_Q_FULL``: the put failed), null when the
+    capture holds no reply.
 """
 
 from __future__ import annotations
@@ -132,6 +150,18 @@ LAYOUT = pa.struct([
 
 TS = pa.timestamp("us", tz="UTC")
 
+#: The ``network`` column (pcap captures; see the module docstring).
+NETWORK = pa.struct([
+    ("direction", pa.string()), ("verb", pa.string()),
+    ("client_address", pa.string()), ("client_port", pa.int32()),
+    ("server_address", pa.string()), ("server_port", pa.int32()),
+    ("packet_ts", TS), ("frame", pa.int64()),
+    ("conversation_id", pa.int64()), ("request_id", pa.int64()),
+    ("object_handle", pa.int64()), ("queue_name", pa.string()),
+    ("qmgr_name", pa.string()), ("queue_source", pa.string()),
+    ("completion_code", pa.int32()), ("reason", pa.int32()), ("reason_name", pa.string()),
+])
+
 
 @lru_cache(maxsize=1)
 def message_schema() -> pa.Schema:
@@ -167,4 +197,5 @@ def message_schema() -> pa.Schema:
         ("decode_status", pa.string()),
         ("decode_issues", pa.list_(ISSUE_ITEM)),
         ("raw", pa.binary()),
+        ("network", NETWORK),
     ])

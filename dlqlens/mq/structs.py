@@ -405,6 +405,80 @@ MQRMH = Struct("MQRMH", "RMH ", _PREFIX + (
     _f("DataLogicalOffset2", MQLONG, 4, "High offset of bulk data"),
 ), format_name="MQHREF  ")
 
+# --------------------------------------------------------------------------
+# MQI call structures a client connection carries (read from network captures,
+# never part of a message): IBM "MQOD - Object descriptor", "MQPMO - Put-message
+# options", "MQGMO - Get-message options" (cmqc.h layouts; the pointer fields
+# MQPTR are 4 bytes on the wire, as the client protocol carries them: Wireshark's
+# MQ dissector reads OD version 2 as 200 bytes, PMO version 2 as 152, GMO
+# version 4 as 112). Not in STRUCTS: they are not message headers.
+# --------------------------------------------------------------------------
+MQOD = Struct("MQOD", "OD  ", (
+    _f("StrucId", MQCHAR, 4, "Structure identifier 'OD  '"),
+    _f("Version", MQLONG, 4, "Structure version, 1 to 4"),
+    _f("ObjectType", MQLONG, 4, "Object type (MQOT_*)"),
+    _f("ObjectName", MQCHAR, 48, "Object name: the queue opened"),
+    _f("ObjectQMgrName", MQCHAR, 48, "Object queue manager name"),
+    _f("DynamicQName", MQCHAR, 48, "Dynamic queue name (model queues)"),
+    _f("AlternateUserId", MQCHAR, 12, "Alternate user identifier"),
+    _f("RecsPresent", MQLONG, 4, "Number of object records (distribution lists)", 2),
+    _f("KnownDestCount", MQLONG, 4, "Local queues opened successfully", 2),
+    _f("UnknownDestCount", MQLONG, 4, "Remote queues opened successfully", 2),
+    _f("InvalidDestCount", MQLONG, 4, "Queues that failed to open", 2),
+    _f("ObjectRecOffset", MQLONG, 4, "Offset of the first object record", 2),
+    _f("ResponseRecOffset", MQLONG, 4, "Offset of the first response record", 2),
+    _f("ObjectRecPtr", MQLONG, 4, "Address of the first object record", 2),
+    _f("ResponseRecPtr", MQLONG, 4, "Address of the first response record", 2),
+    _f("AlternateSecurityId", MQBYTE, 40, "Alternate security identifier", 3),
+    _f("ResolvedQName", MQCHAR, 48, "Resolved queue name (output)", 3),
+    _f("ResolvedQMgrName", MQCHAR, 48, "Resolved queue manager name (output)", 3),
+))
+
+MQPMO = Struct("MQPMO", "PMO ", (
+    _f("StrucId", MQCHAR, 4, "Structure identifier 'PMO '"),
+    _f("Version", MQLONG, 4, "Structure version, 1 to 3"),
+    _f("Options", MQLONG, 4, "Put options (MQPMO_*)"),
+    _f("Timeout", MQLONG, 4, "Reserved"),
+    _f("Context", MQLONG, 4, "Object handle of the input queue for context"),
+    _f("KnownDestCount", MQLONG, 4, "Messages sent to local queues (output)"),
+    _f("UnknownDestCount", MQLONG, 4, "Messages sent to remote queues (output)"),
+    _f("InvalidDestCount", MQLONG, 4, "Messages that could not be sent (output)"),
+    _f("ResolvedQName", MQCHAR, 48, "Resolved destination queue name (output)"),
+    _f("ResolvedQMgrName", MQCHAR, 48, "Resolved destination queue manager name (output)"),
+    _f("RecsPresent", MQLONG, 4, "Number of put-message records", 2),
+    _f("PutMsgRecFields", MQLONG, 4, "Fields present in the put-message records", 2),
+    _f("PutMsgRecOffset", MQLONG, 4, "Offset of the first put-message record", 2),
+    _f("ResponseRecOffset", MQLONG, 4, "Offset of the first response record", 2),
+    _f("PutMsgRecPtr", MQLONG, 4, "Address of the first put-message record", 2),
+    _f("ResponseRecPtr", MQLONG, 4, "Address of the first response record", 2),
+    _f("OriginalMsgHandle", MQBYTE, 8, "Original message handle", 3),
+    _f("NewMsgHandle", MQBYTE, 8, "New message handle", 3),
+    _f("Action", MQLONG, 4, "Type of put (MQACTP_*)", 3),
+    _f("PubLevel", MQLONG, 4, "Publication level", 3),
+))
+
+MQGMO = Struct("MQGMO", "GMO ", (
+    _f("StrucId", MQCHAR, 4, "Structure identifier 'GMO '"),
+    _f("Version", MQLONG, 4, "Structure version, 1 to 4"),
+    _f("Options", MQLONG, 4, "Get options (MQGMO_*)"),
+    _f("WaitInterval", MQLONG, 4, "Wait interval in milliseconds"),
+    _f("Signal1", MQLONG, 4, "Signal"),
+    _f("Signal2", MQLONG, 4, "Signal identifier"),
+    _f("ResolvedQName", MQCHAR, 48, "Resolved name of the queue the message was got from (output)"),
+    _f("MatchOptions", MQLONG, 4, "Match options (MQMO_*)", 2),
+    _f("GroupStatus", MQCHAR, 1, "Message in a group (output)", 2),
+    _f("SegmentStatus", MQCHAR, 1, "Logical message is a segment (output)", 2),
+    _f("Segmentation", MQCHAR, 1, "Further segmentation allowed (output)", 2),
+    _f("Reserved1", MQCHAR, 1, "Reserved", 2),
+    _f("MsgToken", MQBYTE, 16, "Message token", 3),
+    _f("ReturnedLength", MQLONG, 4, "Length of message data returned (output)", 3),
+    _f("Reserved2", MQLONG, 4, "Reserved", 4),
+    _f("MsgHandle", MQBYTE, 8, "Message handle", 4),
+))
+
+#: The MQI call structures above, by IBM name.
+API_STRUCTS: dict[str, Struct] = {s.name: s for s in (MQOD, MQPMO, MQGMO)}
+
 #: Every structure, by IBM name (docs tables and size tests iterate over it).
 STRUCTS: dict[str, Struct] = {
     s.name: s for s in (MQMD, MQDLH, MQXQH, MQTM, MQTMC2, MQMDE, MQRFH, MQRFH2, MQCIH, MQIIH,

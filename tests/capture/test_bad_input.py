@@ -632,7 +632,7 @@ def test_unknown_mode_and_format_are_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="unknown mode"):
         read_capture(p, mode="LENIENT")
     with pytest.raises(UsageError, match="unknown capture format"):
-        read_capture(p, format="pcap")
+        read_capture(p, format="wireshark")
 
 
 def test_every_issue_code_maps_to_a_known_status():

@@ -445,7 +445,78 @@ def cases() -> list[tuple[dict, bytes]]:
         kind="rules", good=[], diagnostics=["value-too-long", "line-too-long"])
 
     issue19_cases(add)
+    issue23_pcap_cases(add)
     return out
+
+
+# ---------------------------------------------------------------------------
+# issue 23 part 3: MQ client traffic captures (pcap/pcapng)
+# ---------------------------------------------------------------------------
+
+def issue23_pcap_cases(add) -> None:
+    """Damaged MQ client conversations: three MQPUTs (good before, the bad
+    one, good after) over one TCP connection."""
+    from dlqlens.capture.pcap import write_pcap
+
+    three = [good(b"good before"), good(b"middle " * 300), good(b"good after")]
+
+    def pcap(**kw) -> bytes:
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "c.pcap"
+            write_pcap(p, three, **kw)
+            return p.read_bytes()
+
+    def drop_in_middle(packets):
+        # the client's packets: MQOPEN, the first MQPUT (2), then the middle
+        # MQPUT cut at mss 400: lose its fourth, inside the message data
+        client = [k for k, pk in enumerate(packets) if pk[0] == 0]
+        return [pk for k, pk in enumerate(packets) if k != client[6]]
+
+    add("pcap_gap_inside_message.pcap",
+        "pcap: a TCP packet inside the middle MQPUT was not captured (a gap): its data is "
+        "cut, the rest of its segment is an unframed stretch, the messages around it are whole",
+        pcap(mss=400, packet_order=drop_in_middle),
+        bad=[["truncated", "data_truncated"], ["bad_framing", "unframed"]], framed=4)
+
+    def twice_and_swapped(packets):
+        out = [pk for pk in packets for _ in (0, 1)]
+        out[4], out[7] = out[7], out[4]
+        return out
+
+    add("pcap_duplicated_reordered.pcapng",
+        "pcapng: every packet captured twice (two interfaces) and two out of order",
+        pcap(container="pcapng", mss=300, packet_order=twice_and_swapped),
+        good=["good before", "middle " * 300, "good after"], bad=[], framed=3)
+
+    data = bytearray(pcap(max_segment=32768, mss=65000))
+    tsh = [k for k in range(len(data)) if data[k:k + 4] == b"TSHM"]
+    at = tsh[4]  # MQOPEN, its reply, the first MQPUT and its reply, then the middle MQPUT
+    data[at + 4:at + 8] = struct.pack(">I", 5)
+    add("pcap_tsh_length_too_small.pcap",
+        "pcap: the middle MQPUT's TSHM says its segment is 5 bytes long (less than the TSHM "
+        "itself): the walk finds the next TSH",
+        bytes(data), bad=[["bad_framing", "unframed"]], framed=3)
+
+    data = bytearray(pcap(max_segment=32768, mss=65000))
+    pmo = [k for k in range(len(data)) if data[k:k + 4] == b"PMO "]
+    at = pmo[2] + 128  # the middle MQPUT's MQPMO (after the first's and its reply's): data length
+    assert data[at:at + 4] == struct.pack("<i", len(three[1].data))
+    data[at:at + 4] = struct.pack("<i", 0x7FFFFFF0)
+    add("pcap_data_length_huge.pcap",
+        "pcap: the middle MQPUT states 2,147,483,632 bytes of data (over maxMessageBytes)",
+        bytes(data), bad=[["bad_framing", "too_large"]], framed=3)
+
+    data = pcap(mss=400)
+    add("pcap_cut_inside_last_packet.pcap",
+        "pcap: the file ends inside the record of the packet holding the last MQPUT (its "
+        "reply and the rest are not in the file)",
+        data[:data.rfind(b"good after") + 4], good=["good before", "middle " * 300], bad=[["truncated", "data_truncated"]],
+        framed=3)
+
+    add("pcap_header_only_garbage.pcap",
+        "pcap: a pcap magic number and garbage instead of the rest of the file header",
+        bytes.fromhex("d4c3b2a1") + b"\xff" * 9, format="pcap", good=[],
+        error="CaptureError")
 
 
 # ---------------------------------------------------------------------------
