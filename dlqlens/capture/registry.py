@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from dlqlens.capture import amqsbcg, dmpmqmsg, raw
+from dlqlens.capture import amqsbcg, dmpmqmsg, hexdump, raw
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError, UsageError
@@ -56,6 +56,12 @@ FORMATS: dict[str, CaptureFormat] = {
                              amqsbcg.sniff, amqsbcg.read_amqsbcg, amqsbcg.write_amqsbcg,
                              amqsbcg.plan, True, amqsbcg.banner),
 }
+# --- hex dumps (issue 23): after the text formats, whose hex lines they would
+# otherwise claim; each refuses unless its first record starts with an MQ structure
+FORMATS.update({
+    name: CaptureFormat(name, hexdump.DESCRIPTIONS[name], hexdump.SNIFF[name],
+                        hexdump.READ[name], hexdump.WRITE[name], hexdump.plan, False)
+    for name in hexdump.LAYOUTS})
 
 
 def detect_format(path: str) -> str:

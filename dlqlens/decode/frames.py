@@ -73,6 +73,16 @@ class Frames:
         Per row, the fields the capture does not hold (``md.MsgId``,
         ``dlh.DestQMgrName``: a line elided, a value masked): decoded as null,
         whatever the packed bytes say. The reader adds the issue saying why.
+    start_format : numpy.ndarray of object, shape (n,), optional
+        Per row, the 8-character MQ format name of the structure the message
+        data starts with when the capture holds no MQMD in front of it (a hex
+        dump that starts at an MQDLH, MQXQH, MQTM or MQRFH2); ``""`` (or None
+        for the whole attribute) where the walk starts from ``md.Format``. For
+        an MQXQH the row's ``md`` is the MQXQH's embedded MQMD.
+    start_encoding, start_ccsid : numpy.ndarray of int32, shape (n,), optional
+        The integer encoding and CCSID the leading structure is read in (rows
+        with a ``start_format``): what its StrucId and Version show, the
+        MQMD that would say it being absent.
     """
 
     source: str
@@ -96,6 +106,9 @@ class Frames:
     raw: dict[int, bytes] = field(default_factory=dict)
     data_offset: np.ndarray | None = None
     unknown: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    start_format: np.ndarray | None = None
+    start_encoding: np.ndarray | None = None
+    start_ccsid: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.message_number)
@@ -137,6 +150,7 @@ class FramesBuilder:
         self.issues: dict[int, list[Issue]] = {}
         self.raw: dict[int, bytes] = {}
         self.unknown: dict[int, tuple[str, ...]] = {}
+        self._start: dict[int, tuple[str, int, int]] = {}
 
     def __len__(self) -> int:
         return len(self._number)
@@ -146,8 +160,13 @@ class FramesBuilder:
             data_length: int | None = None, number: int, offset: int = -1,
             line: int = -1, reconstructed: bool = False,
             issues: list[Issue] | None = None, raw: bytes | None = None,
-            unknown: tuple[str, ...] = ()) -> int:
-        """Append one message; returns its row index."""
+            unknown: tuple[str, ...] = (),
+            start: tuple[str, int, int] | None = None) -> int:
+        """Append one message; returns its row index.
+
+        ``start`` is ``(format, encoding, ccsid)`` of the structure the data
+        starts with when no MQMD announces it (:attr:`Frames.start_format`).
+        """
         row = len(self._number)
         valid = md is not None
         md = (md or b"").ljust(MD_SIZE, b"\0")[:MD_SIZE]
@@ -169,6 +188,8 @@ class FramesBuilder:
             self.raw[row] = raw
         if unknown:
             self.unknown[row] = tuple(unknown)
+        if start is not None:
+            self._start[row] = start
         return row
 
     def build(self) -> Frames:
@@ -193,4 +214,15 @@ class FramesBuilder:
             source_line=np.array(self._line, dtype=np.int32),
             dlh_reconstructed=np.array(self._recon, dtype=bool),
             issues=self.issues, raw=self.raw, unknown=self.unknown,
+            **self._start_arrays(n),
         )
+
+    def _start_arrays(self, n: int) -> dict:
+        if not self._start:
+            return {}
+        fmt = labels(n, "")
+        enc = np.zeros(n, dtype=np.int32)
+        ccsid = np.zeros(n, dtype=np.int32)
+        for row, (f, e, c) in self._start.items():
+            fmt[row], enc[row], ccsid[row] = f.ljust(8)[:8], e, c
+        return {"start_format": fmt, "start_encoding": enc, "start_ccsid": ccsid}

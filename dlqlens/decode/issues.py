@@ -40,6 +40,7 @@ ISSUE_STATUS: dict[str, str | None] = {
     "header_truncated": "truncated",
     "elided": "truncated",
     "masked": "truncated",
+    "not_captured": "truncated",
     "bad_struc_id": "bad_header",
     "bad_version": "bad_header",
     "bad_struc_length": "bad_header",

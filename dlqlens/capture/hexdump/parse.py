@@ -1,0 +1,419 @@
+"""Hex dumps as people paste them: text to the bytes of each record.
+
+Each parser takes the text of a file (decoded as latin-1, so every byte is a
+character and offsets are byte offsets) and returns :class:`HexRecord`
+objects: the bytes recovered, the line the record starts on, and what is
+known not to have been captured (a record cut by the screen, lines missing
+from a dump). Nothing here knows MQ; :mod:`dlqlens.capture.hexdump` hands the
+bytes to the MQ decoding every reader shares.
+
+Layouts (``LAYOUTS``):
+
+``ispf``
+    ISPF browse, view or edit with ``HEX ON`` (z/OS ISPF User's Guide Vol II,
+    "HEX—display data in hexadecimal format", VERT, the default): three
+    lines per record, the characters, then the zone (high) nibbles, then the
+    numeric (low) nibbles, one column per byte; view and edit put a 6-digit
+    sequence number (or ``******``) and a blank before the characters and
+    indent the hex lines by 7; browse has no such field. The ``----+----1``
+    column ruler, ``Top of Data``/``Bottom of Data`` lines, dashed separator
+    lines, the panel's title (``Columns 00001 00072`` or ``Col 001 080``,
+    which says where the screen starts), ``Command ===>`` and ``==MSG>`` lines
+    are skipped. Screens scrolled right (the title or ruler says from which
+    column) are joined to the record of the same sequence number.
+``xxd``
+    ``00000000: 4d44 2020 0200 0000 ...  MD  ....`` (any grouping, ``-u``).
+``hexdump-c``
+    ``hexdump -C``: ``00000000  4d 44 20 20 ...  |MD  ....|``, a ``*`` for
+    repeated lines, the total length alone on the last line.
+``od``
+    ``od -A x -t x1z``: ``000000 4d 44 20 20 ... >MD  ....<``, ``*``, the total
+    length alone on the last line.
+``hex-stream``
+    A plain hex string, one long line or wrapped, upper or lower case, with or
+    without an offset before each line (``0000: ``, ``0x0010 ``), or the
+    longest hex run of a log line (Wireshark's "Copy as hex stream", an XSLT
+    ``dp:radix-convert``, a gateway's log).
+
+A dump whose offsets go back to 0, or text that is not dump lines between
+dumps, starts a new record. Lines missing inside a dump (an offset that
+jumps) end the record there: what comes after is not captured.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+LAYOUTS = ("ispf", "xxd", "hexdump-c", "od", "hex-stream")
+
+
+@dataclass
+class HexRecord:
+    """The bytes of one record recovered from a dump.
+
+    Attributes
+    ----------
+    data : bytes
+    line : int
+        1-based line of the record's first line.
+    offset : int
+        Byte offset of that line in the file.
+    cut : str or None
+        Why bytes after ``data`` may exist that the dump does not hold (the
+        screen's last column, lines missing); None when the dump shows the
+        record's end.
+    cut_line : int
+        The line ``cut`` is about (-1: none).
+    stated_length : int or None
+        The record's length the dump states (the closing offset of
+        ``hexdump -C`` and ``od``).
+    bad : list of (line, str)
+        Lines of the record whose hex could not be read (what was found);
+        the record is then kept as text, not decoded.
+    text : str
+        The record's lines as found (kept for a record that is not decoded).
+    """
+
+    data: bytes
+    line: int
+    offset: int
+    cut: str | None = None
+    cut_line: int = -1
+    stated_length: int | None = None
+    bad: list[tuple[int, str]] = field(default_factory=list)
+    text: str = ""
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    """``(line number, byte offset, line without its end)``: LF, CR LF or CR."""
+    out = []
+    pos = 0
+    for k, m in enumerate(re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text)):
+        s = m.group(0)
+        if not s and m.start() == len(text):
+            break
+        out.append((k + 1, pos, s.rstrip("\r\n")))
+        pos += len(s)
+    return out
+
+
+_HEX = re.compile(r"[0-9A-Fa-f]+\Z")
+
+# ---------------------------------------------------------------------------
+# offset dumps: xxd, hexdump -C, od -A x -t x1z
+# ---------------------------------------------------------------------------
+
+_XXD = re.compile(r"(?P<off>[0-9a-fA-F]{8,16}): (?P<hex>(?:[0-9a-fA-F]{2})+(?: [0-9a-fA-F]{2,})*)"
+                  r"(?:  +(?P<asc>.*))?\Z")
+_HD = re.compile(r"(?P<off>[0-9a-f]{8})  (?P<hex>[0-9a-fA-F]{2}(?: {1,2}[0-9a-fA-F]{2})*)"
+                 r"(?: *\|(?P<asc>.*)\|)?\s*\Z")
+_OD = re.compile(r"(?P<off>[0-9a-f]{6,16})(?P<hex>(?: [0-9a-f]{2})+)(?: *>(?P<asc>.*)<)?\s*\Z")
+_END = {"hexdump-c": re.compile(r"(?P<off>[0-9a-f]{8})\s*\Z"),
+        "od": re.compile(r"(?P<off>[0-9a-f]{6,16})\s*\Z")}
+_LINE = {"xxd": _XXD, "hexdump-c": _HD, "od": _OD}
+
+
+def dump_line(layout: str, line: str) -> re.Match | None:
+    """The match of one dump line of ``layout`` (xxd, hexdump-c, od), or None."""
+    return _LINE[layout].match(line.strip())
+
+
+def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
+    """Records of an ``xxd``, ``hexdump -C`` or ``od -A x -t x1z`` dump."""
+    pat, end = _LINE[layout], _END.get(layout)
+    out: list[HexRecord] = []
+    cur: HexRecord | None = None
+    buf = bytearray()
+    expect = 0
+    repeat = False  # a '*' line: the previous line repeats up to the next offset
+    prev = b""
+    lines = []
+
+    def close():
+        nonlocal cur, buf
+        if cur is not None:
+            cur.data = bytes(buf)
+            cur.text = "\n".join(lines)
+            if layout in _END and cur.stated_length is None and cur.cut is None:
+                cur.cut = (f"the dump ends at offset {len(buf)} without its closing offset "
+                           f"line: bytes after it, if any, were not captured")
+            out.append(cur)
+        cur, buf = None, bytearray()
+        lines.clear()
+
+    for no, off, raw_line in _lines(text):
+        s = raw_line.strip()
+        if s == "*" and cur is not None:
+            repeat = True
+            lines.append(raw_line)
+            continue
+        m = pat.match(s)
+        if m is None and end is not None:
+            e = end.match(s)
+            if e is not None and cur is not None:
+                total = int(e.group("off"), 16)
+                if repeat and prev and total > expect:
+                    fill = (prev * ((total - expect) // len(prev) + 1))[:total - expect]
+                    buf += fill
+                    expect = total
+                repeat = False
+                if total == expect and cur.cut is None:
+                    cur.stated_length = total
+                elif cur.cut is None:
+                    cur.cut = (f"the closing offset says {total} bytes, the lines hold "
+                               f"{expect}: bytes between were not captured")
+                    cur.cut_line = no
+                    cur.stated_length = total if total > expect else None
+                lines.append(raw_line)
+                close()
+                continue
+        if m is None:
+            if s and cur is not None and _looks_hexish(s):
+                cur.bad.append((no, s[:60]))
+                lines.append(raw_line)
+                continue
+            close()  # any other text ends a dump
+            repeat = False
+            continue
+        at = int(m.group("off"), 16)
+        hexs = re.sub(r"\s+", "", m.group("hex"))
+        try:
+            chunk = bytes.fromhex(hexs)
+        except ValueError:
+            chunk = None
+        if at == 0 and cur is not None:
+            close()
+        if cur is None:
+            cur = HexRecord(b"", no, off)
+            expect = 0
+            repeat = False
+            if at != 0:
+                cur.cut = f"the dump starts at offset {at}: the bytes before it were not captured"
+                cur.cut_line = no
+                close()
+                cur = HexRecord(b"", no, off)
+                cur.bad.append((no, f"a dump line at offset {at:#x} with no line at offset 0"))
+        lines.append(raw_line)
+        if chunk is None:
+            cur.bad.append((no, hexs[:60]))
+            continue
+        if repeat and prev and at > expect:
+            fill = (prev * ((at - expect) // len(prev) + 1))[:at - expect]
+            buf += fill
+            expect = at
+        repeat = False
+        if at != expect and cur.cut is None:
+            cur.cut = (f"line {no} is at offset {at}, the lines before end at offset "
+                       f"{expect}: lines are missing; the record is read up to offset {expect}")
+            cur.cut_line = no
+        if cur.cut is None:
+            buf += chunk
+            expect += len(chunk)
+            prev = chunk
+    close()
+    return out
+
+
+def _looks_hexish(s: str) -> bool:
+    """A line that tries to be a dump line (an offset then hex) but is not one."""
+    return bool(re.match(r"[0-9a-fA-F]{4,16}[: ]", s))
+
+
+# ---------------------------------------------------------------------------
+# a plain hex stream
+# ---------------------------------------------------------------------------
+
+_STREAM_OFFSET = re.compile(r"\s*(?:0x)?(?P<off>[0-9A-Fa-f]{1,16})(?::\s*|\s+)(?=[0-9A-Fa-f])")
+_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}[ ]?){8,}")
+
+
+def stream_hex(line: str) -> tuple[int | None, str] | None:
+    """``(offset or None, hex digits)`` of one line of a hex stream, or None.
+
+    A line that is hex alone (blanks between byte pairs allowed), or an offset
+    then hex, or text holding a run of at least 16 hex digits (the longest is
+    taken: a log line).
+    """
+    s = line.strip()
+    if not s:
+        return None
+    compact = s.replace(" ", "")
+    if _HEX.match(compact) and len(compact) % 2 == 0 and len(compact) >= 2:
+        return None, compact
+    m = _STREAM_OFFSET.match(s)
+    if m is not None:
+        rest = s[m.end():].replace(" ", "")
+        if _HEX.match(rest) and len(rest) % 2 == 0:
+            return int(m.group("off"), 16), rest
+    runs = [r.group(0).replace(" ", "") for r in _RUN.finditer(s)]
+    runs = [r if len(r) % 2 == 0 else r[:-1] for r in runs]
+    if runs:
+        best = max(runs, key=len)
+        if len(best) >= 16:
+            return None, best
+    return None
+
+
+def parse_stream(text: str, starts_record=None) -> list[HexRecord]:
+    """Records of a plain hex stream.
+
+    ``starts_record(first_bytes) -> bool`` says whether a line's bytes begin
+    a new record (an MQ StrucId and Version): a wrapped stream's next line
+    continues the record unless it does, or unless an offset of 0, a blank
+    line or other text comes first.
+    """
+    out: list[HexRecord] = []
+    cur: HexRecord | None = None
+    parts: list[str] = []
+    expect = 0
+
+    def close():
+        nonlocal cur
+        if cur is not None:
+            cur.data = bytes.fromhex("".join(parts))
+            out.append(cur)
+        cur = None
+        parts.clear()
+
+    for no, off, raw_line in _lines(text):
+        got = stream_hex(raw_line)
+        if got is None:
+            close()
+            continue
+        at, hexs = got
+        b0 = bytes.fromhex(hexs[:16])
+        new = cur is None or at == 0 or (starts_record is not None and at is None
+                                         and starts_record(b0))
+        if new:
+            close()
+            cur = HexRecord(b"", no, off, text=raw_line)
+            expect = 0
+            if at not in (None, 0):
+                cur.cut = f"the stream starts at offset {at}: the bytes before it were not captured"
+                cur.cut_line = no
+        elif at is not None and at != expect and cur.cut is None:
+            cur.cut = (f"line {no} is at offset {at}, the lines before end at offset "
+                       f"{expect}: lines are missing; the record is read up to offset {expect}")
+            cur.cut_line = no
+        if cur.cut is not None and not new:
+            continue
+        parts.append(hexs)
+        expect += len(hexs) // 2
+    close()
+    return out
+
+
+# ---------------------------------------------------------------------------
+# ISPF HEX ON
+# ---------------------------------------------------------------------------
+
+_ISPF_SEQ = re.compile(r"(?P<seq>\d{6}|\*{6}|'''''') ")
+_ISPF_TOP = re.compile(r"\*+\s*(?:Top|Bottom|End) of Data\s*\*+", re.I)
+_ISPF_RULER = re.compile(r"(?:=COLS> ?|\s*)(?P<r>[-+0-9]*-{3,}\+[-+0-9]*)\s*\Z")
+_ISPF_COLS = re.compile(r"\bCol(?:umns?)?\s+(?P<a>\d{1,5})\s+(?P<b>\d{1,5})\b", re.I)
+_ISPF_NOISE = re.compile(r"\s*(?:Command ===>|Scroll ===>|==MSG>|=PROF>|==CHG>|-{10,}\s*\Z)")
+
+
+def ispf_markers(text: str) -> int:
+    """How many lines of ``text`` are ISPF's own (ruler, Top/Bottom of Data)."""
+    return sum(1 for _, _, ln in _lines(text)
+               if _ISPF_TOP.search(ln) or _ISPF_RULER.match(ln))
+
+
+def parse_ispf(text: str, width: int | None = None) -> list[HexRecord]:
+    """Records of an ISPF browse/view/edit screen (or screens) with HEX ON.
+
+    ``width`` is the number of data columns the screen shows; by default the
+    ruler's length, else the title's columns, else 72 (view, edit) or 80
+    (browse). A record whose hex lines fill the last column is cut: the rest
+    of it was not on the screen.
+    """
+    lines = _lines(text)
+    recs: dict[str, HexRecord] = {}
+    order: list[str] = []
+    shown: dict[str, list[tuple[int, bytes]]] = {}
+    col0 = 1  # the column the screen starts at
+    scr_width = width
+    browse_n = 0
+    titled = False  # the screen's title said its columns: the ruler does not
+    i = 0
+    while i < len(lines):
+        no, off, ln = lines[i]
+        m_cols = _ISPF_COLS.search(ln)
+        if m_cols and not _HEX.match(ln.strip()):
+            col0 = int(m_cols.group("a"))
+            titled = True
+            if width is None:
+                scr_width = int(m_cols.group("b")) - col0 + 1
+            browse_n = 0
+            i += 1
+            continue
+        r = _ISPF_RULER.match(ln)
+        if r is not None:
+            ruler = r.group("r")
+            digit = re.search(r"\d", ruler)
+            if digit and not titled:  # the first digit names a multiple of ten
+                col0 = int(digit.group(0)) * 10 - digit.start() + col0 // 100 * 100
+                col0 = max(col0, 1)
+            if width is None:
+                scr_width = len(ruler)
+            titled = False
+            i += 1
+            continue
+        if _ISPF_TOP.search(ln) or _ISPF_NOISE.match(ln) or not ln.strip():
+            i += 1
+            continue
+        seq = _ISPF_SEQ.match(ln)
+        prefix = 7 if seq else 0
+        if i + 2 >= len(lines):
+            break
+        z = lines[i + 1][2][prefix:].rstrip()
+        n = lines[i + 2][2][prefix:].rstrip()
+        indent_ok = (not prefix) or (lines[i + 1][2][:prefix].strip() == ""
+                                     and lines[i + 2][2][:prefix].strip() == "")
+        if not (indent_ok and z and n):
+            i += 1
+            continue
+        hexlike = _HEX.match(z) and _HEX.match(n)
+        if not hexlike and not (_HEX.match(z.replace(" ", "0")) or _HEX.match(n.replace(" ", "0"))):
+            i += 1
+            continue
+        key = seq.group("seq") if seq and seq.group("seq").isdigit() else f"b{browse_n}"
+        browse_n += 1
+        if key not in recs:
+            recs[key] = HexRecord(b"", no, off)
+            order.append(key)
+            shown[key] = []
+        rec = recs[key]
+        rec.text += "\n".join(x[2] for x in lines[i:i + 3]) + "\n"
+        if not hexlike or len(z) != len(n):
+            rec.bad.append((no + 1, f"zone line {z[:40]!r}, numeric line {n[:40]!r}"))
+            i += 3
+            continue
+        data = bytes(int(a, 16) << 4 | int(b, 16) for a, b in zip(z, n))
+        sw = scr_width or (72 if prefix else 80)
+        shown[key].append((col0, data, len(data) >= sw, no))
+        i += 3
+    out = []
+    for key in order:
+        rec = recs[key]
+        pieces = sorted(shown[key], key=lambda p: p[0])
+        buf = bytearray()
+        for c0, data, full, no in pieces:
+            if c0 - 1 > len(buf):
+                rec.cut = rec.cut or (f"the screen of line {no} starts at column {c0}, the "
+                                      f"record is shown up to column {len(buf)}: columns "
+                                      f"between were not captured")
+                rec.cut_line = no if rec.cut_line < 0 else rec.cut_line
+                break
+            buf[c0 - 1:c0 - 1 + len(data)] = data
+        if pieces and rec.cut is None:
+            c0, data, full, no = max(pieces, key=lambda p: p[0] + len(p[1]))
+            if full:
+                rec.cut = (f"the record fills the screen to column {c0 + len(data) - 1}: "
+                           f"columns after it, if any, were not captured")
+                rec.cut_line = no
+        rec.data = bytes(buf)
+        out.append(rec)
+    return out
