@@ -27,6 +27,12 @@ Stages (each in its own process, so each peak RSS is its own):
     read as :func:`dlqlens.read_capture` reads (no planning pass: splitting a
     text file into slices counts its messages first, which pays only where
     Spark reads the slices in parallel).
+``decode_hexdump_<layout>`` (issue 23)
+    Each hex-dump reader (``ispf``, ``xxd``, ``hexdump-c``, ``od``,
+    ``hex-stream``) + full decode of H messages (``--hex-messages``, default
+    20,000; ``ispf`` shows each record's first 72 columns, as one screen
+    does) on one core. Baseline: ``bytes.fromhex`` over the same records'
+    hex, one string a record (``child_fromhex_dump``), in the same run.
 ``spark_load_groupby``
     Spark ``local[2]``: load the raw capture of N messages (columns
     ``source, message_number, dlh, reason_name``) and count by
@@ -166,6 +172,27 @@ def child_fromhex(path: str, fmt: str, messages: int) -> dict:
     return _baseline(baselines.fromhex, path, pattern, messages)
 
 
+# --- hex dumps (issue 23) ---------------------------------------------------
+
+def _fromhex_dump(path: str, layout: str, messages: int) -> tuple[int, float]:
+    """``bytes.fromhex`` over the hex of every record of a dump: the records
+    found (untimed) by the layout's parser, one hex string each."""
+    from dlqlens.capture import hexdump
+
+    with open(path, "rb") as fh:
+        recs = hexdump.records(fh.read().decode("latin-1"), layout)
+    hexes = [r.data.hex() for r in recs]
+    start = time.perf_counter()
+    for h in hexes:
+        bytes.fromhex(h)
+    return messages, time.perf_counter() - start
+
+
+def child_fromhex_dump(path: str, layout: str, messages: int) -> dict:
+    _one_core()
+    return _baseline(_fromhex_dump, path, layout, messages)
+
+
 def child_spark(path: str, rules: int, master: str) -> dict:
     from dlqlens.rules import parse
     from dlqlens.rules.replay import INPUT_COLUMNS, replay
@@ -237,10 +264,12 @@ def main(argv=None) -> int:
                     help="20,000 raw / 10,000 text / 50,000 Spark messages: under a minute")
     ap.add_argument("--stages", default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,spark",
                     help="comma-separated: decode_raw (also decode_raw_md_dlh), decode_dmpmqmsg, "
-                         "decode_amqsbcg, spark")
+                         "decode_amqsbcg, decode_hexdump (every hex-dump layout), spark")
     ap.add_argument("--repeat", type=int, default=None,
                     help="times each one-core stage and baseline is timed, the best counting "
                          "(default 3, with --quick 1)")
+    ap.add_argument("--hex-messages", type=int, default=20_000,
+                    help="messages in each hex dump (decode_hexdump stages)")
     ap.add_argument("--rules", type=int, default=100)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", help="keep the generated captures here (reused when present)")
@@ -254,6 +283,7 @@ def main(argv=None) -> int:
               "read": lambda p, f, w: child_read(p, f, w),
               "struct": lambda p, n: child_struct(p, int(n)),
               "fromhex": lambda p, f, n: child_fromhex(p, f, int(n)),
+              "fromhex_dump": lambda p, f, n: child_fromhex_dump(p, f, int(n)),
               "spark": lambda p, r, m: child_spark(p, int(r), m)}[kind]
         print(json.dumps(fn(*rest)))
         return 0
@@ -309,6 +339,15 @@ def main(argv=None) -> int:
                 results.append(_result(f"decode_{fmt}",
                                        _run_child("decode", path, fmt, warm, repeat=rep),
                                        "bytes.fromhex over the same hex", base))
+        if "decode_hexdump" in stages:  # issue 23: each hex-dump layout
+            h = 2_000 if a.quick else a.hex_messages
+            for layout in ("ispf", "xxd", "hexdump-c", "od", "hex-stream"):
+                path = capture(f"hex-{layout}", h, text_writer(layout))
+                warm = capture(f"hex-{layout}", 200, text_writer(layout))
+                base = _run_child("fromhex_dump", path, layout, h, repeat=rep)
+                results.append(_result(f"decode_hexdump_{layout}",
+                                       _run_child("decode", path, layout, warm, repeat=rep),
+                                       "bytes.fromhex over the same records' hex", base))
         if "spark" in stages:
             path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
             out = _run_child("spark", path, a.rules, a.master)

@@ -89,12 +89,25 @@ def _lines(text: str) -> list[tuple[int, int, str]]:
     """``(line number, byte offset, line without its end)``: LF, CR LF or CR."""
     out = []
     pos = 0
-    for k, m in enumerate(re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text)):
-        s = m.group(0)
-        if not s and m.start() == len(text):
-            break
-        out.append((k + 1, pos, s.rstrip("\r\n")))
-        pos += len(s)
+    no = 0
+    for piece in text.split("\n"):
+        n = len(piece) + 1
+        if "\r" in piece:
+            parts = piece.split("\r")
+            if parts[-1] == "":  # CR LF
+                parts.pop()
+                parts[-1] += ""
+            p = pos
+            for k, part in enumerate(parts):
+                no += 1
+                out.append((no, p, part))
+                p += len(part) + 1
+        else:
+            no += 1
+            out.append((no, pos, piece))
+        pos += n
+    if out and out[-1][2] == "" and text.endswith(("\n", "\r")):
+        out.pop()
     return out
 
 
@@ -119,8 +132,83 @@ def dump_line(layout: str, line: str) -> re.Match | None:
     return _LINE[layout].match(line.strip())
 
 
+_FAST = {
+    "xxd": re.compile(r"[ \t]*([0-9a-fA-F]{8,16}): ((?:[0-9a-fA-F]{2})+(?: [0-9a-fA-F]{2,})*)"
+                      r"(?:  +.*)?\Z"),
+    "hexdump-c": re.compile(r"[ \t]*([0-9a-f]{8})  ([0-9a-fA-F]{2}(?: {1,2}[0-9a-fA-F]{2})*)"
+                            r"(?: *\|.*\|)?[ \t\r]*\Z"),
+    "od": re.compile(r"[ \t]*([0-9a-f]{6,16})((?: [0-9a-f]{2})+)(?: *>.*<)?[ \t\r]*\Z"),
+}
+_FAST_END = re.compile(r"[ \t]*([0-9a-f]{6,16})[ \t\r]*\Z")
+
+
+def _fast_offset_dump(text: str, layout: str) -> list[HexRecord] | None:
+    """The records of a regular dump: every line matched in one pass
+    (``map`` of the compiled pattern), all the hex turned to bytes by one
+    ``bytes.fromhex``, offsets checked with numpy; None when anything is
+    irregular (a ``*`` line, other text, an offset out of step, a line ended
+    by a CR alone, bad hex): the line-by-line parser then reads it and says
+    where."""
+    if "\r" in text and "\r" in text.replace("\r\n", ""):
+        return None
+    lines = text.split("\n")
+    ms = list(map(_FAST[layout].match, lines))
+    has_end = layout in _END
+    offs, hexes, ends, first_lines, end_after = [], [], [], [], []
+    for i, m in enumerate(ms):
+        if m is not None:
+            o, h = m.groups()
+            offs.append(o)
+            hexes.append(h)
+            continue
+        ln = lines[i]
+        if not ln.strip():
+            continue
+        e = _FAST_END.match(ln) if has_end else None
+        if e is None:
+            return None
+        ends.append(e.group(1))
+        end_after.append(len(offs))
+    if not offs:
+        return None
+    try:
+        data = bytes.fromhex(" ".join(hexes))
+    except ValueError:
+        return None
+    import numpy as np
+
+    k = len(hexes)
+    nbytes = (np.fromiter(map(len, hexes), np.int64, k)
+              - np.fromiter(map(str.count, hexes, [" "] * k), np.int64, k)) // 2
+    at = np.array([int(o, 16) for o in offs], dtype=np.int64)
+    starts = np.flatnonzero(at == 0)
+    if not len(starts) or starts[0] != 0:
+        return None
+    cum = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(nbytes, out=cum[1:])
+    rec = np.cumsum(at == 0) - 1
+    if not (at == cum[:-1] - cum[starts][rec]).all():
+        return None
+    bounds = np.append(cum[starts], cum[-1])
+    sizes = np.diff(bounds)
+    if has_end and ([int(e, 16) for e in ends] != sizes.tolist()
+                    or end_after != np.append(starts[1:], k).tolist()):
+        return None
+    # the line number and byte offset of each record's first line
+    line_of = np.flatnonzero(np.fromiter((m is not None for m in ms), bool, len(ms)))[starts]
+    lens = np.fromiter(map(len, lines), np.int64, len(lines)) + 1
+    pos = np.zeros(len(lines) + 1, dtype=np.int64)
+    np.cumsum(lens, out=pos[1:])
+    return [HexRecord(data[int(bounds[j]):int(bounds[j + 1])], int(line_of[j]) + 1,
+                      int(pos[line_of[j]]), stated_length=int(sizes[j]) if has_end else None)
+            for j in range(len(starts))]
+
+
 def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
     """Records of an ``xxd``, ``hexdump -C`` or ``od -A x -t x1z`` dump."""
+    fast = _fast_offset_dump(text, layout)
+    if fast is not None:
+        return fast
     pat, end = _LINE[layout], _END.get(layout)
     out: list[HexRecord] = []
     cur: HexRecord | None = None
@@ -177,9 +265,9 @@ def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
             repeat = False
             continue
         at = int(m.group("off"), 16)
-        hexs = re.sub(r"\s+", "", m.group("hex"))
+        hexs = m.group("hex")
         try:
-            chunk = bytes.fromhex(hexs)
+            chunk = bytes.fromhex(hexs)  # blanks between the digits are allowed
         except ValueError:
             chunk = None
         if at == 0 and cur is not None:
@@ -255,6 +343,35 @@ def stream_hex(line: str) -> tuple[int | None, str] | None:
     return None
 
 
+_ONLY_HEX = re.compile(r"[0-9A-Fa-f \t\n]*\Z")
+
+
+def _fast_stream(text: str, starts_record) -> list[HexRecord] | None:
+    """A stream of hex lines alone (no offsets, no other text, LF line ends),
+    records separated by blank lines or starting with an MQ structure; None
+    for anything else (the line-by-line parser reads it)."""
+    if not _ONLY_HEX.match(text):
+        return None
+    out = []
+    pos, line = 0, 1
+    for block in text.split("\n"):
+        if block.strip():
+            compact = block.replace(" ", "").replace("\t", "")
+            if len(compact) % 2:
+                return None
+            b = bytes.fromhex(compact)
+            if out and out[-1][3] and not (starts_record is not None
+                                           and starts_record(b[:16])):
+                out[-1][0].append(b)
+            else:
+                out.append([[b], line, pos, True])
+        elif out:
+            out[-1][3] = False  # a blank line ends the record
+        pos += len(block) + 1
+        line += 1
+    return [HexRecord(b"".join(parts), ln, p) for parts, ln, p, _ in out]
+
+
 def parse_stream(text: str, starts_record=None) -> list[HexRecord]:
     """Records of a plain hex stream.
 
@@ -263,6 +380,9 @@ def parse_stream(text: str, starts_record=None) -> list[HexRecord]:
     continues the record unless it does, or unless an offset of 0, a blank
     line or other text comes first.
     """
+    fast = _fast_stream(text, starts_record)
+    if fast is not None:
+        return fast
     out: list[HexRecord] = []
     cur: HexRecord | None = None
     parts: list[str] = []
