@@ -1,7 +1,10 @@
 """Fuzzing of the capture readers and the rules parser.
 
 Targets: ``raw``, ``dmpmqmsg``, ``amqsbcg`` (each reader with its format
-forced), ``auto`` (format sniffing, then the reader it picks) and ``rules``
+forced), ``hexdump`` (issue 23: a hex-dump layout, ``ispf``, ``xxd``,
+``hexdump-c``, ``od`` or ``hex-stream``, of random messages starting at
+their MQMD or at the header after it, damaged by the byte and line
+mutations, read with its layout forced and with ``auto``), ``auto`` (format sniffing, then the reader it picks) and ``rules``
 (the rules-table parser, validator, linter and matchers).
 
 Capture inputs are real captures written by the project's own writers from
@@ -59,7 +62,7 @@ from dlqlens.errors import CaptureError, MalformedMessageError
 from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
-TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan")
+TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "hexdump")
 COUNTS: dict[str, int] = {t: 0 for t in TARGETS}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
@@ -510,6 +513,37 @@ def check_fast(path: str, fmt: str, rows: list[dict]) -> None:
         module.MIN_FAST_UNITS, module.CHUNK_BYTES = saved
 
 
+# --- issue 23: hex dumps ------------------------------------------------------
+
+HEX_LAYOUTS = ("ispf", "xxd", "hexdump-c", "od", "hex-stream")
+
+
+@st.composite
+def hexdumps(draw) -> tuple[str, bytes]:
+    """``(layout, bytes)``: random messages as a hex dump of ``layout``, each
+    record from its MQMD or from the structure after it (an MQDLH, MQXQH,
+    MQTM or MQRFH2 first), damaged by byte and line mutations."""
+    from dlqlens.capture import hexdump
+    from dlqlens.mq.structs import MQMD
+
+    layout = draw(st.sampled_from(HEX_LAYOUTS))
+    recs = []
+    for m in draw(st.lists(messages(), min_size=0, max_size=3)):
+        rec = m.md_bytes() + m.data
+        if draw(st.booleans()):  # the message data only
+            rec = rec[MQMD.length(int(m.full_md()["Version"])):]
+        recs.append(rec)
+    opts = {}
+    if layout == "ispf":
+        opts = {"view": draw(st.booleans()), "first_column": draw(st.sampled_from([1, 73]))}
+    elif layout == "hex-stream":
+        opts = {"width": draw(st.sampled_from([None, 16, 40])), "offsets": draw(st.booleans()),
+                "upper": draw(st.booleans())}
+    text = hexdump.render(recs, layout, **opts).encode("latin-1") if recs else b""
+    muts = st.one_of(byte_mutation, line_mutation)
+    return layout, mutate(text, draw(st.lists(muts, max_size=4)))
+
+
 def fuzz_settings(examples: int, *, derandomize: bool = False) -> settings:
     return settings(max_examples=examples, deadline=None, database=None,
                     derandomize=derandomize, print_blob=True,
@@ -524,7 +558,17 @@ def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
     tmp = Path(tempfile.mkdtemp(prefix=f"dlqlens-fuzz-{target}-"))
     ext = {"raw": ".bin", "dmpmqmsg": ".dmp", "amqsbcg": ".bcg", "auto": ".txt"}
 
-    if target == "rules":
+    if target == "hexdump":
+        @fuzz_settings(examples, derandomize=derandomize)
+        @given(hexdumps())
+        def one(case):
+            COUNTS[target] += 1
+            layout, data = case
+            p = tmp / "input.txt"
+            p.write_bytes(data)
+            check_capture(p, layout)
+            check_capture(p, "auto")
+    elif target == "rules":
         @fuzz_settings(examples, derandomize=derandomize)
         @given(rules_texts())
         def one(text):

@@ -241,18 +241,19 @@ def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
             e = end.match(s)
             if e is not None and cur is not None:
                 total = int(e.group("off"), 16)
-                if repeat and prev and total > expect:
+                if repeat and prev and total > expect and cur.cut is None:
                     fill = (prev * ((total - expect) // len(prev) + 1))[:total - expect]
                     buf += fill
                     expect = total
                 repeat = False
                 if total == expect and cur.cut is None:
                     cur.stated_length = total
-                elif cur.cut is None:
-                    cur.cut = (f"the closing offset says {total} bytes, the lines hold "
-                               f"{expect}: bytes between were not captured")
-                    cur.cut_line = no
-                    cur.stated_length = total if total > expect else None
+                else:
+                    if cur.cut is None:
+                        cur.cut = (f"the closing offset says {total} bytes, the lines hold "
+                                   f"{expect}: bytes between were not captured")
+                        cur.cut_line = no
+                    cur.stated_length = total if total > len(buf) else None
                 lines.append(raw_line)
                 close()
                 continue
@@ -286,7 +287,7 @@ def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
         if chunk is None:
             cur.bad.append((no, hexs[:60]))
             continue
-        if repeat and prev and at > expect:
+        if repeat and prev and at > expect and cur.cut is None:
             fill = (prev * ((at - expect) // len(prev) + 1))[:at - expect]
             buf += fill
             expect = at
@@ -313,7 +314,7 @@ def _looks_hexish(s: str) -> bool:
 # ---------------------------------------------------------------------------
 
 _STREAM_OFFSET = re.compile(r"\s*(?:0x)?(?P<off>[0-9A-Fa-f]{1,16})(?::\s*|\s+)(?=[0-9A-Fa-f])")
-_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}[ ]?){8,}")
+_RUN = re.compile(r"[0-9A-Fa-f](?:[ ]?[0-9A-Fa-f]){15,}")
 
 
 def stream_hex(line: str) -> tuple[int | None, str] | None:
@@ -327,15 +328,14 @@ def stream_hex(line: str) -> tuple[int | None, str] | None:
     if not s:
         return None
     compact = s.replace(" ", "")
-    if _HEX.match(compact) and len(compact) % 2 == 0 and len(compact) >= 2:
+    if _HEX.match(compact):  # an odd count is the caller's bad hex, not a cut digit
         return None, compact
     m = _STREAM_OFFSET.match(s)
     if m is not None:
         rest = s[m.end():].replace(" ", "")
-        if _HEX.match(rest) and len(rest) % 2 == 0:
+        if _HEX.match(rest):
             return int(m.group("off"), 16), rest
     runs = [r.group(0).replace(" ", "") for r in _RUN.finditer(s)]
-    runs = [r if len(r) % 2 == 0 else r[:-1] for r in runs]
     if runs:
         best = max(runs, key=len)
         if len(best) >= 16:
@@ -402,7 +402,10 @@ def parse_stream(text: str, starts_record=None) -> list[HexRecord]:
             close()
             continue
         at, hexs = got
-        b0 = bytes.fromhex(hexs[:16])
+        try:
+            b0 = bytes.fromhex(hexs[:16])
+        except ValueError:  # an odd count of digits in a short line
+            b0 = b""
         new = cur is None or at == 0 or (starts_record is not None and at is None
                                          and starts_record(b0))
         if new:
@@ -417,6 +420,10 @@ def parse_stream(text: str, starts_record=None) -> list[HexRecord]:
                        f"{expect}: lines are missing; the record is read up to offset {expect}")
             cur.cut_line = no
         if cur.cut is not None and not new:
+            continue
+        if len(hexs) % 2:
+            cur.bad.append((no, f"{len(hexs)} hex digits (an odd count): {hexs[:40]}"))
+            cur.text += "\n" + raw_line if cur.text != raw_line else ""
             continue
         parts.append(hexs)
         expect += len(hexs) // 2
