@@ -42,9 +42,9 @@ from dlqlens.mq.structs import MQDLH, MQMD, MQRFH2, MQXQH  # noqa: E402
 
 SAMPLE = ROOT / "datasets" / "dlq-sample"
 #: source name -> (capture file, first message numbers taken, MQMD repacked big-endian)
-SOURCES = {"ascii_le": ("dlq_linux_x86.raw", 3, False),
-           "ascii_be": ("dlq_linux_x86.raw", 3, True),
-           "ebcdic_be": ("dlq_zos.raw", 3, False)}
+SOURCES = {"ascii_le": ("dlq_linux_x86.raw", 2, False),
+           "ascii_be": ("dlq_linux_x86.raw", 2, True),
+           "ebcdic_be": ("dlq_zos.raw", 2, False)}
 #: Golden columns (the fields that make the contract).
 FIELDS = ("message_number", "capture_format", "decode_status", "md.StrucId", "md.Version",
           "md.MsgId", "md.Format", "md.PutDate", "md.CorrelId", "md.PutApplName",
