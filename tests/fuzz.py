@@ -544,6 +544,26 @@ def hexdumps(draw) -> tuple[str, bytes]:
     return layout, mutate(text, draw(st.lists(muts, max_size=4)))
 
 
+def check_hex_fast(text: str, layout: str) -> None:
+    """The whole-text fast paths give the line parser's records (or decline)."""
+    from dlqlens.capture.hexdump import parse
+
+    fast = {"hex-stream": lambda: parse._fast_stream(text, None),
+            "ispf": lambda: None}.get(layout, lambda: parse._fast_offset_dump(text, layout))()
+    if fast is None:
+        return
+    saved = parse._fast_offset_dump, parse._fast_stream
+    parse._fast_offset_dump = parse._fast_stream = lambda *a: None
+    try:
+        slow = (parse.parse_stream(text, None) if layout == "hex-stream"
+                else parse.parse_offset_dump(text, layout))
+    finally:
+        parse._fast_offset_dump, parse._fast_stream = saved
+    k = [(r.data, r.line, r.offset, r.stated_length, r.cut, r.bad) for r in fast]
+    assert k == [(r.data, r.line, r.offset, r.stated_length, r.cut, r.bad) for r in slow], \
+        "hex dump fast path and line parser disagree"
+
+
 def fuzz_settings(examples: int, *, derandomize: bool = False) -> settings:
     return settings(max_examples=examples, deadline=None, database=None,
                     derandomize=derandomize, print_blob=True,
@@ -568,6 +588,7 @@ def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
             p.write_bytes(data)
             check_capture(p, layout)
             check_capture(p, "auto")
+            check_hex_fast(data.decode("latin-1"), layout)
     elif target == "rules":
         @fuzz_settings(examples, derandomize=derandomize)
         @given(rules_texts())

@@ -50,7 +50,7 @@ FIELDS = ("message_number", "capture_format", "decode_status", "md.StrucId", "md
           "md.MsgId", "md.Format", "md.PutDate", "md.CorrelId", "md.PutApplName",
           "dlh.Reason", "dlh.DestQName", "dlh.DestQMgrName", "xqh.RemoteQName",
           "xqh.RemoteQMgrName", "tm.QName", "rfh2.NameValueData", "headers", "payload",
-          "data_length", "issues")
+          "data_length", "data_truncated", "issues")
 PAYLOAD_HEX = 64  # bytes of payload kept in the golden file
 
 

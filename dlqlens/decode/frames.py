@@ -79,6 +79,11 @@ class Frames:
         dump that starts at an MQDLH, MQXQH, MQTM or MQRFH2); ``""`` (or None
         for the whole attribute) where the walk starts from ``md.Format``. For
         an MQXQH the row's ``md`` is the MQXQH's embedded MQMD.
+    open_end : numpy.ndarray of bool, shape (n,), optional
+        True where the capture cut the message at a place that says nothing of
+        its length (the last column of a screen, a dump's missing lines): the
+        message is ``data_truncated`` and a header running past the cut is
+        ``header_truncated``, not a bad StrucLength.
     start_encoding, start_ccsid : numpy.ndarray of int32, shape (n,), optional
         The integer encoding and CCSID the leading structure is read in (rows
         with a ``start_format``): what its StrucId and Version show, the
@@ -109,6 +114,7 @@ class Frames:
     start_format: np.ndarray | None = None
     start_encoding: np.ndarray | None = None
     start_ccsid: np.ndarray | None = None
+    open_end: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.message_number)
@@ -151,6 +157,7 @@ class FramesBuilder:
         self.raw: dict[int, bytes] = {}
         self.unknown: dict[int, tuple[str, ...]] = {}
         self._start: dict[int, tuple[str, int, int]] = {}
+        self._open: set[int] = set()
 
     def __len__(self) -> int:
         return len(self._number)
@@ -161,7 +168,7 @@ class FramesBuilder:
             line: int = -1, reconstructed: bool = False,
             issues: list[Issue] | None = None, raw: bytes | None = None,
             unknown: tuple[str, ...] = (),
-            start: tuple[str, int, int] | None = None) -> int:
+            start: tuple[str, int, int] | None = None, open_end: bool = False) -> int:
         """Append one message; returns its row index.
 
         ``start`` is ``(format, encoding, ccsid)`` of the structure the data
@@ -190,6 +197,8 @@ class FramesBuilder:
             self.unknown[row] = tuple(unknown)
         if start is not None:
             self._start[row] = start
+        if open_end:
+            self._open.add(row)
         return row
 
     def build(self) -> Frames:
@@ -218,11 +227,15 @@ class FramesBuilder:
         )
 
     def _start_arrays(self, n: int) -> dict:
+        out = {}
+        if self._open:
+            out["open_end"] = np.zeros(n, dtype=bool)
+            out["open_end"][sorted(self._open)] = True
         if not self._start:
-            return {}
+            return out
         fmt = labels(n, "")
         enc = np.zeros(n, dtype=np.int32)
         ccsid = np.zeros(n, dtype=np.int32)
         for row, (f, e, c) in self._start.items():
             fmt[row], enc[row], ccsid[row] = f.ljust(8)[:8], e, c
-        return {"start_format": fmt, "start_encoding": enc, "start_ccsid": ccsid}
+        return {**out, "start_format": fmt, "start_encoding": enc, "start_ccsid": ccsid}

@@ -324,6 +324,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
                                    pa.py_buffer(head_off), pa.py_buffer(head_data)]
         ).cast(pa.binary())
     data_truncated = fr.data_length > (ends - starts)
+    if fr.open_end is not None:
+        data_truncated = data_truncated | fr.open_end
     stated_payload = np.maximum(fr.data_length - (pos - starts), 0)
     for r in np.flatnonzero(data_truncated & walked):
         if not any(i.code in ("data_truncated", "header_truncated") for i in issues.get(r, [])):
@@ -564,6 +566,17 @@ def _walk_one(fr, rows, f, h, st, size, depth, pos, ends, starts, enc, ccsid, fm
         sl = dec.ints["StrucLength"]
         remaining = ends[rows] - pos[rows]
         bad_len = (sl < size) | (sl > remaining)
+        # a record the capture cut at an unknown length (a screen's last
+        # column): a StrucLength past the cut is the capture's, not the header's
+        cut_off = np.zeros(len(rows), dtype=bool)
+        if fr.open_end is not None:
+            cut_off = fr.open_end[rows] & (sl >= size) & (sl > remaining) & (avail >= size)
+            bad_len &= ~cut_off
+        for i in np.flatnonzero(cut_off):
+            r = rows[i]
+            add_issue(int(r), "header_truncated", f"{st.name}.StrucLength",
+                      f"{int(sl[i])} bytes", f"{int(remaining[i])} bytes before the capture's cut",
+                      int(hdr_off[i]) + 8, note="the rest of the header was not captured")
         for i in np.flatnonzero(bad_len & (avail >= 12)):
             r = rows[i]
             add_issue(int(r), "bad_struc_length", f"{st.name if st is not MQHEADER_PREFIX else sid.strip()}.StrucLength",
@@ -571,6 +584,7 @@ def _walk_one(fr, rows, f, h, st, size, depth, pos, ends, starts, enc, ccsid, fm
                       int(hdr_off[i]) + 8, note="the rest is kept as payload")
         length = np.where(bad_len, size, sl).astype(np.int64)
         status[bad_len] = _BAD_LENGTH
+        status[cut_off] = _TRUNCATED
     short = avail < size
     for i in np.flatnonzero(short):
         r = rows[i]
@@ -597,7 +611,7 @@ def _walk_one(fr, rows, f, h, st, size, depth, pos, ends, starts, enc, ccsid, fm
                     fr.data, int(pos[r]) + size, int(pos[r]) + int(length[i]),
                     bool(big[i]), int(dec.ints["NameValueCCSID"][i])))
     # -- what comes next ------------------------------------------------------
-    stop = short | (status == _BAD_LENGTH)
+    stop = short | (status != _OK)
     pos[rows] = np.where(stop, pos[rows], pos[rows] + length)
     pre = h.next_fields
     if pre is None:  # nothing is chained after it (an MQTM)

@@ -106,5 +106,7 @@ def test_cut_dumps_decode_what_is_there_and_say_what_is_not(name):
         codes = {i["code"] for i in row["decode_issues"]}
         if layout in ("ispf", "hexdump-c", "od"):  # these say the dump was cut
             assert "not_captured" in codes
+            assert row["data_truncated"]
+            assert "bad_struc_length" not in codes  # the capture's cut, not the header's
         for i in row["decode_issues"]:
             assert i["line"] is not None and i["field"]

@@ -208,7 +208,8 @@ def frame_records(recs: list[HexRecord], source: str, capture_format: str, *,
                                 note=rec.cut, at_line=rec.cut_line if rec.cut_line > 0 else None))
         length = rec.stated_length
         common = dict(big_endian=lead.big_endian, codec=lead.codec, blank=lead.blank,
-                      number=number, line=line, offset=rec.offset)
+                      number=number, line=line, offset=rec.offset,
+                      open_end=bool(rec.cut) and length is None)
         if lead.name == "MQMD":
             md_len = MQMD.length(lead.version)
             unknown = _cut_fields(MQMD, lead.version, len(data)) if len(data) < md_len else ()

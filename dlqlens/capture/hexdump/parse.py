@@ -154,21 +154,50 @@ def _fast_offset_dump(text: str, layout: str) -> list[HexRecord] | None:
     lines = text.split("\n")
     ms = list(map(_FAST[layout].match, lines))
     has_end = layout in _END
-    offs, hexes, ends, first_lines, end_after = [], [], [], [], []
+    offs, hexes, ends, end_after = [], [], [], []
+    star = False  # a '*' line: the line before repeats up to the next offset
+
+    def repeat_to(o: str) -> bool:
+        """Append the repeats a '*' stands for, up to offset ``o``."""
+        if not offs:
+            return False
+        prev_at, prev_h = int(offs[-1], 16), hexes[-1]
+        n = (len(prev_h) - prev_h.count(" ")) // 2
+        gap = int(o, 16) - prev_at - n
+        if n == 0 or gap <= 0 or gap % n or gap // n > 1 << 20:
+            return False
+        for k in range(1, gap // n + 1):
+            offs.append(format(prev_at + k * n, "x"))
+            hexes.append(prev_h)
+        return True
+
     for i, m in enumerate(ms):
         if m is not None:
             o, h = m.groups()
+            if star:
+                if not repeat_to(o):
+                    return None
+                star = False
             offs.append(o)
             hexes.append(h)
             continue
         ln = lines[i]
         if not ln.strip():
             continue
+        if ln.strip() == "*" and has_end and not star:
+            star = True
+            continue
         e = _FAST_END.match(ln) if has_end else None
         if e is None:
             return None
+        if star:
+            if not repeat_to(e.group(1)):
+                return None
+            star = False
         ends.append(e.group(1))
         end_after.append(len(offs))
+    if star:
+        return None
     if not offs:
         return None
     try:
@@ -194,8 +223,12 @@ def _fast_offset_dump(text: str, layout: str) -> list[HexRecord] | None:
     if has_end and ([int(e, 16) for e in ends] != sizes.tolist()
                     or end_after != np.append(starts[1:], k).tolist()):
         return None
-    # the line number and byte offset of each record's first line
-    line_of = np.flatnonzero(np.fromiter((m is not None for m in ms), bool, len(ms)))[starts]
+    # the line number and byte offset of each record's first line (offset 0
+    # is never a repeat: a '*' needs a line before it)
+    line_of = np.flatnonzero(np.fromiter((m is not None and not m.group(1).strip("0")
+                                          for m in ms), bool, len(ms)))
+    if len(line_of) != len(starts):
+        return None
     lens = np.fromiter(map(len, lines), np.int64, len(lines)) + 1
     pos = np.zeros(len(lines) + 1, dtype=np.int64)
     np.cumsum(lens, out=pos[1:])
