@@ -30,7 +30,8 @@ class Frames:
     source : str
         The capture file, as the user named it.
     capture_format : str
-        ``'raw'``, ``'dmpmqmsg'`` or ``'amqsbcg'``.
+        The registry name of the format (``'raw'``, ``'dmpmqmsg'``,
+        ``'amqsbcg'``, a hex-dump layout such as ``'xxd'``).
     md_origin : str
         ``'binary'`` (MQMD bytes from the capture) or ``'text'`` (built from
         descriptor lines).
