@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import chain
 
 LAYOUTS = ("ispf", "xxd", "hexdump-c", "od", "hex-stream")
 
@@ -551,7 +552,8 @@ def parse_ispf(text: str, width: int | None = None) -> list[HexRecord]:
             rec.bad.append((no + 1, f"zone line {z[:40]!r}, numeric line {n[:40]!r}"))
             i += 3
             continue
-        data = bytes(int(a, 16) << 4 | int(b, 16) for a, b in zip(z, n))
+        # zone and numeric digits interleaved: one bytes.fromhex per line
+        data = bytes.fromhex("".join(chain.from_iterable(zip(z, n))))
         sw = scr_width or (72 if prefix else 80)
         shown[key].append((col0, data, len(data) >= sw, no))
         i += 3
