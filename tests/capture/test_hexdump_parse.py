@@ -98,3 +98,14 @@ def test_hex_stream_in_a_log_line_and_wrapped_with_offsets(tmp_path):
     assert [r["capture_format"] for r in rows] == ["hex-stream"] * 2
     assert [r["payload"] for r in rows] == [b"from the gateway"] * 2
     assert [r["source_line"] for r in rows] == [1, 2]
+
+
+def test_a_damaged_dmpmqmsg_file_is_not_taken_for_a_hex_stream(tmp_path):
+    p = tmp_path / "q.dmp"
+    FORMATS["dmpmqmsg"].write(p, [dead_letter(md_fields(), dlh_fields(), b"x" * 80)])
+    # the banner gone and only the hex lines and a few attributes left
+    body = "\n".join(ln for ln in p.read_text().splitlines()
+                     if ln.startswith(("X ", "A FMT", "A VER"))).encode()
+    assert not hexdump.SNIFF["hex-stream"](body)
+    first_x = next(ln for ln in body.decode().split("\n") if ln.startswith("X "))
+    assert parse.stream_hex(first_x) is not None  # its lines are hex runs

@@ -34,6 +34,7 @@ the first record's bytes start with one of the structures above.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 
 from dlqlens.capture.hexdump import dump, parse
@@ -91,6 +92,12 @@ def _lines_of(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip()]
 
 
+#: Lines of the other text formats (dmpmqmsg's ``A``/``X`` lines, amqsbcg's
+#: headings), whose hex a stream's sniffer would otherwise claim.
+_OTHER_TEXT = re.compile(r"^(?:A [A-Z]{3} |X [0-9A-Fa-f]{2}|\* QLOAD)|MQGET of message number|"
+                         r"\*{4}Message descriptor|StrucId  : 'MD  '", re.M)
+
+
 def sniff_layout(head: bytes, layout: str) -> bool:
     """True when ``head`` (a file's first bytes) is a dump in ``layout`` whose
     first record starts with an MQ structure (:func:`leading_structure`)."""
@@ -106,6 +113,8 @@ def sniff_layout(head: bytes, layout: str) -> bool:
         if parse.ispf_markers(text) == 0:
             return False
     elif layout == "hex-stream":
+        if _OTHER_TEXT.search(text):  # a damaged dmpmqmsg or amqsbcg: not a stream
+            return False
         hexed = sum(1 for ln in lines if parse.stream_hex(ln) is not None)
         if hexed * 2 < len(lines):
             return False
