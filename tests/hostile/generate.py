@@ -617,6 +617,13 @@ def hexdump_cases(add) -> None:
         "hex dump (od): a line at offset X'7FFFF000' in the middle message",
         dump("od", "\n".join(od[:4] + ["7ffff000" + od[4][6:]] + od[5:])),
         format="od", bad=[["truncated", "not_captured"]], framed=3)
+    star = [k for k, ln in enumerate(hd) if ln == "*"][0]
+    add("hexdump_c_repeat_to_gigabytes.txt",
+        "hex dump (hexdump -C): a '*' repeat line followed by a line at offset X'7FFFF000' "
+        "(read as lines missing, not 2 GB of repeats)",
+        dump("hexdump-c", "\n".join(hd[:star + 1] + ["7ffff000" + hd[star + 1][8:]]
+                                    + hd[star + 2:])),
+        format="hexdump-c", bad=[["truncated", "not_captured"]], framed=3)
     junk = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
     add("hexdump_stream_not_mq.txt",
         "hex stream: the middle record is the hex of a PNG, no MQ structure (forced)",

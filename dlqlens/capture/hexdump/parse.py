@@ -46,7 +46,13 @@ import re
 from dataclasses import dataclass, field
 from itertools import chain
 
+import numpy as np
+
 LAYOUTS = ("ispf", "xxd", "hexdump-c", "od", "hex-stream")
+#: Most bytes one ``*`` line of ``hexdump -C`` or ``od`` may stand for: a
+#: repeat up to an offset further on is read as lines missing (the record is
+#: cut there), not filled, so a damaged offset cannot make gigabytes.
+MAX_REPEAT = 16 * 1024 * 1024
 
 
 @dataclass
@@ -143,99 +149,185 @@ _FAST = {
 _FAST_END = re.compile(r"[ \t]*([0-9a-f]{6,16})[ \t\r]*\Z")
 
 
+_LUT = np.full(256, 255, dtype=np.uint8)
+for _k, _c in enumerate("0123456789abcdef"):
+    _LUT[ord(_c)] = _LUT[ord(_c.upper())] = _k
+_HEXDIGITS = frozenset("0123456789abcdefABCDEF")
+#: The delimiters of the text column, which a full line must have where the
+#: first full line has them.
+_DELIMS = {"xxd": "", "hexdump-c": "|", "od": "><"}
+
+
+def _template(line: str, layout: str):
+    """Where a full (16-byte) line of this dump has its offset digits, hex
+    digits and separators, from its first full line; None if it is not one."""
+    m = _FAST[layout].match(line)
+    if m is None:
+        return None
+    hexpos = [i for i in range(m.start(2), m.end(2)) if line[i] in _HEXDIGITS]
+    if len(hexpos) != 32:
+        return None
+    keep = set(hexpos)
+    lit = [i for i in range(m.start(1), m.end(2)) if i not in keep and not
+           (m.start(1) <= i < m.end(1))]
+    lit += [i for i in range(m.end(2), len(line)) if line[i] in _DELIMS[layout]]
+    return (np.arange(m.start(1), m.end(1)), np.array(hexpos), np.array(lit, dtype=np.int64),
+            np.frombuffer(line.encode("latin-1"), np.uint8)[lit] if lit else np.zeros(0, np.uint8),
+            len(line))
+
+
 def _fast_offset_dump(text: str, layout: str) -> list[HexRecord] | None:
-    """The records of a regular dump: every line matched in one pass
-    (``map`` of the compiled pattern), all the hex turned to bytes by one
-    ``bytes.fromhex``, offsets checked with numpy; None when anything is
-    irregular (a ``*`` line, other text, an offset out of step, a line ended
-    by a CR alone, bad hex): the line-by-line parser then reads it and says
+    """The records of a regular dump, its full 16-byte lines read with numpy
+    at the columns its first full line shows (offset and hex digits checked
+    against a lookup table, separators compared), the other lines (each
+    dump's last, ``*`` repeats, closing totals) one by one; None when
+    anything is irregular (other text, an offset out of step, a line ended by
+    a CR alone, bad hex): the line-by-line parser then reads it and says
     where."""
     if "\r" in text and "\r" in text.replace("\r\n", ""):
         return None
     lines = text.split("\n")
-    ms = list(map(_FAST[layout].match, lines))
+    tpl = None
+    for ln in lines[:4]:
+        tpl = _template(ln.rstrip("\r"), layout)
+        if tpl is not None:
+            break
+    buf = np.frombuffer(text.encode("latin-1"), np.uint8)
+    nl = np.flatnonzero(buf == 10)
+    st = np.concatenate(([0], nl + 1)).astype(np.int64)
+    en = np.concatenate((nl, [buf.size])).astype(np.int64)
+    cr = (en > st) & (buf[np.maximum(en - 1, 0)] == 13) if buf.size else np.zeros(len(st), bool)
+    length = en - cr - st
+    full = np.zeros(len(st), dtype=bool)
+    full_bytes = np.zeros((0, 16), np.uint8)
+    full_at = np.zeros(0, np.int64)
+    if tpl is not None:
+        offpos, hexpos, litpos, litval, width = tpl
+        cand = np.flatnonzero(length == width)
+        nib = _LUT[buf[st[cand, None] + hexpos[None, :]]]
+        offn = _LUT[buf[st[cand, None] + offpos[None, :]]]
+        ok = (nib != 255).all(1) & (offn != 255).all(1)
+        if len(litpos):
+            ok &= (buf[st[cand, None] + litpos[None, :]] == litval[None, :]).all(1)
+        full[cand[ok]] = True
+        nib = nib[ok]
+        full_bytes = (nib[:, 0::2] << 4) | nib[:, 1::2]
+        weights = 16 ** np.arange(len(offpos) - 1, -1, -1, dtype=np.int64)
+        full_at = offn[ok].astype(np.int64) @ weights
+    full_row = np.full(len(st), -1, dtype=np.int64)
+    full_row[full] = np.arange(int(full.sum()))
+    # the other lines, in order: (line, offset, bytes) entries, ends, repeats
+    pat = _FAST[layout]
     has_end = layout in _END
-    offs, hexes, ends, end_after = [], [], [], []
-    star = False  # a '*' line: the line before repeats up to the next offset
-
-    def repeat_to(o: str) -> bool:
-        """Append the repeats a '*' stands for, up to offset ``o``."""
-        if not offs:
-            return False
-        prev_at, prev_h = int(offs[-1], 16), hexes[-1]
-        n = (len(prev_h) - prev_h.count(" ")) // 2
-        gap = int(o, 16) - prev_at - n
-        if n == 0 or gap <= 0 or gap % n or gap // n > 1 << 20:
-            return False
-        for k in range(1, gap // n + 1):
-            offs.append(format(prev_at + k * n, "x"))
-            hexes.append(prev_h)
-        return True
-
-    for i, m in enumerate(ms):
-        if m is not None:
-            o, h = m.groups()
-            if star:
-                if not repeat_to(o):
+    entry_line, entry_at, entry_n = [], [], []
+    short: dict[int, bytes] = {}
+    ends, end_after = [], []
+    star = False
+    last = -1
+    for i in np.flatnonzero(~full).tolist():  # full lines in between, as ranges
+        if i - last > 1:  # full lines last+1 .. i-1
+            rows = full_row[last + 1:i]
+            if star:  # a '*' followed by a full line
+                if not _repeat(entry_line, entry_at, entry_n, short, int(full_at[rows[0]]),
+                               full_bytes, full_row):
                     return None
                 star = False
-            offs.append(o)
-            hexes.append(h)
+            entry_line.extend(range(last + 1, i))
+            entry_at.extend(full_at[rows].tolist())
+            entry_n.extend([16] * len(rows))
+        last = i
+        ln = lines[i].rstrip("\r") if i < len(lines) else ""
+        s_ = ln.strip()
+        if not s_:
             continue
-        ln = lines[i]
-        if not ln.strip():
+        m = pat.match(ln)
+        if m is not None:
+            try:
+                b = bytes.fromhex(m.group(2))
+            except ValueError:
+                return None
+            at = int(m.group(1), 16)
+            if star:
+                if not _repeat(entry_line, entry_at, entry_n, short, at, full_bytes, full_row):
+                    return None
+                star = False
+            entry_line.append(i)
+            entry_at.append(at)
+            entry_n.append(len(b))
+            short[i] = b
             continue
-        if ln.strip() == "*" and has_end and not star:
+        if s_ == "*" and has_end and not star and entry_line:
             star = True
             continue
         e = _FAST_END.match(ln) if has_end else None
         if e is None:
             return None
+        at = int(e.group(1), 16)
         if star:
-            if not repeat_to(e.group(1)):
+            if not _repeat(entry_line, entry_at, entry_n, short, at, full_bytes, full_row):
                 return None
             star = False
-        ends.append(e.group(1))
-        end_after.append(len(offs))
-    if star:
+        ends.append(at)
+        end_after.append(len(entry_line))
+    if len(st) - 1 > last:
+        rows = full_row[last + 1:]
+        if star:
+            if not _repeat(entry_line, entry_at, entry_n, short, int(full_at[rows[0]]),
+                           full_bytes, full_row):
+                return None
+            star = False
+        entry_line.extend(range(last + 1, len(st)))
+        entry_at.extend(full_at[rows].tolist())
+        entry_n.extend([16] * len(rows))
+    if star or not entry_line:
         return None
-    if not offs:
-        return None
-    try:
-        data = bytes.fromhex(" ".join(hexes))
-    except ValueError:
-        return None
-    import numpy as np
-
-    k = len(hexes)
-    nbytes = (np.fromiter(map(len, hexes), np.int64, k)
-              - np.fromiter(map(str.count, hexes, [" "] * k), np.int64, k)) // 2
-    at = np.array([int(o, 16) for o in offs], dtype=np.int64)
+    at = np.array(entry_at, dtype=np.int64)
+    nbytes = np.array(entry_n, dtype=np.int64)
     starts = np.flatnonzero(at == 0)
     if not len(starts) or starts[0] != 0:
         return None
-    cum = np.zeros(k + 1, dtype=np.int64)
+    cum = np.zeros(len(at) + 1, dtype=np.int64)
     np.cumsum(nbytes, out=cum[1:])
     rec = np.cumsum(at == 0) - 1
     if not (at == cum[:-1] - cum[starts][rec]).all():
         return None
     bounds = np.append(cum[starts], cum[-1])
     sizes = np.diff(bounds)
-    if has_end and ([int(e, 16) for e in ends] != sizes.tolist()
-                    or end_after != np.append(starts[1:], k).tolist()):
+    if has_end and (ends != sizes.tolist() or end_after != np.append(starts[1:], len(at)).tolist()):
         return None
-    # the line number and byte offset of each record's first line (offset 0
-    # is never a repeat: a '*' needs a line before it)
-    line_of = np.flatnonzero(np.fromiter((m is not None and not m.group(1).strip("0")
-                                          for m in ms), bool, len(ms)))
-    if len(line_of) != len(starts):
-        return None
-    lens = np.fromiter(map(len, lines), np.int64, len(lines)) + 1
-    pos = np.zeros(len(lines) + 1, dtype=np.int64)
-    np.cumsum(lens, out=pos[1:])
-    return [HexRecord(data[int(bounds[j]):int(bounds[j + 1])], int(line_of[j]) + 1,
-                      int(pos[line_of[j]]), stated_length=int(sizes[j]) if has_end else None)
+    # the bytes, in entry order: full lines placed at once, the others one by one
+    data = np.empty(int(cum[-1]), dtype=np.uint8)
+    eline = np.array(entry_line, dtype=np.int64)
+    is_full = (eline >= 0) & full[np.maximum(eline, 0)]  # short lines are never full
+    fsel = np.flatnonzero(is_full)
+    if len(fsel):
+        data[cum[fsel][:, None] + np.arange(16)[None, :]] = full_bytes[full_row[eline[fsel]]]
+    for k in np.flatnonzero(~is_full).tolist():
+        b = short[entry_line[k]]
+        data[cum[k]:cum[k] + len(b)] = np.frombuffer(b, np.uint8)
+    raw_data = data.tobytes()
+    first = eline[starts]
+    return [HexRecord(raw_data[int(bounds[j]):int(bounds[j + 1])], int(first[j]) + 1,
+                      int(st[first[j]]), stated_length=int(sizes[j]) if has_end else None)
             for j in range(len(starts))]
+
+
+def _repeat(entry_line, entry_at, entry_n, short, to, full_bytes, full_row) -> bool:
+    """Expand a ``*`` line: the entry before it repeats up to offset ``to``;
+    added as one entry (keyed by a negative line number) holding the repeats."""
+    line, at, n = entry_line[-1], entry_at[-1], entry_n[-1]
+    gap = to - at - n
+    if n == 0 or gap <= 0 or gap % n or gap > MAX_REPEAT:
+        return False
+    prev = short[line] if line in short else full_bytes[full_row[line]].tobytes()
+    key = -len(short) - 1
+    while key in short:
+        key -= 1
+    short[key] = prev * (gap // n)
+    entry_line.append(key)
+    entry_at.append(at + n)
+    entry_n.append(gap)
+    return True
 
 
 def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
@@ -275,7 +367,7 @@ def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
             e = end.match(s)
             if e is not None and cur is not None:
                 total = int(e.group("off"), 16)
-                if repeat and prev and total > expect and cur.cut is None:
+                if repeat and prev and expect < total <= expect + MAX_REPEAT and cur.cut is None:
                     fill = (prev * ((total - expect) // len(prev) + 1))[:total - expect]
                     buf += fill
                     expect = total
@@ -321,7 +413,7 @@ def parse_offset_dump(text: str, layout: str) -> list[HexRecord]:
         if chunk is None:
             cur.bad.append((no, hexs[:60]))
             continue
-        if repeat and prev and at > expect and cur.cut is None:
+        if repeat and prev and expect < at <= expect + MAX_REPEAT and cur.cut is None:
             fill = (prev * ((at - expect) // len(prev) + 1))[:at - expect]
             buf += fill
             expect = at
