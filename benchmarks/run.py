@@ -33,6 +33,12 @@ Stages (each in its own process, so each peak RSS is its own):
     ``write_pcap`` (TSHM, little-endian, one TCP connection) on one core.
     Baseline: dpkt's bare iteration of the same file's packet records
     (``baselines.dpkt_iterate``), the floor of any pcap reader.
+``decode_hexdump_<layout>`` (issue 23)
+    Each hex-dump reader (``ispf``, ``xxd``, ``hexdump-c``, ``od``,
+    ``hex-stream``) + full decode of H messages (``--hex-messages``, default
+    20,000; ``ispf`` shows each record's first 72 columns, as one screen
+    does) on one core. Baseline: ``bytes.fromhex`` over the same records'
+    hex, one string a record (``child_fromhex_dump``), in the same run.
 ``spark_load_groupby``
     Spark ``local[2]``: load the raw capture of N messages (columns
     ``source, message_number, dlh, reason_name``) and count by
@@ -177,6 +183,27 @@ def child_dpkt(path: str, messages: int) -> dict:
     return _baseline(baselines.dpkt_iterate, path, messages)
 
 
+# --- hex dumps (issue 23) ---------------------------------------------------
+
+def _fromhex_dump(path: str, layout: str, messages: int) -> tuple[int, float]:
+    """``bytes.fromhex`` over the hex of every record of a dump: the records
+    found (untimed) by the layout's parser, one hex string each."""
+    from dlqlens.capture import hexdump
+
+    with open(path, "rb") as fh:
+        recs = hexdump.records(fh.read().decode("latin-1"), layout)
+    hexes = [r.data.hex() for r in recs]
+    start = time.perf_counter()
+    for h in hexes:
+        bytes.fromhex(h)
+    return messages, time.perf_counter() - start
+
+
+def child_fromhex_dump(path: str, layout: str, messages: int) -> dict:
+    _one_core()
+    return _baseline(_fromhex_dump, path, layout, messages)
+
+
 def child_spark(path: str, rules: int, master: str) -> dict:
     from dlqlens.rules import parse
     from dlqlens.rules.replay import INPUT_COLUMNS, replay
@@ -249,12 +276,14 @@ def main(argv=None) -> int:
     ap.add_argument("--stages",
                     default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,decode_pcap,spark",
                     help="comma-separated: decode_raw (also decode_raw_md_dlh), decode_dmpmqmsg, "
-                         "decode_amqsbcg, decode_pcap, spark")
+                         "decode_amqsbcg, decode_pcap, decode_hexdump (every hex-dump layout), spark")
     ap.add_argument("--repeat", type=int, default=None,
                     help="times each one-core stage and baseline is timed, the best counting "
                          "(default 3, with --quick 1)")
     ap.add_argument("--pcap-messages", type=int, default=100_000,
                     help="MQPUTs in the pcap capture (decode_pcap)")
+    ap.add_argument("--hex-messages", type=int, default=20_000,
+                    help="messages in each hex dump (decode_hexdump stages)")
     ap.add_argument("--rules", type=int, default=100)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", help="keep the generated captures here (reused when present)")
@@ -269,7 +298,8 @@ def main(argv=None) -> int:
               "struct": lambda p, n: child_struct(p, int(n)),
               "fromhex": lambda p, f, n: child_fromhex(p, f, int(n)),
               "spark": lambda p, r, m: child_spark(p, int(r), m),
-              "dpkt": lambda p, n: child_dpkt(p, int(n))}[kind]
+              "dpkt": lambda p, n: child_dpkt(p, int(n)),
+              "fromhex_dump": lambda p, f, n: child_fromhex_dump(p, f, int(n))}[kind]
         print(json.dumps(fn(*rest)))
         return 0
 
@@ -335,6 +365,15 @@ def main(argv=None) -> int:
                                    _run_child("decode", path, "pcap", warm, repeat=rep),
                                    "dpkt iteration of the same file",
                                    _run_child("dpkt", path, pcap_n, repeat=rep)))
+        if "decode_hexdump" in stages:  # issue 23: each hex-dump layout
+            h = 2_000 if a.quick else a.hex_messages
+            for layout in ("ispf", "xxd", "hexdump-c", "od", "hex-stream"):
+                path = capture(f"hex-{layout}", h, text_writer(layout))
+                warm = capture(f"hex-{layout}", 200, text_writer(layout))
+                base = _run_child("fromhex_dump", path, layout, h, repeat=rep)
+                results.append(_result(f"decode_hexdump_{layout}",
+                                       _run_child("decode", path, layout, warm, repeat=rep),
+                                       "bytes.fromhex over the same records' hex", base))
         if "spark" in stages:
             path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
             out = _run_child("spark", path, a.rules, a.master)

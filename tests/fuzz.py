@@ -1,8 +1,12 @@
 """Fuzzing of the capture readers and the rules parser.
 
 Targets: ``raw``, ``dmpmqmsg``, ``amqsbcg``, ``pcap`` (each reader with its
-format forced), ``auto`` (format sniffing, then the reader it picks) and
-``rules`` (the rules-table parser, validator, linter and matchers).
+format forced), ``hexdump`` (issue 23: a hex-dump layout, ``ispf``, ``xxd``,
+``hexdump-c``, ``od`` or ``hex-stream``, of random messages starting at
+their MQMD or at the header after it, damaged by the byte and line
+mutations, read with its layout forced and with ``auto``), ``auto`` (format
+sniffing, then the reader it picks) and ``rules`` (the rules-table parser,
+validator, linter and matchers).
 
 Capture inputs are real captures written by the project's own writers from
 random messages (both byte orders, ASCII and EBCDIC, MQDLH / MQXQH / MQTM /
@@ -59,7 +63,7 @@ from dlqlens.errors import CaptureError, MalformedMessageError
 from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
-TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap")
+TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap", "hexdump")
 COUNTS: dict[str, int] = {t: 0 for t in TARGETS}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
@@ -550,6 +554,57 @@ def check_fast(path: str, fmt: str, rows: list[dict]) -> None:
         module.MIN_FAST_UNITS, module.CHUNK_BYTES = saved
 
 
+# --- issue 23: hex dumps ------------------------------------------------------
+
+HEX_LAYOUTS = ("ispf", "xxd", "hexdump-c", "od", "hex-stream")
+
+
+@st.composite
+def hexdumps(draw) -> tuple[str, bytes]:
+    """``(layout, bytes)``: random messages as a hex dump of ``layout``, each
+    record from its MQMD or from the structure after it (an MQDLH, MQXQH,
+    MQTM or MQRFH2 first), damaged by byte and line mutations."""
+    from dlqlens.capture import hexdump
+    from dlqlens.mq.structs import MQMD
+
+    layout = draw(st.sampled_from(HEX_LAYOUTS))
+    recs = []
+    for m in draw(st.lists(messages(), min_size=0, max_size=3)):
+        rec = m.md_bytes() + m.data
+        if draw(st.booleans()):  # the message data only
+            rec = rec[MQMD.length(int(m.full_md()["Version"])):]
+        recs.append(rec)
+    opts = {}
+    if layout == "ispf":
+        opts = {"view": draw(st.booleans()), "first_column": draw(st.sampled_from([1, 73]))}
+    elif layout == "hex-stream":
+        opts = {"width": draw(st.sampled_from([None, 16, 40])), "offsets": draw(st.booleans()),
+                "upper": draw(st.booleans())}
+    text = hexdump.render(recs, layout, **opts).encode("latin-1") if recs else b""
+    muts = st.one_of(byte_mutation, line_mutation)
+    return layout, mutate(text, draw(st.lists(muts, max_size=4)))
+
+
+def check_hex_fast(text: str, layout: str) -> None:
+    """The whole-text fast paths give the line parser's records (or decline)."""
+    from dlqlens.capture.hexdump import parse
+
+    fast = {"hex-stream": lambda: parse._fast_stream(text, None),
+            "ispf": lambda: None}.get(layout, lambda: parse._fast_offset_dump(text, layout))()
+    if fast is None:
+        return
+    saved = parse._fast_offset_dump, parse._fast_stream
+    parse._fast_offset_dump = parse._fast_stream = lambda *a: None
+    try:
+        slow = (parse.parse_stream(text, None) if layout == "hex-stream"
+                else parse.parse_offset_dump(text, layout))
+    finally:
+        parse._fast_offset_dump, parse._fast_stream = saved
+    k = [(r.data, r.line, r.offset, r.stated_length, r.cut, r.bad) for r in fast]
+    assert k == [(r.data, r.line, r.offset, r.stated_length, r.cut, r.bad) for r in slow], \
+        "hex dump fast path and line parser disagree"
+
+
 def fuzz_settings(examples: int, *, derandomize: bool = False) -> settings:
     return settings(max_examples=examples, deadline=None, database=None,
                     derandomize=derandomize, print_blob=True,
@@ -564,7 +619,18 @@ def run_target(target: str, examples: int, *, derandomize: bool = False) -> int:
     tmp = Path(tempfile.mkdtemp(prefix=f"dlqlens-fuzz-{target}-"))
     ext = {"raw": ".bin", "dmpmqmsg": ".dmp", "amqsbcg": ".bcg", "auto": ".txt", "pcap": ".pcap"}
 
-    if target == "rules":
+    if target == "hexdump":
+        @fuzz_settings(examples, derandomize=derandomize)
+        @given(hexdumps())
+        def one(case):
+            COUNTS[target] += 1
+            layout, data = case
+            p = tmp / "input.txt"
+            p.write_bytes(data)
+            check_capture(p, layout)
+            check_capture(p, "auto")
+            check_hex_fast(data.decode("latin-1"), layout)
+    elif target == "rules":
         @fuzz_settings(examples, derandomize=derandomize)
         @given(rules_texts())
         def one(text):

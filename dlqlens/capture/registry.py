@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from dlqlens.capture import amqsbcg, dmpmqmsg, pcap, raw
+from dlqlens.capture import amqsbcg, dmpmqmsg, hexdump, pcap, raw
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError, UsageError
@@ -59,6 +59,12 @@ FORMATS: dict[str, CaptureFormat] = {
     "pcap": CaptureFormat("pcap", "pcap/pcapng capture of MQ client traffic",
                           pcap.sniff, pcap.read_pcap, pcap.write_pcap, pcap.plan, False),
 }
+# --- hex dumps (issue 23): after the text formats, whose hex lines they would
+# otherwise claim; each refuses unless its first record starts with an MQ structure
+FORMATS.update({
+    name: CaptureFormat(name, hexdump.DESCRIPTIONS[name], hexdump.SNIFF[name],
+                        hexdump.READ[name], hexdump.WRITE[name], hexdump.plan, False)
+    for name in hexdump.LAYOUTS})
 
 
 def detect_format(path: str) -> str:

@@ -30,7 +30,8 @@ class Frames:
     source : str
         The capture file, as the user named it.
     capture_format : str
-        ``'raw'``, ``'dmpmqmsg'`` or ``'amqsbcg'``.
+        The registry name of the format (``'raw'``, ``'dmpmqmsg'``,
+        ``'amqsbcg'``, a hex-dump layout such as ``'xxd'``).
     md_origin : str
         ``'binary'`` (MQMD bytes from the capture) or ``'text'`` (built from
         descriptor lines).
@@ -76,6 +77,21 @@ class Frames:
     network : list of (dict or None), optional
         Per row, the ``network`` column's values (network captures: the keys
         of :data:`dlqlens.decode.schema.NETWORK`); None for other formats.
+    start_format : numpy.ndarray of object, shape (n,), optional
+        Per row, the 8-character MQ format name of the structure the message
+        data starts with when the capture holds no MQMD in front of it (a hex
+        dump that starts at an MQDLH, MQXQH, MQTM or MQRFH2); ``""`` (or None
+        for the whole attribute) where the walk starts from ``md.Format``. For
+        an MQXQH the row's ``md`` is the MQXQH's embedded MQMD.
+    open_end : numpy.ndarray of bool, shape (n,), optional
+        True where the capture cut the message at a place that says nothing of
+        its length (the last column of a screen, a dump's missing lines): the
+        message is ``data_truncated`` and a header running past the cut is
+        ``header_truncated``, not a bad StrucLength.
+    start_encoding, start_ccsid : numpy.ndarray of int32, shape (n,), optional
+        The integer encoding and CCSID the leading structure is read in (rows
+        with a ``start_format``): what its StrucId and Version show, the
+        MQMD that would say it being absent.
     """
 
     source: str
@@ -100,6 +116,10 @@ class Frames:
     data_offset: np.ndarray | None = None
     unknown: dict[int, tuple[str, ...]] = field(default_factory=dict)
     network: list | None = None
+    start_format: np.ndarray | None = None
+    start_encoding: np.ndarray | None = None
+    start_ccsid: np.ndarray | None = None
+    open_end: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.message_number)
@@ -141,6 +161,8 @@ class FramesBuilder:
         self.issues: dict[int, list[Issue]] = {}
         self.raw: dict[int, bytes] = {}
         self.unknown: dict[int, tuple[str, ...]] = {}
+        self._start: dict[int, tuple[str, int, int]] = {}
+        self._open: set[int] = set()
 
     def __len__(self) -> int:
         return len(self._number)
@@ -150,8 +172,13 @@ class FramesBuilder:
             data_length: int | None = None, number: int, offset: int = -1,
             line: int = -1, reconstructed: bool = False,
             issues: list[Issue] | None = None, raw: bytes | None = None,
-            unknown: tuple[str, ...] = ()) -> int:
-        """Append one message; returns its row index."""
+            unknown: tuple[str, ...] = (),
+            start: tuple[str, int, int] | None = None, open_end: bool = False) -> int:
+        """Append one message; returns its row index.
+
+        ``start`` is ``(format, encoding, ccsid)`` of the structure the data
+        starts with when no MQMD announces it (:attr:`Frames.start_format`).
+        """
         row = len(self._number)
         valid = md is not None
         md = (md or b"").ljust(MD_SIZE, b"\0")[:MD_SIZE]
@@ -173,6 +200,10 @@ class FramesBuilder:
             self.raw[row] = raw
         if unknown:
             self.unknown[row] = tuple(unknown)
+        if start is not None:
+            self._start[row] = start
+        if open_end:
+            self._open.add(row)
         return row
 
     def build(self) -> Frames:
@@ -197,4 +228,19 @@ class FramesBuilder:
             source_line=np.array(self._line, dtype=np.int32),
             dlh_reconstructed=np.array(self._recon, dtype=bool),
             issues=self.issues, raw=self.raw, unknown=self.unknown,
+            **self._start_arrays(n),
         )
+
+    def _start_arrays(self, n: int) -> dict:
+        out = {}
+        if self._open:
+            out["open_end"] = np.zeros(n, dtype=bool)
+            out["open_end"][sorted(self._open)] = True
+        if not self._start:
+            return out
+        fmt = labels(n, "")
+        enc = np.zeros(n, dtype=np.int32)
+        ccsid = np.zeros(n, dtype=np.int32)
+        for row, (f, e, c) in self._start.items():
+            fmt[row], enc[row], ccsid[row] = f.ljust(8)[:8], e, c
+        return {**out, "start_format": fmt, "start_encoding": enc, "start_ccsid": ccsid}

@@ -9,8 +9,10 @@ status                    meaning
 ========================  ==================================================
 ``ok``                    decoded completely (warnings may still be listed)
 ``truncated``             the capture kept only part of the message (data cut
-                          short, descriptor lines elided, values masked); what
-                          is present is decoded, what is missing is null
+                          short, descriptor lines elided, values masked, a hex
+                          dump with no MQMD or cut by a screen:
+                          ``not_captured``); what is present is decoded, what
+                          is missing is null
 ``bad_header``            a chained header (MQDLH, MQXQH, ...) is not valid;
                           the rest of the data is kept as opaque payload
 ``bad_descriptor``        the MQMD could not be read; only raw bytes are kept
@@ -40,6 +42,7 @@ ISSUE_STATUS: dict[str, str | None] = {
     "header_truncated": "truncated",
     "elided": "truncated",
     "masked": "truncated",
+    "not_captured": "truncated",
     "bad_struc_id": "bad_header",
     "bad_version": "bad_header",
     "bad_struc_length": "bad_header",

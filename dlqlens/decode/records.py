@@ -255,7 +255,18 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     # the family of each row's MQMD character set: what a header's CCSID is
     # read in when the CCSID alone does not say
     ebcdic = np.array([codec_family(c) == EBCDIC for c in codec_values] or [False])[codec_idx]
-    active = md_valid.copy()
+    # rows whose data starts with a header no MQMD announces (a hex dump that
+    # starts at an MQDLH, MQXQH, MQTM, MQRFH2): the walk starts there
+    walked = md_valid.copy()
+    if fr.start_format is not None:
+        lead = np.array([bool(f) and bool(str(f).strip()) for f in fr.start_format], dtype=bool)
+        if lead.any():
+            fmt = fmt.copy()
+            fmt[lead] = fr.start_format[lead]
+            enc[lead] = fr.start_encoding[lead]
+            ccsid[lead] = fr.start_ccsid[lead]
+            walked |= lead
+    active = walked.copy()
     chain = _Chain(n, None if want("dlh") else {"MQDLH": _INTERNAL_FIELDS["MQDLH"]})
 
     for depth in range(MAX_CHAIN + 1):
@@ -304,17 +315,19 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         ).cast(pa.binary())
     header_bytes = None
     if want("header_bytes"):
-        head_len = np.where(md_valid, np.maximum(pos - starts, 0), 0)
+        head_len = np.where(walked, np.maximum(pos - starts, 0), 0)
         head_off = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(head_len, out=head_off[1:])
         head_data = concat_ranges(fr.data, starts, head_len)
         header_bytes = pa.LargeBinaryArray.from_buffers(
-            pa.large_binary(), n, [pa.py_buffer(np.packbits(md_valid, bitorder="little")),
+            pa.large_binary(), n, [pa.py_buffer(np.packbits(walked, bitorder="little")),
                                    pa.py_buffer(head_off), pa.py_buffer(head_data)]
         ).cast(pa.binary())
     data_truncated = fr.data_length > (ends - starts)
+    if fr.open_end is not None:
+        data_truncated = data_truncated | fr.open_end
     stated_payload = np.maximum(fr.data_length - (pos - starts), 0)
-    for r in np.flatnonzero(data_truncated & md_valid):
+    for r in np.flatnonzero(data_truncated & walked):
         if not any(i.code in ("data_truncated", "header_truncated") for i in issues.get(r, [])):
             add_issue(int(r), "data_truncated", "message data",
                       f"{int(fr.data_length[r])} bytes", f"{int(ends[r] - starts[r])} bytes",
@@ -392,9 +405,9 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         "header_bytes": lambda: header_bytes,
         "payload": lambda: payload,
         "payload_length": lambda: pa.array(stated_payload, pa.int64()),
-        "payload_format": lambda: _labels(pay_fmt, md_valid),
-        "payload_encoding": lambda: _masked(enc, md_valid, pa.int32()),
-        "payload_ccsid": lambda: _masked(ccsid, md_valid, pa.int32()),
+        "payload_format": lambda: _labels(pay_fmt, walked),
+        "payload_encoding": lambda: _masked(enc, walked, pa.int32()),
+        "payload_ccsid": lambda: _masked(ccsid, walked, pa.int32()),
         "payload_text": lambda: payload_text,
         "data_length": lambda: pa.array(fr.data_length, pa.int64()),
         "data_truncated": lambda: pa.array(data_truncated),
@@ -555,6 +568,17 @@ def _walk_one(fr, rows, f, h, st, size, depth, pos, ends, starts, enc, ccsid, fm
         sl = dec.ints["StrucLength"]
         remaining = ends[rows] - pos[rows]
         bad_len = (sl < size) | (sl > remaining)
+        # a record the capture cut at an unknown length (a screen's last
+        # column): a StrucLength past the cut is the capture's, not the header's
+        cut_off = np.zeros(len(rows), dtype=bool)
+        if fr.open_end is not None:
+            cut_off = fr.open_end[rows] & (sl >= size) & (sl > remaining) & (avail >= size)
+            bad_len &= ~cut_off
+        for i in np.flatnonzero(cut_off):
+            r = rows[i]
+            add_issue(int(r), "header_truncated", f"{st.name}.StrucLength",
+                      f"{int(sl[i])} bytes", f"{int(remaining[i])} bytes before the capture's cut",
+                      int(hdr_off[i]) + 8, note="the rest of the header was not captured")
         for i in np.flatnonzero(bad_len & (avail >= 12)):
             r = rows[i]
             add_issue(int(r), "bad_struc_length", f"{st.name if st is not MQHEADER_PREFIX else sid.strip()}.StrucLength",
@@ -562,6 +586,7 @@ def _walk_one(fr, rows, f, h, st, size, depth, pos, ends, starts, enc, ccsid, fm
                       int(hdr_off[i]) + 8, note="the rest is kept as payload")
         length = np.where(bad_len, size, sl).astype(np.int64)
         status[bad_len] = _BAD_LENGTH
+        status[cut_off] = _TRUNCATED
     short = avail < size
     for i in np.flatnonzero(short):
         r = rows[i]
@@ -588,7 +613,7 @@ def _walk_one(fr, rows, f, h, st, size, depth, pos, ends, starts, enc, ccsid, fm
                     fr.data, int(pos[r]) + size, int(pos[r]) + int(length[i]),
                     bool(big[i]), int(dec.ints["NameValueCCSID"][i])))
     # -- what comes next ------------------------------------------------------
-    stop = short | (status == _BAD_LENGTH)
+    stop = short | (status != _OK)
     pos[rows] = np.where(stop, pos[rows], pos[rows] + length)
     pre = h.next_fields
     if pre is None:  # nothing is chained after it (an MQTM)

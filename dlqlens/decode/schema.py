@@ -9,7 +9,8 @@ Columns
 source : string
     The capture file, as named by the user.
 capture_format : string
-    ``raw``, ``dmpmqmsg`` or ``amqsbcg``.
+    ``raw``, ``dmpmqmsg``, ``amqsbcg``, or a hex dump's layout (``ispf``,
+    ``xxd``, ``hexdump-c``, ``od``, ``hex-stream``).
 message_number : int32
     1-based number of the message in its file.
 source_offset : int64
@@ -24,7 +25,10 @@ layout : struct
 md : struct
     Every MQMD field under IBM's name (``md.BackoutCount``); version-2 fields
     are null in a version-1 MQMD. Integers int32, MQCHAR strings with MQ's
-    blank/NUL padding removed, MQBYTE binary.
+    blank/NUL padding removed, MQBYTE binary. Null when the capture holds no
+    MQMD (a hex dump that starts at the MQDLH, MQTM or MQRFH2: a
+    ``not_captured`` issue says so); for a dump that starts at an MQXQH, the
+    MQXQH's embedded version-1 MQMD.
 dlh : struct
     Every MQDLH field (``dlh.Reason``, ``dlh.DestQName``...); null when the
     message does not start with an MQDLH.

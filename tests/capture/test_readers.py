@@ -60,7 +60,8 @@ def test_registry_lists_every_capture_module_with_a_reader():
             with_reader.add(mod)
     registered = {format_module(f.read) for f in FORMATS.values()}
     assert with_reader == registered
-    assert list(FORMATS) == ["raw", "dmpmqmsg", "amqsbcg", "pcap"]
+    assert list(FORMATS) == ["raw", "dmpmqmsg", "amqsbcg", "pcap", "ispf", "xxd", "hexdump-c", "od",
+                            "hex-stream"]
     for f in FORMATS.values():
         assert format_module(f.read) is format_module(f.write) is format_module(f.sniff) \
             is format_module(f.plan)

@@ -446,6 +446,7 @@ def cases() -> list[tuple[dict, bytes]]:
 
     issue19_cases(add)
     issue23_pcap_cases(add)
+    hexdump_cases(add)
     return out
 
 
@@ -657,6 +658,74 @@ def issue19_cases(add) -> None:
     add("dmpmqmsg_banner_65000_blanks.dmp",
         "dmpmqmsg: a '* Qmgr  =' line padded with 65,000 blanks",
         padded, good=good3, framed=3)
+
+
+def hexdump_cases(add) -> None:
+    """Issue 23: hex dumps as pasted (their own bytes; the cases above keep theirs)."""
+    from dlqlens.capture.hexdump import render
+
+    recs = [good(GOOD_BEFORE), good(b"middle message"), good(GOOD_AFTER)]
+    blobs = [m.md_bytes() + m.data for m in recs]
+
+    def dump(layout, middle: str | None = None, **opts) -> bytes:
+        parts = [render([b], layout, **opts) for b in blobs]
+        if middle is not None:
+            parts[1] = middle
+        return "\n".join(parts).encode("latin-1")
+
+    mid = render([blobs[1]], "xxd").split("\n")
+    add("hexdump_xxd_bad_hex_line.txt",
+        "hex dump (xxd): a line of the middle message with 'zz' among its hex digits",
+        dump("xxd", "\n".join(mid[:5] + [mid[5][:10] + "zz" + mid[5][12:]] + mid[6:])),
+        format="xxd", bad=[["bad_data", "bad_hex"]], framed=3)
+    hd = render([blobs[1]], "hexdump-c").split("\n")
+    add("hexdump_c_lines_missing.txt",
+        "hex dump (hexdump -C): lines missing from the middle message (its offsets jump)",
+        dump("hexdump-c", "\n".join(hd[:3] + hd[9:])),
+        format="hexdump-c", bad=[["truncated", "not_captured"]], framed=3)
+    od = render([blobs[1]], "od").split("\n")
+    add("hexdump_od_offset_gigabytes.txt",
+        "hex dump (od): a line at offset X'7FFFF000' in the middle message",
+        dump("od", "\n".join(od[:4] + ["7ffff000" + od[4][6:]] + od[5:])),
+        format="od", bad=[["truncated", "not_captured"]], framed=3)
+    star = [k for k, ln in enumerate(hd) if ln == "*"][0]
+    add("hexdump_c_repeat_to_gigabytes.txt",
+        "hex dump (hexdump -C): a '*' repeat line followed by a line at offset X'7FFFF000' "
+        "(read as lines missing, not 2 GB of repeats)",
+        dump("hexdump-c", "\n".join(hd[:star + 1] + ["7ffff000" + hd[star + 1][8:]]
+                                    + hd[star + 2:])),
+        format="hexdump-c", bad=[["truncated", "not_captured"]], framed=3)
+    junk = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+    add("hexdump_stream_not_mq.txt",
+        "hex stream: the middle record is the hex of a PNG, no MQ structure (forced)",
+        dump("hex-stream", render([junk], "hex-stream")), format="hex-stream",
+        bad=[["bad_descriptor", "bad_md"]], framed=3)
+    add("hexdump_stream_png_auto.txt",
+        "hex stream of a PNG alone (auto: no MQ StrucId, so no format is claimed)",
+        render([junk], "hex-stream").encode(), good=[], error="CaptureError")
+    add("hexdump_stream_odd_digits.txt",
+        "hex stream (log lines): the middle message's hex has an odd count of digits",
+        dump("hex-stream", "2024-03-15 10:00:01 WARN msg=" + blobs[1].hex()[:-1] + "\n"),
+        format="hex-stream", bad=[["bad_data", "bad_hex"]], framed=3)
+    add("hexdump_xxd_mqmd_cut.txt",
+        "hex dump (xxd): the middle message cut 40 bytes into its MQMD (fields past it null)",
+        dump("xxd", render([blobs[1][:40]], "xxd")), format="xxd",
+        bad=[["truncated", "not_captured"]], framed=3)
+    ebc = [dead_letter(md_fields(), dlh_fields(), p.encode("cp500"), encoding=785,
+                       ccsid=500).md_bytes() for p in ("a",)]
+    scr = render([ebc[0], ebc[0]], "ispf").split("\n")
+    z = [k for k, ln in enumerate(scr) if ln.startswith("000002")][0]
+    scr[z + 1] = scr[z + 1][:40]  # the zone line shorter than the numeric line
+    add("hexdump_ispf_zone_numeric_differ.txt",
+        "ISPF HEX ON (EBCDIC): a record whose zone line is shorter than its numeric line; "
+        "the first record cut by the 72-column screen",
+        "\n".join(scr).encode("latin-1"), format="ispf", good=[],
+        bad=[["bad_data", "bad_hex"], ["truncated", "not_captured"]], framed=2)
+    add("hexdump_xxd_nul_and_control.txt",
+        "hex dump (xxd): NUL bytes and control characters in the ASCII column and between "
+        "the dumps",
+        dump("xxd").replace(b"\n\n", b"\n\x00\x07\x1b[31m\n", 1), format="xxd",
+        framed=3)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

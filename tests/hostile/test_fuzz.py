@@ -18,7 +18,7 @@ from tests import fuzz
 EXAMPLES = int(os.environ.get("DLQLENS_FUZZ_EXAMPLES", 25))
 
 
-@pytest.mark.parametrize("target", ["raw", "dmpmqmsg", "amqsbcg", "auto", "pcap"])
+@pytest.mark.parametrize("target", ["raw", "dmpmqmsg", "amqsbcg", "auto", "pcap", "hexdump"])
 def test_conservation_and_modes_under_random_damage(target):
     assert fuzz.run_target(target, EXAMPLES) == EXAMPLES
 
