@@ -10,7 +10,8 @@ validator, linter and matchers).
 
 Capture inputs are real captures written by the project's own writers from
 random messages (both byte orders, ASCII and EBCDIC, MQDLH / MQXQH / MQTM /
-RFH2 chains), then damaged by random mutations: byte flips, 32-bit values
+RFH2 chains; amqsbcg also as fragments: :func:`bcg_fragments`), then
+damaged by random mutations: byte flips, 32-bit values
 that matter (0, -1, 2**31 - 1, MQMD and MQDLH sizes) written over any
 offset, cuts, insertions, deletions and duplications of stretches, and for
 the text formats dropped, repeated or swapped lines and damaged hex digits.
@@ -43,6 +44,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import struct
 import sys
 import tempfile
@@ -137,9 +139,36 @@ def write_bytes(fmt: str, msgs: list[CaptureMessage], variant: int) -> bytes:
             dmpmqmsg.write_dmpmqmsg(p, msgs, ascii_column=variant == 1,
                                     newline="\r\n" if variant == 2 else "\n")
         else:
-            amqsbcg.write_amqsbcg(p, msgs, dlh_block=variant == 1,
+            amqsbcg.write_amqsbcg(p, msgs, dlh_block=variant in (1, 3, 4),
                                   newline="\r\n" if variant == 2 else "\n")
+            if variant >= 3:
+                return bcg_fragments(p.read_bytes(), variant == 4)
         return p.read_bytes()
+
+
+# amqsbcg fragments (issue 23, part 2): the lines amqsbcg prints around the
+# messages' sections (its banner, MQOPEN, MQGET, the end and summary)
+_BCG_FRAME = re.compile(rb"AMQSBCG0|^\*+\s*$|MQOPEN|MQGET|No more messages|MQCLOSE|MQDISC|"
+                        rb"\*{4}\s+Summary", re.M)
+
+
+def bcg_fragments(data: bytes, no_md: bool) -> bytes:
+    """amqsbcg output as pasted in pieces: every line around the messages'
+    sections removed (variant 3), and with ``no_md`` every message's
+    ``****Message descriptor****`` section too (variant 4: Dead Letter Header
+    blocks and data only)."""
+    out, skip = [], False
+    for line in data.split(b"\n"):
+        if _BCG_FRAME.search(line):
+            continue
+        s = line.strip()
+        if s == b"****Message descriptor****":
+            skip = no_md
+        elif s in (b"****Dead Letter Header****",) or s.startswith(b"****   Message"):
+            skip = False
+        if not skip:
+            out.append(line)
+    return b"\n".join(out)
 
 
 byte_mutation = st.one_of(
@@ -330,7 +359,8 @@ def captures(draw, fmt: str) -> bytes:
             return draw(st.binary(max_size=2048))
         fmt = draw(st.sampled_from(["raw", "dmpmqmsg", "amqsbcg"]))
     msgs = draw(st.lists(messages(), min_size=0, max_size=4))
-    data = write_bytes(fmt, msgs, draw(st.integers(0, 2)))
+    # (amqsbcg variants 3 and 4: fragments, see bcg_fragments)
+    data = write_bytes(fmt, msgs, draw(st.integers(0, 4 if fmt == "amqsbcg" else 2)))
     muts = st.one_of(byte_mutation, line_mutation) if fmt != "raw" else byte_mutation
     return mutate(data, draw(st.lists(muts, max_size=5)))
 
@@ -432,8 +462,10 @@ def check_capture(path: str | os.PathLike, fmt: str) -> dict:
             assert charset(r["payload_ccsid"]).known, r["payload_ccsid"]
         for i in r["decode_issues"]:  # what the capture does not hold is null
             if i["code"] in ("elided", "masked") and r["decode_status"] != "bad_descriptor":
-                struct, name = i["field"].split(" ")[0].split(".", 1)
-                if r[struct] is not None:
+                struct, _, name = i["field"].split(" ")[0].partition(".")
+                if not name:  # a whole section not in the capture (amqsbcg fragments)
+                    assert r[struct] is None, (i["field"], r[struct])
+                elif r[struct] is not None:
                     assert r[struct][name] is None, (i["field"], r[struct][name])
         if r["decode_status"] != "ok":
             assert r["decode_issues"], r["decode_status"]

@@ -1,6 +1,7 @@
 /*
  * dlqlens.capture._scan: the byte loops of the fast text readers (a block's
- * line table, hex runs, rows compared with a first row).
+ * line table, hex runs, rows compared with a first row, the offsets of a
+ * short needle).
  *
  * Built when a C compiler is present at install (setup.py marks it optional);
  * dlqlens.capture.scan falls back to numpy versions of the same functions,
@@ -286,11 +287,69 @@ rows_like_first(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(matched);
 }
 
+/* find_all(buf, needle, end) -> offsets.
+ *
+ * The offsets of needle in buf[0:end], in order, overlapping ones too (an
+ * int64 bytearray). memchr on the first byte, then a compare: the needles
+ * of the text readers are short and their first bytes rare. */
+static PyObject *
+find_all(PyObject *self, PyObject *args)
+{
+    Py_buffer b, nd;
+    Py_ssize_t end;
+    if (!PyArg_ParseTuple(args, "y*y*n", &b, &nd, &end))
+        return NULL;
+    if (end < 0 || end > b.len || nd.len == 0) {
+        PyBuffer_Release(&b);
+        PyBuffer_Release(&nd);
+        PyErr_SetString(PyExc_ValueError, "find_all: end outside the buffer, or an empty needle");
+        return NULL;
+    }
+    const uint8_t *buf = (const uint8_t *)b.buf, *needle = (const uint8_t *)nd.buf;
+    Py_ssize_t m = nd.len, cap = 1024, count = 0;
+    int64_t *out = PyMem_RawMalloc((size_t)cap * sizeof(int64_t));
+    int nomem = out == NULL;
+    if (!nomem) {
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t i = 0;
+        while (i + m <= end) {
+            const uint8_t *hit = memchr(buf + i, needle[0], (size_t)(end - m + 1 - i));
+            if (hit == NULL)
+                break;
+            i = hit - buf;
+            if (memcmp(hit + 1, needle + 1, (size_t)(m - 1)) == 0) {
+                if (count == cap) {
+                    int64_t *more = PyMem_RawRealloc(out, (size_t)cap * 2 * sizeof(int64_t));
+                    if (more == NULL) {
+                        nomem = 1;
+                        break;
+                    }
+                    out = more;
+                    cap *= 2;
+                }
+                out[count++] = i;
+            }
+            i++;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&nd);
+    if (nomem) {
+        PyMem_RawFree(out);
+        return PyErr_NoMemory();
+    }
+    PyObject *res = PyByteArray_FromStringAndSize((const char *)out, count * (Py_ssize_t)sizeof(int64_t));
+    PyMem_RawFree(out);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"line_table", line_table, METH_VARARGS, "Starts, ends and first words of the lines of buf[0:n]."},
     {"hex_runs", hex_runs, METH_VARARGS, "Decode the leading hex digits of many runs of a buffer."},
     {"rows_like_first", rows_like_first, METH_VARARGS,
      "Compare fixed-width rows of a buffer with the first row."},
+    {"find_all", find_all, METH_VARARGS, "Offsets of a needle in buf[0:end], overlapping ones too."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -1,8 +1,8 @@
 """The byte loops of the fast text readers, in C when it was built.
 
 The loops a fast text reader runs over all its bytes: where its lines start
-and end, the hex digits of many runs of a buffer, and rows of bytes compared
-with a first one. ``dlqlens.capture._scan``
+and end, the hex digits of many runs of a buffer, rows of bytes compared
+with a first one, and where a short needle stands. ``dlqlens.capture._scan``
 (``_scan.c``, built at install when a C compiler is there; see ``setup.py``)
 does each in one pass. Without it, the numpy versions here give the same
 results (the tests compare the two), a few times slower.
@@ -222,3 +222,43 @@ def rows_of(p: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """
     items = as_strided(p, shape=(len(p) - width + 1, width), strides=(1, 1), writeable=False)
     return items.view(np.dtype((np.void, width)))[:, 0][at]
+
+
+def find_all(buf, needle: bytes, end: int) -> np.ndarray:
+    """Offsets of ``needle`` in ``buf[:end]``, in order (overlapping ones too).
+
+    Parameters
+    ----------
+    buf : bytes, bytearray or a 1-D uint8 array
+        The block (a :class:`~dlqlens.capture.text.TextBlock`'s buffer).
+    needle : bytes
+        What to find (not empty).
+    end : int
+        Bytes of ``buf`` searched (``0 <= end <= len(buf)``).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        When ``end`` lies outside ``buf`` or ``needle`` is empty.
+    """
+    if not needle or not 0 <= end <= len(buf):
+        raise ValueError(f"find_all: end {end} outside the buffer ({len(buf)} bytes), "
+                         "or an empty needle")
+    if _scan is not None:
+        return np.frombuffer(_scan.find_all(buf, needle, end), dtype=np.int64)
+    # searched from the end: rfind skips ahead by the needle's length where
+    # find checks every byte (about twice as fast)
+    if not hasattr(buf, "rfind"):  # a uint8 array
+        buf = memoryview(buf).cast("B").tobytes()
+    out = []
+    rfind = buf.rfind
+    i = rfind(needle, 0, end)
+    while i >= 0:
+        out.append(i)
+        i = rfind(needle, 0, i + len(needle) - 1)
+    out.reverse()
+    return np.array(out, dtype=np.int64)

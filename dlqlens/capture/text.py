@@ -20,7 +20,7 @@ import numpy as np
 
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES, text_limit, too_large_issue
 from dlqlens.capture.message import MD_DEFAULTS
-from dlqlens.capture.scan import HEX_VALUE, line_table, rows_of
+from dlqlens.capture.scan import HEX_VALUE, find_all, line_table, rows_of
 from dlqlens.capture.slices import Slice
 from dlqlens.decode.frames import Frames
 from dlqlens.errors import CaptureError
@@ -219,15 +219,29 @@ def masked_rows(block: np.ndarray, columns: np.ndarray | None = None) -> np.ndar
     (which decide with :func:`is_masked`). ``columns``: the byte columns to
     look at (default: every column; an MQMD's character fields with
     :data:`_MD_CHAR_COLUMNS`)."""
-    w = block if columns is None else block[:, columns]
-    if not len(w):
-        return np.zeros(len(block), dtype=bool)
-    hit = (w == 42) | (w == 46)
-    rows = np.flatnonzero(hit.any(axis=1))
     out = np.zeros(len(block), dtype=bool)
-    if len(rows):
-        h, v = hit[rows], w[rows]
-        out[rows] = (h[:, 1:] & h[:, :-1] & (v[:, 1:] == v[:, :-1])).any(axis=1)
+    if not len(block) or block.ndim != 2 or not block.shape[1]:
+        return out
+    width = block.shape[1]
+    cols = np.arange(width) if columns is None else np.asarray(columns)
+    if len(cols) < 2:
+        return out
+    # pairs of neighbouring columns (of ``cols``) that are neighbours in the
+    # block too: found as b"**" and b".." in the block's bytes (a byte search,
+    # where a compare of every column costs a pass each); the few other
+    # pairs (across a gap of ``cols``) compared column by column
+    near = cols[1:] == cols[:-1] + 1
+    pair_start = np.zeros(width, dtype=bool)
+    pair_start[cols[:-1][near]] = True
+    flat = np.ascontiguousarray(block, dtype=np.uint8).reshape(-1)
+    for needle in (b"**", b".."):
+        pos = find_all(flat, needle, len(flat))
+        if len(pos):
+            pos = pos[pair_start[pos % width]]
+            out[pos // width] = True
+    for a, b in zip(cols[:-1][~near].tolist(), cols[1:][~near].tolist()):
+        va, vb = block[:, a], block[:, b]
+        out |= (va == vb) & ((va == 42) | (va == 46))
     return out
 
 

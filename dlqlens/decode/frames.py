@@ -73,7 +73,9 @@ class Frames:
     unknown : dict of int to tuple of str
         Per row, the fields the capture does not hold (``md.MsgId``,
         ``dlh.DestQMgrName``: a line elided, a value masked): decoded as null,
-        whatever the packed bytes say. The reader adds the issue saying why.
+        whatever the packed bytes say; ``payload``: no message data at all
+        (``payload``, ``payload_length``, ``payload_text`` and ``data_length``
+        null). The reader adds the issue saying why.
     network : list of (dict or None), optional
         Per row, the ``network`` column's values (network captures: the keys
         of :data:`dlqlens.decode.schema.NETWORK`); None for other formats.

@@ -428,11 +428,20 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
     schema = message_schema()
     if wanted is not None:
         schema = pa.schema([f for f in schema if f.name in wanted])
+    # a capture that holds no message data (a piece of a text capture without
+    # its data section): the data's columns are null, not empty
+    no_data = [int(r) for r, names in fr.unknown.items() if "payload" in names]
     arrays = []
     for f in schema:
         a = cols[f.name]()
+        if no_data and f.name in _DATA_COLUMNS:
+            a = _null_rows(a, no_data, n)
         arrays.append(a.cast(f.type) if a.type != f.type else a)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+#: The columns made null for a row whose frame lists ``payload`` as unknown.
+_DATA_COLUMNS = frozenset({"payload", "payload_length", "payload_text", "data_length"})
 
 
 def _unknown_rows(unknown: dict, prefix: str) -> dict[str, list[int]]:

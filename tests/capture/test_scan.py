@@ -272,3 +272,52 @@ def test_c_hex_runs_refuses_runs_near_2_to_the_63():
             _scan.hex_runs(buf, np.array([s], np.int64).tobytes(),
                            np.array([e], np.int64).tobytes(), bytearray(8),
                            bytearray(8))
+
+
+def _find_rule(data: bytes, needle: bytes, end: int) -> list[int]:
+    """The rule: every offset where needle stands whole inside data[:end]."""
+    return [i for i in range(end - len(needle) + 1) if data[i:i + len(needle)] == needle]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200).map(lambda b: bytes(b"*MQGT a\n"[c % 8] for c in b)),
+       st.sampled_from([b"MQGET", b"**", b"*M*", b"a", b"\n*"]), st.integers(0, 200))
+def test_find_all_follows_the_rule(data, needle, end):
+    end = min(end, len(data))
+    for _ in _impls():
+        got = scan.find_all(bytearray(data), needle, end)
+        assert got.dtype == np.int64
+        assert got.tolist() == _find_rule(data, needle, end)
+
+
+def test_find_all_refuses_end_outside_the_buffer_and_an_empty_needle(impl):
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.find_all(b"MQGET", b"MQ", 6)
+    with pytest.raises(ValueError, match="empty needle"):
+        scan.find_all(b"MQGET", b"", 3)
+
+
+def test_find_all_of_many_hits(impl):
+    data = b"MQGET " * 5000  # more hits than the C loop's first allocation
+    assert scan.find_all(data, b"MQGET", len(data)).tolist() == list(range(0, len(data), 6))
+
+
+def _masked_rule(block: np.ndarray, columns) -> list[bool]:
+    """The rule of masked_rows: two neighbouring columns (of ``columns``)
+    both '*' or both '.'."""
+    cols = list(range(block.shape[1])) if columns is None else list(columns)
+    return [any(row[a] == row[b] and row[a] in (42, 46) for a, b in zip(cols, cols[1:]))
+            for row in block.tolist()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 12), st.integers(1, 40), st.data())
+def test_masked_rows_follows_the_rule(n, width, data):
+    from dlqlens.capture.text import masked_rows
+
+    cells = data.draw(st.lists(st.sampled_from([42, 46, 65, 32]), min_size=n * width,
+                               max_size=n * width))
+    block = np.array(cells, dtype=np.uint8).reshape(n, width)
+    columns = data.draw(st.none() | st.lists(st.integers(0, width - 1), unique=True).map(sorted))
+    for _ in _impls():
+        assert masked_rows(block, columns).tolist() == _masked_rule(block, columns)

@@ -447,6 +447,7 @@ def cases() -> list[tuple[dict, bytes]]:
     issue19_cases(add)
     issue23_pcap_cases(add)
     hexdump_cases(add)
+    fragment_cases(add)
     return out
 
 
@@ -726,6 +727,47 @@ def hexdump_cases(add) -> None:
         "the dumps",
         dump("xxd").replace(b"\n\n", b"\n\x00\x07\x1b[31m\n", 1), format="xxd",
         framed=3)
+
+
+def fragment_cases(add) -> None:
+    """Pieces of amqsbcg output pasted without its banner (issue 23, part 2;
+    ``docs/capture-formats.md``, "amqsbcg fragments"), damaged."""
+    text = amqsbcg.format_message(1, good(b"middle message" * 3), dlh_block=True)
+    lines = text.split("\n")
+    dlh_at = lines.index("****Dead Letter Header****")
+    data_at = [i for i, ln in enumerate(lines) if ln.startswith("****   Message")][0]
+    dlh_block, data = lines[dlh_at:data_at], [ln for ln in lines[data_at:] if ln.strip()]
+    dump = [ln for ln in data if ln[:8].isalnum() and ln[8:9] == ":"]
+    add("amqsbcg_fragment_dlh_twice_then_data.bcg",
+        "amqsbcg fragment: two Dead Letter Header blocks, then one message's data",
+        "\n".join(dlh_block + dlh_block + data).encode(), good=[],
+        bad=[["truncated", "elided"], ["truncated", "data_truncated"]], framed=2)
+    add("amqsbcg_fragment_hex_cut_mid_line.bcg",
+        "amqsbcg fragment: a Dead Letter Header block and data whose last dump line "
+        "stops inside a hex group",
+        "\n".join(dlh_block + data[:-1] + [data[-1][:17]]).encode(), good=[],
+        bad=[["bad_data", "bad_hex"]], framed=1)
+    add("amqsbcg_fragment_length_gigabytes.bcg",
+        "amqsbcg fragment: the data alone, 'length - 2147483000 bytes' and three dump lines",
+        "\n".join(["****   Message      ****", "", " length - 2147483000 bytes", ""]
+                  + dump).encode(), good=[], bad=[["bad_descriptor", "elided"],
+                                                 ["bad_descriptor", "bad_md_field"]], framed=1)
+    garbled = [ln.replace("2053", "20X3") if "Reason" in ln else
+               "  PutApplName    : '****'" if "PutApplName" in ln else ln for ln in dlh_block]
+    add("amqsbcg_fragment_dlh_garbled.bcg",
+        "amqsbcg fragment: a Dead Letter Header block with a Reason of '20X3' and its "
+        "PutApplName masked, then the data",
+        "\n".join(garbled + data).encode(), good=[],
+        bad=[["bad_descriptor", "bad_md_field"], ["bad_descriptor", "masked"]], framed=1)
+    add("amqsbcg_fragment_dump_lines_only.txt",
+        "amqsbcg's dump lines without their banner or length line: could be another "
+        "hex dump, refused by auto-detection",
+        "\n".join(dump).encode(), good=[], framed=None, error="CaptureError")
+    add("amqsbcg_fragment_banners_only.bcg",
+        "amqsbcg fragment: the Dead Letter Header and data banners with nothing under them, "
+        "named amqsbcg",
+        b"****Dead Letter Header****\n\n****   Message      ****\n\n", format="amqsbcg",
+        good=[], bad=[["bad_descriptor", "elided"]], framed=1)
 
 
 def big_cases(directory: Path) -> list[tuple[dict, Path]]:

@@ -10,7 +10,9 @@ browse that kept only the first M bytes), the MQ 9.3.4+
 the hex dump and are rebuilt from the printed fields, marked
 ``dlh_reconstructed``), properties blocks, several messages and several
 browse runs per file, ``No more messages``, CRLF line ends and the blank line
-amqsbcg inserts every 60 lines.
+amqsbcg inserts every 60 lines; and pieces of it (its sections pasted without
+the banner and the ``MQGET`` lines, in any subset, lines elided, the hex cut
+short: ``docs/capture-formats.md``, "amqsbcg fragments").
 
 The MQMD is built from the descriptor lines; the message bytes come from the
 hex columns of the dump lines (never from the character column). A damaged

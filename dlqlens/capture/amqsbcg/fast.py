@@ -10,6 +10,7 @@ hands every other message to the line reader
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -18,8 +19,10 @@ import numpy as np
 from dlqlens.capture.amqsbcg.dump import _dump_bytes, _dump_lines, _hex_columns_ok
 from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF, _LENGTH_ONLY,
                                             _MD_AT, _MD_LINES, _MD_V2_LINES, _Matcher)
-from dlqlens.capture.amqsbcg.lines import _END, _MD_BANNER, _MD_BANNER_B, _MQGET, _frame_lines
+from dlqlens.capture.amqsbcg.lines import (_DATA_BANNER, _DLH_BANNER, _END, _MD_BANNER,
+                                           _MD_BANNER_B, _MQGET, _frame_lines)
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
+from dlqlens.capture.scan import find_all
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, decode_line,
                                   masked_rows, read_text, windows)
@@ -78,6 +81,9 @@ def read_amqsbcg(path: str, *, source: str | None = None, piece: Slice | None = 
 _MQGET_OF = np.frombuffer(b"MQGET of message number", dtype=np.uint8)
 _DLH_AT = {f.name: (MQDLH.offsets[f.name], f.length, f.type) for f in MQDLH.fields}
 _DLH_SIZE = MQDLH.length()
+#: The section banners of a unit as amqsbcg prints them (M descriptor, D Dead
+#: Letter Header, A data): a unit whose banners read otherwise may hold a fragment.
+_PLAIN_ORDER = re.compile(r"M?D?A?")
 
 
 class _Block(TextBlock):
@@ -120,6 +126,15 @@ class _Block(TextBlock):
         and at each descriptor banner line, except the banner that is the
         first non-blank line after an MQGET line (that message's own)."""
         us = self.unit_starts[self.unit_starts < cut]
+        out = self._unit_counts(us, cut)
+        # a unit where a fragment may start (_fragment_units): the line reader
+        odd = self._fragment_units(us, cut)
+        if odd.any():
+            out[odd] = self.count_by_lines(us, np.append(us[1:], cut), odd)[odd]
+        return out
+
+    def _unit_counts(self, us: np.ndarray, cut: int) -> np.ndarray:
+        """:meth:`unit_counts` before the units of :meth:`_fragment_units`."""
         banners = self._banner_counts(us, cut)
         if not len(us):
             return banners
@@ -161,6 +176,35 @@ class _Block(TextBlock):
             out[odd] = self.count_by_lines(us, ue, odd)[odd]
             return out
         return banners + extra
+
+    def _fragment_units(self, us: np.ndarray, cut: int) -> np.ndarray:
+        """Units where the line reader may start a message at a Dead Letter
+        Header or data banner (a fragment of amqsbcg output,
+        :func:`~dlqlens.capture.amqsbcg.lines._frame_lines`): all but those
+        started by an MQGET line whose section banners come in amqsbcg's
+        order, each at most once (descriptor, Dead Letter Header, data)."""
+        odd = np.zeros(len(us), dtype=bool)
+        if not len(us):
+            return odd
+        pos = _find_all(self.buf, b"****", self.line_offset(cut))
+        lines = np.unique(np.searchsorted(self.starts, pos, side="right") - 1)
+        lines = lines[(lines >= 0) & (lines < cut)]
+        if not len(lines):
+            return odd
+        events: dict[int, str] = {}
+        for line in lines.tolist():
+            text = decode_line(bytes(self.buf[self.starts[line]:self.cend[line]])).strip()
+            kind = "M" if text == _MD_BANNER else "D" if text == _DLH_BANNER else \
+                "A" if _DATA_BANNER.match(text) else None
+            if kind is not None:
+                unit = int(np.searchsorted(us, line, side="right") - 1)
+                if unit >= 0:
+                    events[unit] = events.get(unit, "") + kind
+        for unit, seq in events.items():
+            if (seq.replace("M", "") and not self.mqget[us[unit]]) or \
+                    _PLAIN_ORDER.fullmatch(seq) is None:
+                odd[unit] = True
+        return odd
 
     def _banner_counts(self, us: np.ndarray, cut: int) -> np.ndarray:
         """Descriptor banner lines (the line reader's test) per unit."""
@@ -286,19 +330,9 @@ class _Block(TextBlock):
         return all(not _MQGET.search(t) and t.strip() != _MD_BANNER for t in texts[1:])
 
 
-def _find_all(buf: bytes, needle: bytes, end: int) -> np.ndarray:
-    """Offsets of ``needle`` in ``buf[:end]``, in order (overlapping ones too).
-
-    Searched from the end: ``rfind`` skips ahead by the needle's length where
-    ``find`` checks every byte: about twice as fast."""
-    out = []
-    rfind = buf.rfind
-    i = rfind(needle, 0, end)
-    while i >= 0:
-        out.append(i)
-        i = rfind(needle, 0, i + len(needle) - 1)
-    out.reverse()
-    return np.array(out, dtype=np.int64)
+def _find_all(buf, needle: bytes, end: int) -> np.ndarray:
+    """Offsets of ``needle`` in ``buf[:end]`` (:func:`dlqlens.capture.scan.find_all`)."""
+    return find_all(buf, needle, end)
 
 
 def _ranks(counts: np.ndarray) -> np.ndarray:

@@ -92,6 +92,9 @@ class _Message:
         #: the lines of the length line and of the last dump line
         self.length_line: int | None = None
         self.last_dump: int | None = None
+        #: a fragment that starts after the descriptor (at the Dead Letter
+        #: Header block or the data): no '****Message descriptor****' section
+        self.md_missing = False
 
 
 #: Missing dump lines within a message's stated length are zero-filled so
@@ -134,6 +137,19 @@ def _frame_lines(lines: Iterable[tuple[int, int, str]], source: str,
             if cur is not None:
                 finish(cur)
             cur = _Message(0, number, offset)
+            continue
+        if (stripped == _DLH_BANNER or _DATA_BANNER.match(stripped)) and \
+                (cur is None or cur.section in ("length", "data")
+                 or stripped == _DLH_BANNER and cur.section == "dlh" and cur.dlh):
+            # a fragment: a Dead Letter Header block or a message's data pasted
+            # without the descriptor before it (outside a message, after a
+            # message's data or a second block after a block's lines, where
+            # amqsbcg never prints them)
+            if cur is not None:
+                finish(cur)
+            cur = _Message(0, number, offset)
+            cur.md_missing = True
+            cur.section = "dlh" if stripped == _DLH_BANNER else "length"
             continue
         if cur is None:
             continue
@@ -296,13 +312,36 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
                 fields[name] = v
         elif name in _MD_CHAR:
             fields[name] = value
+    md_lines_missing = m.md_missing and not m.md
+    if md_lines_missing and m.dlh:
+        # the Dead Letter Header block without its message descriptor: amqsbcg
+        # prints that block only for a message whose MQMD Format is
+        # MQFMT_DEAD_LETTER_HEADER, so the Format is known; every other MQMD
+        # field is not in the capture (null, with an issue each). The block's
+        # text is packed little-endian in UTF-8 (the MQMD's Encoding and
+        # CodedCharSetId are unknown; the decode reads the same text back).
+        fields["Format"] = "MQDEAD"
+        for f in MQMD.fields:
+            if f.name != "Format":
+                issue("elided", f"md.{f.name}", "a '****Message descriptor****' section "
+                      "before the Dead Letter Header block", "none: the capture starts at "
+                      f"the block (line {m.line})", m.line)
+                unknown.append(f"md.{f.name}")
+        fields["Encoding"], fields["CodedCharSetId"] = 546, 1208
+    if md_lines_missing and not m.dlh:
+        # the message data alone: no MQMD, and no MQDLH (MQ 9.3.4+ prints it
+        # in its own block before the data; the older layouts in the dump)
+        issue("elided", "md", "a '****Message descriptor****' section",
+              f"none: the capture starts at the message data (line {m.line}): the MQMD, "
+              "and the MQDLH that MQ 9.3.4+ prints before the data, are not in it; "
+              "paste the message's descriptor section to read its headers", m.line)
     for need in ("Encoding", "CodedCharSetId", "Format"):
         if need not in fields and f"md.{need}" not in m.unreadable and \
                 not any(i[1] == f"md.{need}" for i in m.issues):
             issue("bad_md_field", f"md.{need}", f"a '{need} :' descriptor line", "none",
                   m.elided_at or m.line)
     md_ok = "Format" in fields and "Encoding" in fields and "CodedCharSetId" in fields
-    if md_ok:
+    if md_ok and not md_lines_missing:
         # the lines amqsbcg prints for every message: one missing was cut out
         need = _MD_ALWAYS + (_MD_V2 if fields.get("Version") == 2 else ())
         for name in need:
@@ -340,6 +379,8 @@ def _emit(builder: FramesBuilder, m: _Message, source: str, number: int) -> None
     elif m.shown is None:
         issue("data_truncated", "length line", "' length - N bytes' and a hex dump",
               "none", m.line)
+        if m.md_missing or not m.hex:
+            unknown.append("payload")  # no data section: the data is not in the capture
     elif len(data) < shown:
         # named where the dump stops (its last line, or the length line)
         issue("data_truncated", "hex dump", f"{shown} bytes", f"{len(data)} bytes",

@@ -19,9 +19,34 @@ from dlqlens.mq.constants import OBJECT_NAME
 
 
 def sniff(head: bytes) -> bool:
-    """True when ``head`` looks like amqsbcg output."""
+    """True when ``head`` looks like amqsbcg output, or a piece of it.
+
+    Whole output: its ``AMQSBCG0`` banner, an ``MQGET of message number``
+    line or the ``****Message descriptor****`` banner. A piece pasted
+    without them (``docs/capture-formats.md``, "amqsbcg fragments") only
+    when its section banner is followed by what amqsbcg prints under it:
+    the ``****Dead Letter Header****`` banner by a ``StrucId : 'DLH '``
+    line, the ``****   Message      ****`` banner by its ``length - N
+    bytes`` line and a dump line at offset 0. A hex dump alone (``xxd``,
+    ``hexdump -C``, or amqsbcg's dump lines without their banner) could be
+    something else: refused, as is a banner without what follows it.
+    """
     text = normalise_head(head).decode("latin-1")
-    return "AMQSBCG0" in text or _MD_BANNER in text or bool(_MQGET.search(text))
+    if "AMQSBCG0" in text or _MD_BANNER in text or _MQGET.search(text):
+        return True
+    return bool(_DLH_FRAGMENT.search(text) or _DATA_FRAGMENT.search(text))
+
+
+#: The Dead Letter Header block's banner, then (blank lines and an elision
+#: marker allowed) its StrucId line.
+_DLH_FRAGMENT = re.compile(
+    r"^[ \t]*\*{4}Dead Letter Header\*{4}[ \t]*\r?\n(?:[ \t]*(?:\.{3,}|\u2026)?[ \t]*\r?\n){0,3}"
+    r"[ \t]*StrucId[ \t]*:[ \t]*'DLH '", re.M)
+#: The data banner, its length line and the first dump line (offset 0, hex groups).
+_DATA_FRAGMENT = re.compile(
+    r"^[ \t]*\*{4}[ \t]+Message[ \t]+\*{4}[ \t]*\r?\n(?:[ \t]*\r?\n){0,3}"
+    r"[ \t]*length[ \t]*-[ \t]*\d+(?:[ \t]+of[ \t]+\d+)?[ \t]+bytes[ \t]*\r?\n(?:[ \t]*\r?\n){0,3}"
+    r"00000000:[ \t]+[0-9A-Fa-f]{2,4}[ \t]", re.M)
 
 
 _MQOPEN = re.compile(rb"^ MQOPEN - '([^'\r\n]*)' *\r?$", re.M)
