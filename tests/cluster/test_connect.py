@@ -1,0 +1,33 @@
+"""The main job and the analyses through Spark Connect (issue 22, 2).
+
+A Spark Connect server (PySpark's ``sbin/start-connect-server.sh``, on
+``local[2]``) on 127.0.0.1: the job (:mod:`tests.cluster.cluster_job`) run with
+``SPARK_REMOTE=sc://127.0.0.1:PORT`` and no ``--master`` makes a Connect
+session (``dlqlens.spark.session.spark_session``): the ``mqcapture`` source
+registered from the client and planned on the server, the Arrow UDFs of the
+rules replay, the detectors, the quality suites and the report give what the
+``local[*]`` run gives.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cluster.conftest import run_job, same_report, same_results
+
+pytestmark = [pytest.mark.spark, pytest.mark.cluster]
+
+
+@pytest.fixture(scope="module")
+def connect_job(connect_server, tmp_path_factory):
+    return run_job(tmp_path_factory.mktemp("job-connect"), remote=connect_server.connect_url)
+
+
+def test_connect_report_equals_local(connect_job, local_job):
+    same_report(local_job, connect_job)
+
+
+def test_connect_analyses_equal_local(connect_job, local_job):
+    same_results(local_job, connect_job)
+    assert connect_job["results"]["session"] == "pyspark.sql.connect.session"
+    assert connect_job["results"]["sliced_partitions"] > 2 * connect_job["results"]["files"]
