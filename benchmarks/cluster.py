@@ -70,8 +70,9 @@ def main(argv=None) -> int:
     ap.add_argument("--messages", type=int, default=1_000_000)
     ap.add_argument("--rules", type=int, default=100)
     ap.add_argument("--worker-cores", type=int, default=1)
-    ap.add_argument("--worker-memory", default="2g",
-                    help="each worker's memory, which its one executor takes (default 2g)")
+    ap.add_argument("--worker-memory", default="1g",
+                    help="each worker's memory, which its one executor takes (default 1g, "
+                         "Spark's default executor memory)")
     ap.add_argument("--workdir", help="keep the capture and the daemons' logs here")
     ap.add_argument("--json", action="store_true", help="one JSON object per stage")
     a = ap.parse_args(argv)

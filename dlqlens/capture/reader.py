@@ -162,11 +162,12 @@ def _expand(paths, root: str | None = None) -> list[tuple[str, bool]]:
                              if not f.startswith("."))
         elif os.path.exists(full):
             found.append((full, True))
-        elif glob.has_magic(p):
-            hits = sorted(glob.glob(full))
+        elif glob.has_magic(p):  # (relative to root: matched there, named as given)
+            hits = sorted(glob.glob(p, root_dir=root if full != p else None))
             if not hits:
                 raise CaptureError(f"{p}: no file matches this pattern")
-            found.extend((h, True) for h in hits if os.path.isfile(h))
+            out.extend((h, True) for h in hits if os.path.isfile(_under(root, h)))
+            continue
         else:
             raise CaptureError(f"{p}: no such file or directory")
         if full != p:  # a relative path under root: names as given (the prefix taken off)
