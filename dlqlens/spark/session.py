@@ -117,17 +117,20 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
 
     In this order:
 
-    1. ``remote`` (``--remote``), or the ``SPARK_REMOTE`` environment
-       variable: a new Spark Connect session
+    1. ``remote`` (``--remote``): a new Spark Connect session
        (``sc://host:port``) with the :data:`CONNECT_SETTINGS` and ``conf``
-       set on it, and the ``mqcapture`` source registered. The server's
-       Python workers must import dlqlens and pyarrow (``docs/scale.md``).
-    2. A classic session already active in this process (a notebook's, or
-       one an application made): returned as it is, its configuration left
+       set on it, and the ``mqcapture`` source registered
+       (:func:`connect_session`). The server's Python workers must import
+       dlqlens and pyarrow (``docs/scale.md``).
+    2. A session already active in this process (a notebook's, one an
+       application made, the one an earlier call made; classic or Connect,
+       ``SparkSession.active()``): returned as it is, its configuration left
        as found (only the ``mqcapture`` source is registered on it); giving
        ``conf`` then is an error, since dlqlens does not change a session it
        is handed.
-    3. Otherwise a session of :func:`get_spark` on ``master`` (``local[*]``
+    3. The ``SPARK_REMOTE`` environment variable: a new Spark Connect
+       session, as for ``remote``.
+    4. Otherwise a session of :func:`get_spark` on ``master`` (``local[*]``
        when None), ``conf`` overriding its settings and ``tuning`` passed
        as its keyword settings.
 
@@ -158,17 +161,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         When a local session is to be created and no Java 17+ is installed.
     """
     conf = dict(conf or {})
-    if remote is None:  # (PySpark refuses a master while SPARK_REMOTE is set, too)
-        remote = os.environ.get("SPARK_REMOTE") or None
     if remote is not None:
-        if master is not None:
-            raise UsageError(f"--master {master} and the Spark Connect URL {remote} "
-                             "(--remote or SPARK_REMOTE): a Spark Connect session has no "
-                             "master of its own (the server has one); give only one")
-        return connect_session(remote, conf)
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
+        return connect_session(_no_master(master, remote), conf)
+    active = _active_session()
     if active is not None:
         if conf:
             raise UsageError(
@@ -176,7 +171,30 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
                 "and dlqlens does not change a session it is handed; set these on it yourself")
         register(active)
         return active
+    remote = os.environ.get("SPARK_REMOTE") or None
+    if remote is not None:  # (PySpark refuses a master while SPARK_REMOTE is set, too)
+        return connect_session(_no_master(master, remote), conf)
     return get_spark(master or "local[*]", app_name, spark_conf=conf, **tuning)
+
+
+def _no_master(master: str | None, remote: str) -> str:
+    """``remote``, when no master is named too (else a UsageError)."""
+    if master is not None:
+        raise UsageError(f"--master {master} and the Spark Connect URL {remote} "
+                         "(--remote or SPARK_REMOTE): a Spark Connect session has no "
+                         "master of its own (the server has one); give only one")
+    return remote
+
+
+def _active_session():
+    """The session active in this thread, else the process's default one
+    (``SparkSession.active()``: a classic or a Spark Connect one), else None."""
+    from pyspark.sql import SparkSession
+
+    try:
+        return SparkSession.active()
+    except Exception:  # noqa: BLE001 - PySparkRuntimeError NO_ACTIVE_OR_DEFAULT_SESSION
+        return None
 
 
 def connect_session(url: str, conf: Mapping[str, str] | None = None):

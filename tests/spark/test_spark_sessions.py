@@ -41,7 +41,15 @@ def test_conf_without_key_and_value_is_refused_by_name(bad, capsys):
     assert "--conf" in err and "expected KEY=VALUE" in err and repr(bad) in err
 
 
-def test_master_and_connect_url_together_are_refused(monkeypatch):
+@pytest.fixture
+def no_session(monkeypatch):
+    """As in a new process: no session active (whatever this test run started)."""
+    import dlqlens.spark.session as session
+
+    monkeypatch.setattr(session, "_active_session", lambda: None)
+
+
+def test_master_and_connect_url_together_are_refused(monkeypatch, no_session):
     with pytest.raises(UsageError, match="--master local.2. and the Spark Connect URL sc://h:1"):
         spark_session("local[2]", remote="sc://h:1")
     monkeypatch.setenv("SPARK_REMOTE", "sc://h:2")  # the environment: the same refusal
@@ -70,7 +78,7 @@ def _conf(spark) -> dict:
 
 
 @pytest.mark.spark
-def test_a_handed_session_is_left_as_it_was(spark, tmp_path):
+def test_a_handed_session_is_left_as_it_was(spark, tmp_path, monkeypatch):
     """The session a notebook hands dlqlens: spark_session returns it untouched
     (``--conf`` refused), and loading, the detectors, the replay, the quality
     suites and the report leave its configuration as it was."""
@@ -86,6 +94,9 @@ def test_a_handed_session_is_left_as_it_was(spark, tmp_path):
         before = _conf(spark)
         assert spark_session() is spark
         assert spark_session("local[*]") is spark  # a master is for a session dlqlens creates
+        monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:1")  # so is SPARK_REMOTE
+        assert spark_session() is spark
+        monkeypatch.delenv("SPARK_REMOTE")
         with pytest.raises(UsageError, match="already active.*does not change a session"):
             spark_session(conf={"spark.sql.shuffle.partitions": "8"})
         df = load_capture(spark, str(DATASETS))
@@ -102,7 +113,7 @@ def test_a_handed_session_is_left_as_it_was(spark, tmp_path):
         spark.conf.set("spark.sql.shuffle.partitions", "2")  # the fixture's
 
 
-def test_spark_remote_without_master_makes_a_connect_session(monkeypatch):
+def test_spark_remote_without_master_makes_a_connect_session(monkeypatch, no_session):
     """SPARK_REMOTE and no master: a Connect session is asked for (an unreachable
     URL fails in the gRPC channel, not in a classic session)."""
     monkeypatch.setenv("SPARK_REMOTE", "ftp://not-connect")
