@@ -12,7 +12,8 @@
    Connect session): the decoded rows, the same capture read in slices of
    16 KiB (several partitions per file, cut at message boundaries), the
    detectors' findings, the rules replay, the quality suites, message
-   explanations and the messages in no finding, each as JSON-ready values in
+   explanations, the messages in no finding and a dmpmqmsg export of the
+   messages of two reasons (its text), each as JSON-ready values in
    ``OUT/results.json``; and where each slice was decoded (``decoded_in``:
    the working directories of the Python workers that read them).
 
@@ -35,6 +36,8 @@ from pathlib import Path
 SAMPLE = "datasets/dlq-sample"
 RULES = "datasets/rules/shop.rul"
 QUEUE_DEFS = "datasets/mqsc/qm.mqsc"
+#: A setting the job's command gives with --conf: the session it made must have it
+CONF_KEY = "spark.dlqlens.clusterJob"
 #: splitBytes of the sliced read: every file of the sample (75 to 230 KB) in 5 to 15 slices
 SLICE_BYTES = 16 * 1024
 
@@ -83,7 +86,8 @@ def main(argv=None) -> int:
     from dlqlens.cli import main as dlqlens_main
 
     command = ["report", SAMPLE, "--rules", RULES, "--queue-defs", QUEUE_DEFS,
-               "--out", str(out / "report.html")] + (["--master", master] if master else [])
+               "--out", str(out / "report.html"), "--conf", f"{CONF_KEY}=set by --conf"]
+    command += ["--master", master] if master else []
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
         status = dlqlens_main(command)
@@ -103,9 +107,12 @@ def main(argv=None) -> int:
     from dlqlens.rules.replay import replay
     from dlqlens.spark.session import load_capture, spark_session
 
-    spark = spark_session(master)  # the command's session, or a new Connect one
-    results: dict = {"session": type(spark).__module__}
-    df = load_capture(spark, SAMPLE)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.active()  # the session the command made (classic or Connect)
+    assert spark_session() is spark  # what dlqlens then hands back: that session, as it is
+    results: dict = {"session": type(spark).__module__, "conf": spark.conf.get(CONF_KEY, None)}
+    df = load_capture(spark, SAMPLE).cache()  # decoded once for the analyses below
     results["rows"] = rows(df)
 
     sliced = load_capture(spark, SAMPLE, splitBytes=SLICE_BYTES)
@@ -128,6 +135,14 @@ def main(argv=None) -> int:
                                explain_messages(df.where("dlh.Reason = 2053")
                                                 .orderBy("source", "message_number"), limit=5)]
     results["unexplained"] = rows(unexplained(df, findings))
+    # mapInArrow in the executors, toLocalIterator to this process
+    from dlqlens.spark.export import export_dmpmqmsg, select_messages
+
+    exported = export_dmpmqmsg(select_messages(df, reasons=[2053, 2085]), str(out / "q.dmp"),
+                               created=dt.datetime(2024, 3, 16, 9, 0, 0))
+    results["export"] = {"selected": exported.selected, "written": exported.written,
+                         "duplicates": exported.duplicates, "skipped": exported.skipped,
+                         "text": (out / "q.dmp").read_text(encoding="ascii")}
     (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1,
                                                  default=str), encoding="utf-8")
     with contextlib.suppress(Exception):

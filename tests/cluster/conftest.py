@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -49,15 +50,21 @@ def run_job(out: Path, master: str | None = None, remote: str | None = None) -> 
     if master:
         args += ["--master", master]
     start = time.monotonic()
-    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=JOB_TIMEOUT, start_new_session=True)
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=JOB_TIMEOUT)
+    finally:  # a timeout, an interrupt: the job's group goes (its JVM driver with it)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     seconds = time.monotonic() - start
     assert proc.returncode == 0, (f"{' '.join(args)} (SPARK_REMOTE={remote}): exit status "
-                                  f"{proc.returncode}\n{proc.stderr[-6000:]}")
+                                  f"{proc.returncode}\n{stderr[-6000:]}")
     return {"results": json.loads((out / "results.json").read_text(encoding="utf-8")),
             "text": (out / "report.txt").read_text(encoding="utf-8"),
             "html": (out / "report.html").read_text(encoding="utf-8"),
-            "seconds": seconds, "stderr": proc.stderr}
+            "seconds": seconds, "stderr": stderr}
 
 
 @pytest.fixture(scope="package")
@@ -127,3 +134,14 @@ def same_results(local: dict, other: dict) -> None:
         if key in WHERE:
             continue
         assert b[key] == a[key], f"{key} differs from the local[*] run"
+
+
+def check_conf_and_export(job: dict) -> None:
+    """The command's ``--conf`` reached the session it made, and the export wrote
+    the messages of its two reasons."""
+    r = job["results"]
+    assert r["conf"] == "set by --conf"
+    e = r["export"]
+    assert e["selected"] == 102 + 207  # MQRC_Q_FULL and MQRC_UNKNOWN_OBJECT_NAME
+    assert e["written"] > 0 and e["text"].count("\nA VER ") == e["written"]
+    assert e["written"] + e["duplicates"] + sum(e["skipped"].values()) == e["selected"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cluster.conftest import run_job, same_report, same_results
+from tests.cluster.conftest import check_conf_and_export, run_job, same_report, same_results
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 
@@ -29,6 +29,7 @@ def test_local_job_plans_several_partitions_per_file(local_job):
     assert r["sliced_partitions"] > 2 * r["files"]  # every file cut at message boundaries
     assert r["sliced_rows"] == r["rows"] and len(r["rows"]) == 669
     assert r["decoded_rows"] == len(r["rows"])
+    check_conf_and_export(local_job)
 
 
 def test_cluster_report_equals_local(cluster_job, local_job):
@@ -37,6 +38,7 @@ def test_cluster_report_equals_local(cluster_job, local_job):
 
 def test_cluster_analyses_equal_local(cluster_job, local_job):
     same_results(local_job, cluster_job)
+    check_conf_and_export(cluster_job)
     assert cluster_job["results"]["session"] == "pyspark.sql.classic.session"
 
 

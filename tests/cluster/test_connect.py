@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cluster.conftest import run_job, same_report, same_results
+from tests.cluster.conftest import check_conf_and_export, run_job, same_report, same_results
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 
@@ -29,5 +29,6 @@ def test_connect_report_equals_local(connect_job, local_job):
 
 def test_connect_analyses_equal_local(connect_job, local_job):
     same_results(local_job, connect_job)
+    check_conf_and_export(connect_job)
     assert connect_job["results"]["session"] == "pyspark.sql.connect.session"
     assert connect_job["results"]["sliced_partitions"] > 2 * connect_job["results"]["files"]
