@@ -39,7 +39,7 @@ def test_cluster_report_equals_local(cluster_job, local_job):
 def test_cluster_analyses_equal_local(cluster_job, local_job):
     same_results(local_job, cluster_job)
     check_conf_and_export(cluster_job)
-    assert cluster_job["results"]["session"] == "pyspark.sql.classic.session"
+    assert cluster_job["results"]["session"] == "pyspark.sql.session"
 
 
 def test_cluster_decodes_on_both_workers(cluster_job, loopback_cluster):
