@@ -32,3 +32,25 @@ def test_connect_analyses_equal_local(connect_job, local_job):
     check_conf_and_export(connect_job)
     assert connect_job["results"]["session"] == "pyspark.sql.connect.session"
     assert connect_job["results"]["sliced_partitions"] > 2 * connect_job["results"]["files"]
+
+
+def test_connect_refuses_a_static_conf_by_name(connect_server):
+    """``--conf`` of a setting a Connect session cannot take at run time (the
+    server's executors' memory): exit status 2, naming it, before any job."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = dict(os.environ, SPARK_REMOTE=connect_server.connect_url,
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", ""))
+                                          if p))
+    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    proc = subprocess.run([sys.executable, "-m", "dlqlens.cli", "summary", "datasets/dlq-sample",
+                           "--conf", "spark.executor.memory=2g"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert ("dlqlens: error: --conf spark.executor.memory=2g: the Spark Connect server "
+            f"{connect_server.connect_url} does not take it at run time") in proc.stderr
+    assert "start-connect-server.sh --conf" in proc.stderr
