@@ -13,7 +13,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -141,28 +141,45 @@ def expand_paths(paths) -> list[str]:
     return [p for p, _ in _expand(paths)]
 
 
-def _expand(paths) -> list[tuple[str, bool]]:
-    """``(file, named)`` pairs: ``named`` is False for files found in a directory."""
+def _expand(paths, root: str | None = None) -> list[tuple[str, bool]]:
+    """``(file, named)`` pairs: ``named`` is False for files found in a directory.
+
+    With ``root``, relative paths are looked up under ``root`` (not the
+    working directory) and their files keep relative names, as if the
+    working directory were ``root``.
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: list[tuple[str, bool]] = []
     for p in paths:
         p = os.fspath(p)
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
+        full = _under(root, p)
+        found: list[tuple[str, bool]] = []
+        if os.path.isdir(full):
+            for top, dirs, files in os.walk(full):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                out.extend((os.path.join(root, f), False) for f in sorted(files)
-                           if not f.startswith("."))
-        elif os.path.exists(p):
-            out.append((p, True))
-        elif glob.has_magic(p):
-            hits = sorted(glob.glob(p))
+                found.extend((os.path.join(top, f), False) for f in sorted(files)
+                             if not f.startswith("."))
+        elif os.path.exists(full):
+            found.append((full, True))
+        elif glob.has_magic(p):  # (relative to root: matched there, named as given)
+            hits = sorted(glob.glob(p, root_dir=root if full != p else None))
             if not hits:
                 raise CaptureError(f"{p}: no file matches this pattern")
-            out.extend((h, True) for h in hits if os.path.isfile(h))
+            out.extend((h, True) for h in hits if os.path.isfile(_under(root, h)))
+            continue
         else:
             raise CaptureError(f"{p}: no such file or directory")
+        if full != p:  # a relative path under root: names as given (the prefix taken off)
+            cut = len(full) - len(p)
+            found = [(f[cut:], named) for f, named in found]
+        out.extend(found)
     return out
+
+
+def _under(root: str | None, path: str) -> str:
+    """``path`` looked up under ``root`` when it is relative and a root is given."""
+    return path if not root or os.path.isabs(path) else os.path.join(root, path)
 
 
 @dataclass(frozen=True)
@@ -174,10 +191,20 @@ class Piece:
     slice: Slice
     #: the format was named by the caller (not recognised from the file)
     forced: bool = False
+    #: the directory a relative :attr:`path` is opened under (None: the working
+    #: directory of the process reading it); set when the pieces are read by
+    #: other processes than the one that planned them (Spark executors)
+    root: str | None = None
 
     @property
     def path(self) -> str:
+        """The file's name as given (the ``source`` column of its rows)."""
         return self.slice.path
+
+    @property
+    def file(self) -> str:
+        """The path to open: :attr:`path`, under :attr:`root` when relative."""
+        return _under(self.root, self.slice.path)
 
 
 def captured_queues(pieces) -> dict[str, tuple[str | None, str]]:
@@ -212,7 +239,7 @@ def captured_queues(pieces) -> dict[str, tuple[str | None, str]]:
             continue
         seen.add(piece.path)
         try:
-            with open(piece.path, "rb") as fh:
+            with open(piece.file, "rb") as fh:
                 head = fh.read(SNIFF_BYTES)
         except OSError as exc:
             raise CaptureError(f"{piece.path}: cannot open: {exc.strerror or exc}") from exc
@@ -242,7 +269,7 @@ def captured_times(pieces) -> dict:
         if piece.format != "dmpmqmsg" or piece.path in out:
             continue
         try:
-            with open(piece.path, "rb") as fh:
+            with open(piece.file, "rb") as fh:
                 head = fh.read(SNIFF_BYTES)
         except OSError as exc:
             raise CaptureError(f"{piece.path}: cannot open: {exc.strerror or exc}") from exc
@@ -252,7 +279,7 @@ def captured_times(pieces) -> dict:
     return out
 
 
-def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
+def plan_pieces(paths, options: ReadOptions, root: str | None = None) -> list[Piece]:
     """The pieces to read: one per file, large captures split.
 
     Raw captures larger than ``options.split_bytes`` are split through
@@ -267,33 +294,42 @@ def plan_pieces(paths, options: ReadOptions) -> list[Piece]:
     format is unknown (a README, a golden file) becomes a ``skipped`` piece;
     a file named explicitly must be a capture.
 
+    ``root`` (an absolute directory) is where relative paths are looked up
+    instead of the working directory: the Spark data source plans with the
+    driver's working directory as ``root`` and the pieces carry it, so an
+    executor whose working directory is elsewhere (a standalone worker's
+    ``work/`` directory) opens the same files (:attr:`Piece.file`), while
+    every piece keeps the path as given (:attr:`Piece.path`, the ``source``
+    column).
+
     Raises
     ------
     CaptureError
         A named path is missing or a named file is in no known format.
     """
     pieces = []
-    for path, named in _expand(paths):
-        if os.path.getsize(path) == 0:
-            pieces.append(Piece("empty", Slice(path)))
+    for path, named in _expand(paths, root):
+        file = _under(root, path)
+        if os.path.getsize(file) == 0:
+            pieces.append(Piece("empty", Slice(path), root=root))
             continue
         if options.format == "auto":
             try:
-                fmt = detect_format(path)
+                fmt = detect_format(file)
             except CaptureError:
                 if named:
                     raise
-                pieces.append(Piece("skipped", Slice(path)))
+                pieces.append(Piece("skipped", Slice(path), root=root))
                 continue
         else:
             fmt = get_format(options.format).name
         spec = FORMATS[fmt]
         forced = options.format != "auto"
         if spec.plan_reads and not options.split_text:
-            pieces.append(Piece(fmt, Slice(path), forced))
+            pieces.append(Piece(fmt, Slice(path), forced, root))
             continue
-        pieces.extend(Piece(fmt, s, forced) for s in spec.plan(
-            path, options.split_bytes, max_message_bytes=options.max_message_bytes))
+        slices = spec.plan(file, options.split_bytes, max_message_bytes=options.max_message_bytes)
+        pieces.extend(Piece(fmt, replace(s, path=path), forced, root) for s in slices)
     return pieces
 
 
@@ -341,7 +377,8 @@ def read_piece(piece: Piece, options: ReadOptions,
     if piece.format == "empty":
         stats.empty_files.append(piece.path)
         return
-    frames = FORMATS[piece.format].read(piece.path, batch_size=options.batch_size,
+    frames = FORMATS[piece.format].read(piece.file, source=piece.path,
+                                        batch_size=options.batch_size,
                                         piece=piece.slice,
                                         max_message_bytes=options.max_message_bytes)
     need = None
@@ -393,7 +430,7 @@ def _refuse_forced(piece: Piece) -> None:
     error, unless the file looks like that format (an empty queue's dump)."""
     spec = FORMATS[piece.format]
     try:
-        with open(piece.path, "rb") as fh:
+        with open(piece.file, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
     except OSError as exc:
         raise CaptureError(f"{piece.path}: cannot open: {exc.strerror or exc}") from exc

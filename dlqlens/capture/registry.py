@@ -27,8 +27,9 @@ def _no_banner(head: bytes) -> tuple[None, None]:
 class CaptureFormat:
     """One capture format: its name, sniffer, reader, writer and planner.
 
-    ``read(path, piece=None, batch_size=...)`` frames a file (or one
-    :class:`~dlqlens.capture.slices.Slice` of it); ``plan(path,
+    ``read(path, source=None, piece=None, batch_size=...)`` frames a file (or
+    one :class:`~dlqlens.capture.slices.Slice` of it), naming it ``source``
+    (default ``path``) in its rows; ``plan(path,
     target_bytes)`` cuts a file into slices of about ``target_bytes``;
     ``plan_reads`` says whether planning reads the whole file (text formats
     count their messages) or only an index (raw). ``banner(head)`` gives the

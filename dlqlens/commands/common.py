@@ -69,8 +69,55 @@ def add_mode_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_master_option(parser: argparse.ArgumentParser) -> None:
-    """``--master``: the Spark master of the session dlqlens creates."""
-    parser.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    """The options that say where Spark runs, as Spark's own tools have them:
+    ``--master URL``, ``--conf key=value`` (repeatable) and ``--remote
+    sc://host:port`` (a Spark Connect server; ``SPARK_REMOTE`` in the
+    environment does the same when no ``--master`` is given).
+    :func:`spark_for` turns them into a session (docs/scale.md)."""
+    parser.add_argument("--master", default=None,
+                        help="Spark master URL: local[N], spark://host:7077, ... (default "
+                             "local[*], or a Spark Connect session when SPARK_REMOTE is set)")
+    parser.add_argument("--conf", action="append", default=[], type=spark_conf_item,
+                        metavar="KEY=VALUE",
+                        help="a Spark configuration item, as spark-submit takes it "
+                             "(repeatable; it overrides dlqlens's own settings)")
+    parser.add_argument("--remote", metavar="sc://HOST:PORT", default=None,
+                        help="run on a Spark Connect server (default: SPARK_REMOTE when set)")
+
+
+def spark_conf_item(text: str) -> tuple[str, str]:
+    """An argparse ``type``: ``KEY=VALUE`` of ``--conf``, split at the first ``=``.
+
+    A text without ``=`` or with an empty key is refused by argparse with the
+    option's name, what was expected and what was found (exit status 2).
+    """
+    from dlqlens.safe import one_line
+
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected KEY=VALUE (for example spark.executor.memory=2g), "
+            f"found {one_line(repr(text))}")
+    return key.strip(), value
+
+
+spark_conf_item.__name__ = "KEY=VALUE"  # argparse's fallback message names the type
+
+
+def spark_for(args: argparse.Namespace, **tuning):
+    """The session of a command: ``--master``, ``--conf``, ``--remote`` or
+    ``SPARK_REMOTE`` (:func:`dlqlens.spark.session.spark_session`);
+    ``tuning`` are settings of a session dlqlens creates.
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        As :func:`~dlqlens.spark.session.spark_session` does.
+    """
+    from dlqlens.spark.session import spark_session
+
+    return spark_session(getattr(args, "master", None), dict(getattr(args, "conf", None) or ()),
+                         remote=getattr(args, "remote", None), **tuning)
 
 
 def plan_captures(paths, fmt: str, mode: str = "PERMISSIVE") -> list:
@@ -176,7 +223,7 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
     Parameters
     ----------
     args : argparse.Namespace
-        With ``format`` and ``master``.
+        With ``format`` and the options of :func:`add_master_option`.
     paths : list of str
         Capture files, directories or glob patterns.
     mode : str
@@ -194,12 +241,12 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
     """
     import sys
 
-    from dlqlens.spark.session import get_spark, load_capture
+    from dlqlens.spark.session import load_capture
 
     if pieces is None:
         pieces = plan_captures(paths, args.format, mode)
     # Spark's console progress bar on a terminal: the long stages show they are moving
-    spark = get_spark(args.master, spark_ui_showConsoleProgress=str(sys.stderr.isatty()).lower())
+    spark = spark_for(args, spark_ui_showConsoleProgress=str(sys.stderr.isatty()).lower())
     kw = {} if columns is None else {"columns": list(columns)}
     return load_capture(spark, paths, format=args.format, mode=mode, **kw), pieces
 

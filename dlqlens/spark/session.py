@@ -7,7 +7,9 @@ import shutil
 import subprocess
 import sys
 
-from dlqlens.errors import DlqlensError
+from collections.abc import Mapping
+
+from dlqlens.errors import DlqlensError, UsageError
 
 
 #: ``spark.sql.codegen.hugeMethodLimit`` of the sessions :func:`get_spark` makes:
@@ -41,14 +43,16 @@ def check_java() -> str:
     return first
 
 
-def get_spark(master: str = "local[*]", app_name: str = "dlqlens", **conf):
+def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
+              spark_conf: Mapping[str, str] | None = None, **conf):
     """A SparkSession for dlqlens, with the ``mqcapture`` source registered.
 
     Sets ``PYSPARK_PYTHON`` to this interpreter (executors must import
     dlqlens and pyarrow), turns the UI off, keeps shuffles small and binds to
     the loopback address. Extra ``conf`` items are passed to the builder
     (underscores in keys stand for dots: ``spark_sql_shuffle_partitions=4``)
-    and override these settings.
+    and override these settings; ``spark_conf`` items (Spark's own keys, as
+    ``--conf key=value`` gives them, underscores kept) override them all.
 
     ``spark.sql.codegen.hugeMethodLimit`` is set to 8000 (Spark's default is
     65535): whole-stage code generation puts the matching of every rule of a
@@ -86,11 +90,145 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", **conf):
         "spark.sql.codegen.hugeMethodLimit": str(HUGE_METHOD_LIMIT),
     }
     settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
+    settings.update({k: str(v) for k, v in (spark_conf or {}).items()})
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+#: The settings of :func:`get_spark` a session can take at run time (Spark SQL
+#: configurations), which :func:`spark_session` sets on a Spark Connect session
+#: it creates (the others, such as ``spark.ui.enabled``, are the server's).
+#: ``spark.sql.session.timeZone`` matters for results: times are shown in UTC.
+CONNECT_SETTINGS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.codegen.hugeMethodLimit": str(HUGE_METHOD_LIMIT),
+}
+
+
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, *,
+                  remote: str | None = None, app_name: str = "dlqlens", **tuning):
+    """The session a command runs on, chosen by Spark's usual means.
+
+    In this order:
+
+    1. ``remote`` (``--remote``): a new Spark Connect session
+       (``sc://host:port``) with the :data:`CONNECT_SETTINGS` and ``conf``
+       set on it, and the ``mqcapture`` source registered
+       (:func:`connect_session`). The server's Python workers must import
+       dlqlens and pyarrow (``docs/scale.md``).
+    2. A session already active in this process (a notebook's, one an
+       application made, the one an earlier call made; classic or Connect,
+       ``SparkSession.active()``): returned as it is, its configuration left
+       as found (only the ``mqcapture`` source is registered on it); giving
+       ``conf`` then is an error, since dlqlens does not change a session it
+       is handed.
+    3. The ``SPARK_REMOTE`` environment variable: a new Spark Connect
+       session, as for ``remote``.
+    4. Otherwise a session of :func:`get_spark` on ``master`` (``local[*]``
+       when None), ``conf`` overriding its settings and ``tuning`` passed
+       as its keyword settings.
+
+    Parameters
+    ----------
+    master : str, optional
+        A Spark master URL (``local[2]``, ``spark://host:7077``, ``yarn``).
+    conf : mapping of str to str, optional
+        Spark configuration (``--conf key=value``): the key as Spark names it.
+    remote : str, optional
+        A Spark Connect URL (``sc://host:15002``).
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+        A classic session or a Spark Connect one
+        (``pyspark.sql.connect.session.SparkSession``).
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        When both a master and a Connect URL (``remote`` or ``SPARK_REMOTE``)
+        are named (a Connect session has no master: the server has one); when a ``conf`` key cannot be set on a
+        Connect session (a static one, such as ``spark.executor.memory``: it
+        is set where the server is started); when ``conf`` is given and a
+        session is already active.
+    JavaMissingError
+        When a local session is to be created and no Java 17+ is installed.
+    """
+    conf = dict(conf or {})
+    if remote is not None:
+        return connect_session(_no_master(master, remote), conf)
+    active = _active_session()
+    if active is not None:
+        if conf:
+            raise UsageError(
+                f"--conf {', '.join(conf)}: a Spark session is already active in this process "
+                "and dlqlens does not change a session it is handed; set these on it yourself")
+        register(active)
+        return active
+    remote = os.environ.get("SPARK_REMOTE") or None
+    if remote is not None:  # (PySpark refuses a master while SPARK_REMOTE is set, too)
+        return connect_session(_no_master(master, remote), conf)
+    return get_spark(master or "local[*]", app_name, spark_conf=conf, **tuning)
+
+
+def _no_master(master: str | None, remote: str) -> str:
+    """``remote``, when no master is named too (else a UsageError)."""
+    if master is not None:
+        raise UsageError(f"--master {master} and the Spark Connect URL {remote} "
+                         "(--remote or SPARK_REMOTE): a Spark Connect session has no "
+                         "master of its own (the server has one); give only one")
+    return remote
+
+
+def _active_session():
+    """The session active in this thread, else the process's default one
+    (``SparkSession.active()``: a classic or a Spark Connect one), else None."""
+    from pyspark.sql import SparkSession
+
+    try:
+        return SparkSession.active()
+    except Exception:  # noqa: BLE001 - PySparkRuntimeError NO_ACTIVE_OR_DEFAULT_SESSION
+        return None
+
+
+def connect_session(url: str, conf: Mapping[str, str] | None = None):
+    """A new Spark Connect session on ``url`` for dlqlens.
+
+    Sets :data:`CONNECT_SETTINGS`, then ``conf``, on the new server-side
+    session (a session of its own: other clients' sessions on the same
+    server are untouched) and registers the ``mqcapture`` source.
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        When ``url`` is not a Spark Connect URL, or a ``conf`` key cannot be
+        set at run time (Spark's error for it quoted).
+    """
+    if not url.startswith("sc://"):
+        raise UsageError(f"Spark Connect URL {url!r}: expected sc://host:port "
+                         "(as SPARK_REMOTE or --remote)")
+    from pyspark.sql import SparkSession
+
+    # pyspark's own builder (not pyspark.sql.connect's): it also switches this process's
+    # pyspark.sql.functions to Spark Connect, as SPARK_REMOTE does
+    spark = SparkSession.builder.remote(url).create()
+    for key, value in {**CONNECT_SETTINGS, **(conf or {})}.items():
+        try:
+            spark.conf.set(key, str(value))
+        except Exception as exc:  # pyspark's AnalysisException for a static key
+            if key in (conf or {}):
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise UsageError(
+                    f"--conf {key}={value}: the Spark Connect server {url} does not take it "
+                    f"at run time ({first}); set it where the server is started "
+                    "(start-connect-server.sh --conf ...)") from None
+            raise
     register(spark)
     return spark
 
@@ -126,7 +264,10 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         For a column name that does not exist.
     """
     register(spark)
-    reader = spark.read.format("mqcapture").option("format", format).option("mode", mode)
+    # relative paths are the caller's: the read is planned by another process (a Python
+    # worker of the driver, or of a Spark Connect server) that may have another directory
+    reader = (spark.read.format("mqcapture").option("format", format).option("mode", mode)
+              .option("relativeTo", os.getcwd()))
     if columns is not None:
         from pyspark.sql.types import StructType
 

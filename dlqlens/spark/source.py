@@ -13,19 +13,28 @@ default: split large text captures too, after counting their messages on
 the driver), ``columns`` (comma-separated top-level columns to read),
 ``maxMessageBytes`` (largest message data decoded, IBM MQ's 100 MB by
 default: a larger one is a ``too_large`` row, not read;
-:mod:`dlqlens.capture.limits`).
+:mod:`dlqlens.capture.limits`), ``relativeTo`` (the absolute directory
+relative paths are looked up in; default: the working directory of the
+process that plans the read, which is the driver's in a classic session and
+the server's over Spark Connect; :func:`dlqlens.spark.load_capture` passes
+the caller's).
 A schema given with ``.schema(...)`` must be a selection of the full schema's
 top-level columns (same names and types, any order): Python data sources have
 no column-pruning hook, so this is how a read leaves out columns such as
 ``raw`` and ``payload`` that an analysis does not use. Paths may be files,
 directories or glob patterns; they are planned on the driver into one
 partition per file (or per slice of a large capture), and each partition
-yields Arrow record batches.
+yields Arrow record batches. A partition carries everything its executor
+needs (the piece, the options, the directory relative paths are under):
+executors read no driver state, only the capture files, which must be
+visible under the same paths on every machine of the cluster, as for
+Spark's own file sources.
 Requires Spark 4.0+ (Python data sources with Arrow batches) and Java 17.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -61,6 +70,10 @@ class MQCaptureDataSource(DataSource):
         from dlqlens.spark.schema import spark_schema
 
         opts = dict(self.options)
+        root = next((opts.pop(k) for k in list(opts) if k.lower() == "relativeto"), None)
+        if root is not None and not os.path.isabs(root):
+            raise UsageError(f"mqcapture: option relativeTo: expected an absolute directory, "
+                             f"found {root!r}")
         full = spark_schema()
         names = list(schema.fieldNames())
         if names != full.fieldNames():
@@ -77,18 +90,22 @@ class MQCaptureDataSource(DataSource):
             if given and [c.strip() for c in given.split(",")] != names:
                 raise UsageError("mqcapture: option columns and the given schema disagree")
             opts["columns"] = ",".join(names)
-        return MQCaptureReader(ReadOptions.from_options(opts), paths_from_options(opts))
+        # planned here (the driver, or the Connect server): relative paths are under
+        # this process's working directory, which the executors do not share
+        return MQCaptureReader(ReadOptions.from_options(opts), paths_from_options(opts),
+                               root or os.getcwd())
 
 
 class MQCaptureReader(DataSourceReader):
-    def __init__(self, options, paths):
+    def __init__(self, options, paths, root: str):
         self.options = options
         self.paths = paths
+        self.root = root
 
     def partitions(self):
         from dlqlens.capture.reader import plan_pieces
 
-        return [CapturePartition(p) for p in plan_pieces(self.paths, self.options)
+        return [CapturePartition(p) for p in plan_pieces(self.paths, self.options, self.root)
                 if p.format not in ("skipped", "empty")]
 
     def read(self, partition):

@@ -910,7 +910,10 @@ class Explorer:
         self.model = model
         self.status = W.HTML()
         self.progress_bar = W.IntProgress(min=0, max=1, value=0, layout=W.Layout(width="160px"))
-        sc = model.df.sparkSession.sparkContext
+        try:
+            sc = model.df.sparkSession.sparkContext
+        except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext, no status tracker
+            sc = None
 
         def report(text, done, total):
             self.status.value = f"<i>{html.escape(text)}</i>"

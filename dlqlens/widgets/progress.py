@@ -29,7 +29,9 @@ class SparkProgress:
 
     Parameters
     ----------
-    spark_context : pyspark.SparkContext
+    spark_context : pyspark.SparkContext or None
+        None for a Spark Connect session, which has no status tracker: the
+        block is then reported as started and as done, with no task counts.
     report : callable
         ``report(text: str, done: int, total: int)``; ``total`` 0 while no
         task is known yet. Called at most every ``interval`` seconds, and once
@@ -67,6 +69,8 @@ class SparkProgress:
     # -- polling -------------------------------------------------------------
     def poll(self) -> tuple[int, int]:
         """Tasks finished and known over the group's jobs, now."""
+        if self.sc is None:
+            return self.done, self.total
         tracker = self.sc.statusTracker()
         jobs = list(tracker.getJobIdsForGroup(self.group))
         self.jobs = sorted(set(self.jobs) | set(jobs))
@@ -101,9 +105,11 @@ class SparkProgress:
     # -- context manager ------------------------------------------------------
     def __enter__(self):
         self._start = time.monotonic()
+        self.report(f"{self.description}…", 0, 0)
+        if self.sc is None:
+            return self
         self._previous = self.sc.getLocalProperty("spark.jobGroup.id")
         self.sc.setLocalProperty("spark.jobGroup.id", self.group)
-        self.report(f"{self.description}…", 0, 0)
         self._thread = threading.Thread(target=self._loop, name=self.group, daemon=True)
         self._thread.start()
         return self
@@ -112,11 +118,14 @@ class SparkProgress:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.sc.setLocalProperty("spark.jobGroup.id", self._previous)
+        if self.sc is not None:
+            self.sc.setLocalProperty("spark.jobGroup.id", self._previous)
         self.seconds = time.monotonic() - self._start
         with contextlib.suppress(Exception):
             self.poll()
-        if exc_type is None:
+        if exc_type is None and self.sc is None:
+            text = f"done in {self.seconds:.1f} s (Spark Connect: no task counts)"
+        elif exc_type is None:
             text = (f"done in {self.seconds:.1f} s ({len(self.jobs)} Spark job(s), "
                     f"{self.done} tasks)")
         else:

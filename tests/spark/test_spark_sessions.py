@@ -1,0 +1,122 @@
+"""Pointing dlqlens at a Spark (issue 22, 4): ``--master``, ``--conf``,
+``--remote``/``SPARK_REMOTE`` on every Spark verb, and a session dlqlens is
+handed (a notebook's) left as it was found."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dlqlens.cli import build_parser
+from dlqlens.errors import UsageError
+from dlqlens.spark.session import CONNECT_SETTINGS, connect_session, spark_session
+from tests.conftest import DATASETS, ROOT
+
+#: Every verb that runs on Spark, with the arguments it needs besides the Spark options.
+SPARK_VERBS = [
+    ["report", "x"], ["summary", "x"], ["audit", "x"], ["detect", "x"],
+    ["export", "x", "--out", "y"], ["rules", "replay", "t", "x"], ["rules", "diff", "a", "b", "x"],
+    ["rules", "check", "t", "--capture", "x"],
+]
+
+
+@pytest.mark.parametrize("verb", SPARK_VERBS, ids=lambda v: " ".join(v[:2]))
+def test_every_spark_verb_takes_master_conf_and_remote(verb):
+    args = build_parser().parse_args(verb + ["--conf", "spark.executor.memory=2g",
+                                             "--conf", "spark.executorEnv.MY_VAR=a=b",
+                                             "--master", "spark://127.0.0.1:7077"])
+    assert args.conf == [("spark.executor.memory", "2g"), ("spark.executorEnv.MY_VAR", "a=b")]
+    assert args.master == "spark://127.0.0.1:7077" and args.remote is None
+    args = build_parser().parse_args(verb + ["--remote", "sc://127.0.0.1:15002"])
+    assert args.remote == "sc://127.0.0.1:15002" and args.master is None and args.conf == []
+
+
+@pytest.mark.parametrize("bad", ["spark.executor.memory", "=2g", ""])
+def test_conf_without_key_and_value_is_refused_by_name(bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["detect", "x", "--conf", bad])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--conf" in err and "expected KEY=VALUE" in err and repr(bad) in err
+
+
+@pytest.fixture
+def no_session(monkeypatch):
+    """As in a new process: no session active (whatever this test run started)."""
+    import dlqlens.spark.session as session
+
+    monkeypatch.setattr(session, "_active_session", lambda: None)
+
+
+def test_master_and_connect_url_together_are_refused(monkeypatch, no_session):
+    with pytest.raises(UsageError, match="--master local.2. and the Spark Connect URL sc://h:1"):
+        spark_session("local[2]", remote="sc://h:1")
+    monkeypatch.setenv("SPARK_REMOTE", "sc://h:2")  # the environment: the same refusal
+    with pytest.raises(UsageError, match="--master yarn and the Spark Connect URL sc://h:2"):
+        spark_session("yarn")
+
+
+def test_connect_url_must_be_sc():
+    with pytest.raises(UsageError, match=r"expected sc://host:port"):
+        connect_session("http://127.0.0.1:15002")
+
+
+@pytest.mark.spark
+def test_connect_settings_are_get_sparks(spark):
+    """A Connect session gets the run-time settings of the sessions get_spark makes
+    (the fixture's own shuffle partitions aside)."""
+    for key, value in CONNECT_SETTINGS.items():
+        if key != "spark.sql.shuffle.partitions":
+            assert spark.conf.get(key) == value, key
+
+
+def _conf(spark) -> dict:
+    """Everything set on a session: the SparkContext's conf and the SQL conf."""
+    return {**dict(spark.sparkContext.getConf().getAll()),
+            **{r["key"]: r["value"] for r in spark.sql("SET").collect()}}
+
+
+@pytest.mark.spark
+def test_a_handed_session_is_left_as_it_was(spark, tmp_path, monkeypatch):
+    """The session a notebook hands dlqlens: spark_session returns it untouched
+    (``--conf`` refused), and loading, the detectors, the replay, the quality
+    suites and the report leave its configuration as it was."""
+    from dlqlens.detect import run
+    from dlqlens.quality import audit
+    from dlqlens.report import build_report
+    from dlqlens.rules import parse_file
+    from dlqlens.rules.replay import replay
+    from dlqlens.spark.session import load_capture
+
+    spark.conf.set("spark.sql.shuffle.partitions", "3")  # a user's own choice
+    try:
+        before = _conf(spark)
+        assert spark_session() is spark
+        assert spark_session("local[*]") is spark  # a master is for a session dlqlens creates
+        monkeypatch.setenv("SPARK_REMOTE", "sc://127.0.0.1:1")  # so is SPARK_REMOTE
+        assert spark_session() is spark
+        monkeypatch.delenv("SPARK_REMOTE")
+        with pytest.raises(UsageError, match="already active.*does not change a session"):
+            spark_session(conf={"spark.sql.shuffle.partitions": "8"})
+        df = load_capture(spark, str(DATASETS))
+        findings = run(df)
+        assert findings.count() > 0
+        table = parse_file(str(ROOT / "datasets/rules/shop.rul"))
+        assert replay(table, df).count() == 669
+        assert audit(df, rules=table).results
+        build_report(df, rules=table).write(str(tmp_path / "r.html"))
+        after = _conf(spark)
+        assert after == before
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "3"
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "2")  # the fixture's
+
+
+def test_spark_remote_without_master_makes_a_connect_session(monkeypatch, no_session):
+    """SPARK_REMOTE and no master: a Connect session is asked for (an unreachable
+    URL fails in the gRPC channel, not in a classic session)."""
+    monkeypatch.setenv("SPARK_REMOTE", "ftp://not-connect")
+    with pytest.raises(UsageError, match="ftp://not-connect.*expected sc://"):
+        spark_session()
+    assert os.environ.get("SPARK_CONNECT_MODE_ENABLED") is None
