@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from dlqlens.commands.common import (MAX_MESSAGE_NUMBER, add_capture_time_option, add_captures_argument,
-                                     add_format_option, add_master_option, add_mode_option,
+from dlqlens.commands.common import (MAX_MESSAGE_NUMBER, UNREAD, add_capture_time_option,
+                                     add_captures_argument, add_format_option, add_master_option, add_mode_option,
                                      capture_time_arg, capture_times, captured_queues,
                                      load_captures, plan_captures, unread_files, whole_number)
 
@@ -147,7 +147,9 @@ def decode_to_parquet(args, limit: int) -> int:
         print(f"dlqlens: not read: {one_line(path)}: {one_line(why)}", file=sys.stderr)
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces,
                           maxMessageBytes=limit)
-    marker = write_messages(df, out, capture_queues=captured_queues(pieces),
+    marker = write_messages(df, out, sources=sorted({p.path for p in pieces
+                                                     if p.format not in UNREAD}),
+                            capture_queues=captured_queues(pieces),
                             capture_times=captured_times(pieces))
     sources = marker["sources"]
     rows = sum(s["messages"] for s in sources)

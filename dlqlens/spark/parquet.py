@@ -208,10 +208,18 @@ def read_marker(directory) -> dict:
             "last by 'dlqlens decode --to' and '--to' of the analyses; a write that failed "
             "half-way leaves none: write the directory again)") from None
     except (OSError, ValueError) as exc:
-        raise UsageError(f"{one_line(path)}: cannot read the marker: {one_line(str(exc))}") from None
-    if not isinstance(marker, dict) or marker.get("layout") != LAYOUT_VERSION:
+        raise UsageError(f"{one_line(path)}: cannot read the marker: "
+                         f"{one_line(str(exc))}") from None
+    layout = marker.get("layout") if isinstance(marker, dict) else marker
+    if layout != LAYOUT_VERSION:
         raise UsageError(f"{one_line(path)}: expected layout {LAYOUT_VERSION} of a dlqlens "
-                         f"directory, found {one_line(repr(marker.get('layout') if isinstance(marker, dict) else marker))}")
+                         f"directory, found {one_line(repr(layout))}")
+    sources = marker.get("sources")
+    if marker.get("kind") == "messages" and not (
+            isinstance(sources, list)
+            and all(isinstance(x, dict) and isinstance(x.get("source"), str) for x in sources)):
+        raise UsageError(f"{one_line(path)}: sources: expected a list of objects with a "
+                         f"source, found {one_line(repr(sources)[:80])}")
     return marker
 
 
@@ -266,16 +274,18 @@ def message_input(paths) -> MessageInput | None:
     for p in marked:
         m = read_marker(p)
         if m.get("kind") != "messages":
-            raise UsageError(f"{one_line(p)}: holds dlqlens results ({one_line(str(m.get('kind')))}), "
-                             "not decoded messages ('dlqlens decode CAPTURE... --to DIR' writes those)")
+            raise UsageError(f"{one_line(p)}: holds dlqlens results "
+                             f"({one_line(str(m.get('kind')))}), not decoded messages "
+                             "('dlqlens decode CAPTURE... --to DIR' writes those)")
         markers.append(m)
     got = MessageInput(directories=marked, markers=markers)
     seen: dict[str, str] = {}
     for d, m in zip(marked, markers):
         for s in m["sources"]:
             if s["source"] in seen:
-                raise UsageError(f"{one_line(s['source'])} is in both {one_line(seen[s['source']])} "
-                                 f"and {one_line(d)}: give each capture once")
+                raise UsageError(f"{one_line(s['source'])} is in both "
+                                 f"{one_line(seen[s['source']])} and {one_line(d)}: "
+                                 "give each capture once")
             seen[s["source"]] = d
     return got
 
@@ -293,9 +303,12 @@ def refuse_failfast(found: MessageInput) -> None:
     for e in found:
         first = e.info.get("first_malformed")
         if first:
-            raise MalformedMessageError({"source": e.path, "message_number": first["message_number"],
-                                         "message": f"{e.path}: message {first['message_number']}: "
-                                                    f"{first['decode_status']}"})
+            n = first["message_number"]
+            raise MalformedMessageError({
+                "source": e.path, "message_number": n,
+                "message": f"{e.path}: message {n}: {first['decode_status']} (FAILFAST; the "
+                           f"directory keeps it: 'dlqlens explain DIR -m {n}' says why; "
+                           "--mode PERMISSIVE or DROPMALFORMED reads the directory)"})
 
 
 def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
@@ -384,7 +397,8 @@ def _write_marker(directory: str, marker: dict) -> None:
     os.replace(tmp, os.path.join(directory, MARKER))
 
 
-def write_messages(df, directory, *, capture_queues=None, capture_times=None) -> dict:
+def write_messages(df, directory, *, sources=None, capture_queues=None,
+                   capture_times=None) -> dict:
     """Write capture rows as a messages directory (the layout of this module).
 
     Parameters
@@ -394,6 +408,12 @@ def write_messages(df, directory, *, capture_queues=None, capture_times=None) ->
         best ``PERMISSIVE``: malformed messages kept and counted).
     directory : str
         A new or empty directory (:func:`check_out_dir`).
+    sources : iterable of str, optional
+        The ``source`` values of ``df`` (the planned files' paths), so that
+        the capture names are made without a pass over the data; when None
+        they are found with ``df.select("source").distinct()`` (which decodes
+        the captures once more). A row whose source is not among them goes
+        to ``capture=_unlisted``.
     capture_queues : dict, optional
         ``source`` -> ``(queue manager, queue)`` from the banners
         (:func:`dlqlens.capture.reader.captured_queues`), kept in the marker.
@@ -425,12 +445,13 @@ def write_messages(df, directory, *, capture_queues=None, capture_times=None) ->
         raise UsageError(f"write_messages: the DataFrame lacks column(s) {', '.join(missing)}: "
                          "load the capture with every column")
     spark = df.sparkSession
-    sources = [r["source"] for r in df.select("source").distinct().collect()]  # one per file
+    if sources is None:  # one row per file
+        sources = [r["source"] for r in df.select("source").distinct().collect()]
     names = capture_names(sources)
     name_map = F.create_map(*[x for s, n in names.items() for x in (F.lit(s), F.lit(n))]) \
         if names else F.lit(None).cast("map<string,string>")
     out = (df.select(*schema.fieldNames()).to(schema)
-           .withColumn("capture", name_map[F.col("source")])
+           .withColumn("capture", F.coalesce(name_map[F.col("source")], F.lit("_unlisted")))
            # the UTC day, whatever the session's time zone: days since the epoch of the instant
            .withColumn("dlh_put_date", F.date_from_unix_date(
                F.floor(F.unix_micros("dlh_put_ts") / F.lit(86_400_000_000)).cast("int"))))
@@ -448,11 +469,12 @@ def write_messages(df, directory, *, capture_queues=None, capture_times=None) ->
     queues = capture_queues or {}
     times = capture_times or {}
     entries = []
-    for s in sorted(names):
+    for s in sorted(set(names) | set(stats)):
         st = stats.get(s)
         q = queues.get(s)
         entries.append({
-            "source": s, "capture": names[s], "format": st["capture_format"] if st else None,
+            "source": s, "capture": names.get(s, "_unlisted"),
+            "format": st["capture_format"] if st else None,
             "messages": st["messages"] if st else 0,
             "malformed": (st["malformed"] or 0) if st else 0,
             "too_large": (st["too_large"] or 0) if st else 0,

@@ -83,6 +83,9 @@ def test_captures_are_not_a_directory_and_bad_directories_are_refused(tmp_path):
     (results / MARKER).write_text(json.dumps({"layout": 99}))
     with pytest.raises(UsageError, match="expected layout 1"):
         read_marker(results)
+    (results / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": "x"}))
+    with pytest.raises(UsageError, match="sources: expected a list"):
+        message_input([str(results)])
     (results / MARKER).write_text("{not json")
     with pytest.raises(UsageError, match="cannot read the marker"):
         read_marker(results)
