@@ -78,7 +78,7 @@ def register(sub) -> None:
 
 def run_decode(args) -> int:
     from dlqlens.capture.jsonl import dumps, records
-    from dlqlens.capture.reader import ReadOptions, ReadStats, read_piece
+    from dlqlens.capture.reader import ReadOptions, ReadStats
     from dlqlens.safe import one_line
 
     from dlqlens.capture.limits import MAX_MESSAGE_BYTES
@@ -97,7 +97,7 @@ def run_decode(args) -> int:
     out = sys.stdout
     too_large = 0
     for piece in pieces:
-        for batch in read_piece(piece, options, stats):
+        for batch in _decode_batches(piece, pieces, options, stats):
             for obj in records(batch):
                 too_large += any(i.get("code") == "too_large"
                                  for i in obj.get("decode_issues") or ())
@@ -118,6 +118,39 @@ def run_decode(args) -> int:
         note += "; nothing decoded"
     print(note, file=sys.stderr)
     return 1 if too_large or not stats.rows else 0
+
+
+def _decode_batches(piece, pieces, options, stats):
+    """The batches ``decode --jsonl`` prints for one planned piece: decoded
+    from the capture, or, for a source of a Parquet directory
+    (:class:`dlqlens.spark.parquet.MessageInput`), read back with pyarrow
+    (no JVM; ``DROPMALFORMED`` leaves out and counts the malformed rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from dlqlens.capture.reader import read_piece
+    from dlqlens.decode.issues import WELL_FORMED
+    from dlqlens.decode.schema import message_schema
+    from dlqlens.spark.parquet import MessageInput, arrow_batches
+
+    if not isinstance(pieces, MessageInput):
+        yield from read_piece(piece, options, stats)
+        return
+    one = MessageInput([], [])
+    one.directories, one.markers = pieces.directories, [
+        {**m, "sources": [s for s in m["sources"] if s["source"] == piece.path]}
+        for m in pieces.markers]
+    stats.files += 1
+    for batch in arrow_batches(one, message_schema().names):
+        stats.framed += batch.num_rows
+        if options.mode == "DROPMALFORMED":
+            good = pc.is_in(batch.column("decode_status"), value_set=pa.array(sorted(WELL_FORMED)))
+            dropped = batch.filter(pc.invert(good))
+            stats.dropped += dropped.num_rows
+            stats.dropped_by_status.update(dropped.column("decode_status").to_pylist())
+            batch = batch.filter(good)
+        stats.rows += batch.num_rows
+        yield batch
 
 
 def decode_to_parquet(args, limit: int) -> int:

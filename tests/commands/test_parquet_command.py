@@ -103,6 +103,11 @@ def test_report_explain_and_replay_on_the_directory(spark, decoded, capsys, tmp_
                              "--master", "local[2]"])
     assert rep_p.replace("p.html", "c.html") == rep_c
     assert (tmp_path / "p.html").stat().st_size > 0
+    # every column of every message, as JSON lines: the same from the directory (no JVM)
+    dec_c, _ = _run(capsys, ["decode", str(DATASETS)])
+    dec_p, err = _run(capsys, ["decode", str(decoded)])
+    assert sorted(dec_p.splitlines()) == sorted(dec_c.splitlines())
+    assert len(dec_c.splitlines()) == 669 and "669 written" in err
     exp_c, _ = _run(capsys, ["explain", str(DATASETS), "-m", "3", "--jsonl"])
     exp_p, _ = _run(capsys, ["explain", str(decoded), "-m", "3", "--jsonl"])
     assert exp_p == exp_c and len(exp_c.splitlines()) == 7  # message 3 of each file
