@@ -161,7 +161,7 @@ def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="opt
         For a bad policy, rules table, queue definitions, world, manifest or
         capture path.
     """
-    from dlqlens.capture.reader import captured_queues
+    from dlqlens.commands.common import captured_queues
     from dlqlens.commands.detect import load_queue_defs
     from dlqlens.detect.common import CaptureTimes
     from dlqlens.quality import Policy, load_policy

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from dlqlens.commands.common import (MAX_MESSAGE_NUMBER, add_capture_time_option, add_captures_argument,
-                                     add_format_option, add_master_option, add_mode_option,
-                                     capture_time_arg, capture_times, load_captures, plan_captures,
-                                     unread_files, whole_number)
+from dlqlens.commands.common import (MAX_MESSAGE_NUMBER, UNREAD, add_capture_time_option,
+                                     add_captures_argument, add_format_option, add_master_option, add_mode_option,
+                                     capture_time_arg, capture_times, captured_queues,
+                                     load_captures, plan_captures, unread_files, whole_number)
 
 
 def register(sub) -> None:
@@ -23,9 +23,15 @@ def register(sub) -> None:
                                    "one JSON object per message.")
     add_captures_argument(p)
     p.add_argument("--jsonl", action="store_true",
-                   help="one JSON object per line (the default and only output form)")
+                   help="one JSON object per line on standard output (the default)")
+    p.add_argument("--to", metavar="DIR",
+                   help="write Parquet to this new directory instead, partitioned by capture "
+                        "and by DLQ put date, for every analysis to read in place of the "
+                        "captures (runs on Spark: Java 17+; every message kept, malformed "
+                        "ones counted; docs/scale.md)")
     add_format_option(p)
     add_mode_option(p)
+    add_master_option(p)
     p.add_argument("--max-message-bytes", type=int, default=None, metavar="N",
                    help="largest message data decoded (default IBM MQ's 100 MB); a larger "
                         "message is a bad_framing row with a too_large issue, and the exit "
@@ -72,7 +78,7 @@ def register(sub) -> None:
 
 def run_decode(args) -> int:
     from dlqlens.capture.jsonl import dumps, records
-    from dlqlens.capture.reader import ReadOptions, ReadStats, read_piece
+    from dlqlens.capture.reader import ReadOptions, ReadStats
     from dlqlens.safe import one_line
 
     from dlqlens.capture.limits import MAX_MESSAGE_BYTES
@@ -81,6 +87,8 @@ def run_decode(args) -> int:
     limit = args.max_message_bytes if args.max_message_bytes is not None else MAX_MESSAGE_BYTES
     if limit < 1:
         raise UsageError(f"--max-message-bytes: expected a positive number, found {limit}")
+    if args.to:
+        return decode_to_parquet(args, limit)
     options = ReadOptions(format=args.format, mode=args.mode, max_message_bytes=limit)
     stats = ReadStats()
     pieces = plan_captures(args.captures, args.format, args.mode)
@@ -89,7 +97,7 @@ def run_decode(args) -> int:
     out = sys.stdout
     too_large = 0
     for piece in pieces:
-        for batch in read_piece(piece, options, stats):
+        for batch in _decode_batches(piece, pieces, options, stats):
             for obj in records(batch):
                 too_large += any(i.get("code") == "too_large"
                                  for i in obj.get("decode_issues") or ())
@@ -112,13 +120,95 @@ def run_decode(args) -> int:
     return 1 if too_large or not stats.rows else 0
 
 
+def _decode_batches(piece, pieces, options, stats):
+    """The batches ``decode --jsonl`` prints for one planned piece: decoded
+    from the capture, or, for a source of a Parquet directory
+    (:class:`dlqlens.spark.parquet.MessageInput`), read back with pyarrow
+    (no JVM; ``DROPMALFORMED`` leaves out and counts the malformed rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from dlqlens.capture.reader import read_piece
+    from dlqlens.decode.issues import WELL_FORMED
+    from dlqlens.decode.schema import message_schema
+    from dlqlens.spark.parquet import MessageInput, arrow_batches
+
+    if not isinstance(pieces, MessageInput):
+        yield from read_piece(piece, options, stats)
+        return
+    one = MessageInput([], [])
+    one.directories, one.markers = pieces.directories, [
+        {**m, "sources": [s for s in m["sources"] if s["source"] == piece.path]}
+        for m in pieces.markers]
+    stats.files += 1
+    for batch in arrow_batches(one, message_schema().names):
+        stats.framed += batch.num_rows
+        if options.mode == "DROPMALFORMED":
+            good = pc.is_in(batch.column("decode_status"), value_set=pa.array(sorted(WELL_FORMED)))
+            dropped = batch.filter(pc.invert(good))
+            stats.dropped += dropped.num_rows
+            stats.dropped_by_status.update(dropped.column("decode_status").to_pylist())
+            batch = batch.filter(good)
+        stats.rows += batch.num_rows
+        yield batch
+
+
+def decode_to_parquet(args, limit: int) -> int:
+    """``dlqlens decode CAPTURE... --to DIR``: the captures as a Parquet
+    directory (:func:`dlqlens.spark.parquet.write_messages`), on Spark.
+
+    Every argument is checked before the JVM starts. Exit status 1 when
+    nothing was decoded or a message was larger than ``limit`` bytes (as
+    without ``--to``).
+    """
+    from dlqlens.capture.reader import captured_times
+    from dlqlens.errors import UsageError
+    from dlqlens.safe import one_line
+    from dlqlens.spark.parquet import MessageInput, check_out_dir, write_messages
+
+    if args.jsonl:
+        raise UsageError("--jsonl and --to: choose one output (JSON lines on standard output, "
+                         "or Parquet in a directory)")
+    if args.mode != "PERMISSIVE":
+        raise UsageError(f"--to with --mode {args.mode}: the directory keeps every message "
+                         "(PERMISSIVE); give --mode to the analyses that read it")
+    out = check_out_dir(args.to)
+    pieces = plan_captures(args.captures, args.format, args.mode)
+    if isinstance(pieces, MessageInput):
+        raise UsageError("--to: decode reads captures, not a directory it wrote")
+    for path, why in unread_files(pieces):
+        print(f"dlqlens: not read: {one_line(path)}: {one_line(why)}", file=sys.stderr)
+    df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces,
+                          maxMessageBytes=limit)
+    marker = write_messages(df, out, sources=sorted({p.path for p in pieces
+                                                     if p.format not in UNREAD}),
+                            capture_queues=captured_queues(pieces),
+                            capture_times=captured_times(pieces))
+    sources = marker["sources"]
+    rows = sum(s["messages"] for s in sources)
+    malformed = sum(s["malformed"] for s in sources)
+    too_large = sum(s["too_large"] for s in sources)
+    note = (f"dlqlens: {rows} message(s) of {len(sources)} capture(s) written to "
+            f"{one_line(out)} as Parquet")
+    if malformed:
+        note += f", {malformed} malformed kept (decode_status; --mode DROPMALFORMED when reading)"
+    if too_large:
+        note += (f"; {too_large} message(s) larger than {limit:,} bytes not decoded "
+                 "(too_large; --max-message-bytes)")
+    if not rows:
+        note += "; nothing decoded"
+    print(note, file=sys.stderr)
+    return 1 if too_large or not rows else 0
+
+
 def run_explain(args) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from dlqlens.capture.reader import ReadOptions, captured_queues, captured_times, read_piece
+    from dlqlens.capture.reader import ReadOptions, captured_times
     from dlqlens.explain import EXPLAIN_COLUMNS, explain
     from dlqlens.safe import json_dumps
+    from dlqlens.spark.parquet import MessageInput
 
     given = capture_time_arg(args.capture_time)
     options = ReadOptions(format=args.format, columns=EXPLAIN_COLUMNS)
@@ -127,26 +217,26 @@ def run_explain(args) -> int:
     shown = 0
     pieces = plan_captures(args.captures, args.format)
     banners = captured_queues(pieces)
-    times = {} if given is not None else captured_times(pieces)
-    for piece in pieces:
-        for batch in read_piece(piece, options):
-            if wanted:
-                batch = batch.filter(pc.is_in(batch.column("message_number"),
-                                              value_set=pa.array(wanted, pa.int32())))
-            for row in batch.to_pylist():
-                if not wanted and shown >= args.limit:
-                    return 0
-                qmgr, dlq = banners.get(row["source"], (None, None))
-                when = given if given is not None else times.get(row["source"])
-                e = explain(row, capture_time=when,
-                            capture_time_origin="given" if given is not None else "banner",
-                            dlq=dlq, dlq_qmgr=qmgr)
-                if args.jsonl:
-                    sys.stdout.write(json_dumps(e.to_dict()) + "\n")
-                else:
-                    sys.stdout.write(("\n" if shown else "") + e.to_text())
-                found.add(row["message_number"])
-                shown += 1
+    times = {} if given is not None else (pieces.times if isinstance(pieces, MessageInput)
+                                          else captured_times(pieces))
+    for batch in _explain_batches(pieces, options, wanted, args.limit):
+        if wanted:
+            batch = batch.filter(pc.is_in(batch.column("message_number"),
+                                          value_set=pa.array(wanted, pa.int32())))
+        for row in batch.to_pylist():
+            if not wanted and shown >= args.limit:
+                return 0
+            qmgr, dlq = banners.get(row["source"], (None, None))
+            when = given if given is not None else times.get(row["source"])
+            e = explain(row, capture_time=when,
+                        capture_time_origin="given" if given is not None else "banner",
+                        dlq=dlq, dlq_qmgr=qmgr)
+            if args.jsonl:
+                sys.stdout.write(json_dumps(e.to_dict()) + "\n")
+            else:
+                sys.stdout.write(("\n" if shown else "") + e.to_text())
+            found.add(row["message_number"])
+            shown += 1
     sys.stdout.flush()
     missing = [n for n in wanted if n not in found]
     if missing:
@@ -159,8 +249,21 @@ def run_explain(args) -> int:
     return 0
 
 
+def _explain_batches(pieces, options, wanted, limit):
+    """The record batches ``explain`` reads: the captures' pieces decoded, or,
+    for a Parquet directory (:class:`dlqlens.spark.parquet.MessageInput`), its
+    rows read with pyarrow (no JVM either)."""
+    from dlqlens.capture.reader import read_piece
+    from dlqlens.spark.parquet import MessageInput, arrow_batches
+
+    if isinstance(pieces, MessageInput):
+        yield from arrow_batches(pieces, options.columns, message_numbers=wanted, limit=limit)
+        return
+    for piece in pieces:
+        yield from read_piece(piece, options)
+
+
 def run_summary(args) -> int:
-    from dlqlens.capture.reader import captured_queues
     from dlqlens.explain.summary import summarize
 
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts

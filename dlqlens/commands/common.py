@@ -126,7 +126,10 @@ def plan_captures(paths, fmt: str, mode: str = "PERMISSIVE") -> list:
     Returns
     -------
     list
-        The planned pieces (:func:`dlqlens.capture.reader.plan_pieces`).
+        The planned pieces (:func:`dlqlens.capture.reader.plan_pieces`), or,
+        for directories written by ``dlqlens decode --to``, their sources
+        (:class:`dlqlens.spark.parquet.MessageInput`, see
+        :func:`message_directories`).
 
     Raises
     ------
@@ -136,9 +139,50 @@ def plan_captures(paths, fmt: str, mode: str = "PERMISSIVE") -> list:
         For a path that names nothing readable.
     """
     ReadOptions(format=fmt, mode=mode)
+    found = message_directories(paths, mode)
+    if found is not None:
+        return found
     pieces = plan_pieces(paths, ReadOptions(format=fmt))
     check_readable(paths, pieces)
     return pieces
+
+
+def message_directories(paths, mode: str = "PERMISSIVE"):
+    """Directories written by ``dlqlens decode --to`` among ``paths``, read
+    from their markers before any JVM starts.
+
+    Returns
+    -------
+    dlqlens.spark.parquet.MessageInput or None
+        None when ``paths`` are captures.
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        For Parquet without dlqlens's marker, results given as messages, or
+        such directories mixed with captures (:func:`dlqlens.spark.parquet.message_input`).
+    dlqlens.errors.MalformedMessageError
+        In ``FAILFAST`` mode when a directory holds a malformed message.
+    """
+    from dlqlens.spark.parquet import message_input, refuse_failfast
+
+    found = message_input(paths)
+    if found is not None and mode.upper() == "FAILFAST":
+        refuse_failfast(found)
+    return found
+
+
+def captured_queues(pieces) -> dict:
+    """The queue each capture was taken from, by ``source``: from the files'
+    banners (:func:`dlqlens.capture.reader.captured_queues`), or from the
+    marker of a Parquet directory (what the banners said when it was written)."""
+    from dlqlens.spark.parquet import MessageInput
+
+    if isinstance(pieces, MessageInput):
+        return pieces.queues
+    from dlqlens.capture.reader import captured_queues as from_banners
+
+    return from_banners(pieces)
 
 
 #: Formats of the pieces :func:`dlqlens.capture.reader.plan_pieces` plans but
@@ -217,7 +261,7 @@ def _names(paths, at_most: int = 5) -> str:
 
 
 def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
-                  columns=None, pieces=None):
+                  columns=None, pieces=None, **options):
     """Plan ``paths`` (:func:`plan_captures`), start Spark and load them.
 
     Parameters
@@ -233,6 +277,8 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
     pieces : list, optional
         The pieces a caller has already planned with :func:`plan_captures`
         (the files are then not planned again).
+    **options
+        Options of the ``mqcapture`` source (``maxMessageBytes=...``).
 
     Returns
     -------
@@ -247,8 +293,45 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
         pieces = plan_captures(paths, args.format, mode)
     # Spark's console progress bar on a terminal: the long stages show they are moving
     spark = spark_for(args, spark_ui_showConsoleProgress=str(sys.stderr.isatty()).lower())
-    kw = {} if columns is None else {"columns": list(columns)}
+    kw = {**options, **({} if columns is None else {"columns": list(columns)})}
     return load_capture(spark, paths, format=args.format, mode=mode, **kw), pieces
+
+
+def add_results_to_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--to DIR``: also write the results as Parquet (:func:`write_results_to`)."""
+    parser.add_argument("--to", metavar="DIR", help=(
+        f"also write {what} as Parquet to this new directory, for a data platform to read "
+        "(dlqlens.spark.parquet.write_results; docs/scale.md)"))
+
+
+def results_dir(value):
+    """The ``--to`` directory of results, checked before any JVM starts (None when not given).
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        When it exists and is not empty, or its parent does not exist.
+    """
+    if not value:
+        return None
+    from dlqlens.spark.parquet import check_out_dir
+
+    return check_out_dir(value)
+
+
+def write_results_to(directory, frames: dict) -> None:
+    """Write named result DataFrames to ``directory`` when it is given
+    (:func:`dlqlens.spark.parquet.write_results`) and say so on standard error."""
+    if not directory:
+        return
+    import sys
+
+    from dlqlens.safe import one_line
+    from dlqlens.spark.parquet import write_results
+
+    marker = write_results(frames, directory)
+    rows = ", ".join(f"{f['rows']} {name}" for name, f in marker["frames"].items())
+    print(f"dlqlens: {rows} written to {one_line(directory)} as Parquet", file=sys.stderr)
 
 
 def add_capture_time_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
@@ -288,8 +371,9 @@ def capture_times(value, pieces):
         return given
     from dlqlens.capture.reader import captured_times
     from dlqlens.detect.common import CaptureTimes
+    from dlqlens.spark.parquet import MessageInput
 
-    times = captured_times(pieces)
+    times = pieces.times if isinstance(pieces, MessageInput) else captured_times(pieces)
     return CaptureTimes(times, origin="banner") if times else None
 
 

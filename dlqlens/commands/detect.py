@@ -20,7 +20,8 @@ import sys
 
 from dlqlens.commands.common import (add_capture_time_option, add_captures_argument,
                                      add_format_option, add_master_option, add_mode_option,
-                                     capture_times, load_captures, plan_captures, print_names)
+                                     add_results_to_option, capture_times, load_captures,
+                                     plan_captures, print_names, results_dir, write_results_to)
 
 
 def register(sub) -> None:
@@ -41,6 +42,7 @@ def register(sub) -> None:
     add_capture_time_option(p)
     p.add_argument("--jsonl", action="store_true", help="one JSON object per finding")
     p.add_argument("--list", action="store_true", help="print the detector names and exit")
+    add_results_to_option(p, "the findings (one row per finding)")
     add_format_option(p)
     add_mode_option(p)
     add_master_option(p)
@@ -112,7 +114,7 @@ def format_finding(record: dict, *, capture_queues=None) -> str:
 
 
 def run_detect(args) -> int:
-    from dlqlens.capture.reader import captured_queues
+    from dlqlens.commands.common import captured_queues
     from dlqlens.detect import DETECTORS, finding_record, run
     from dlqlens.errors import UsageError
     from dlqlens.safe import json_dumps
@@ -124,6 +126,7 @@ def run_detect(args) -> int:
     names = detector_names(args.detectors)
     params = parse_params(args.param)
     queue_defs = load_queue_defs(args.queue_defs) if args.queue_defs else None
+    to = results_dir(args.to)
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
     # the queue each file was taken from, from its banner; --param capture_queues wins
     capture_queues = {**captured_queues(pieces), **(params.pop("capture_queues", None) or {})}
@@ -141,6 +144,8 @@ def run_detect(args) -> int:
                            capture_queues=capture_queues or None, **params)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
+        if to:  # computed once, written and printed
+            findings = findings.cache()
         out = sys.stdout
         counts: dict[str, int] = {}
         for row in findings.toLocalIterator():
@@ -151,6 +156,7 @@ def run_detect(args) -> int:
             else:
                 out.write(format_finding(rec, capture_queues=capture_queues) + "\n\n")
         out.flush()
+        write_results_to(to, {"findings": findings})
     finally:
         df.unpersist()
     total = sum(counts.values())

@@ -79,7 +79,7 @@ def _findings_arg(values) -> list[tuple[str, str | None]]:
 def run_export(args) -> int:
     from pyspark.sql import functions as F
 
-    from dlqlens.capture.reader import captured_queues
+    from dlqlens.commands.common import captured_queues
     from dlqlens.errors import UsageError
     from dlqlens.spark.export import export_dmpmqmsg, reason_codes, select_messages
 

@@ -50,7 +50,7 @@ def register(sub) -> None:
 
 
 def run_report(args) -> int:
-    from dlqlens.capture.reader import captured_queues
+    from dlqlens.commands.common import captured_queues
     from dlqlens.commands.detect import load_queue_defs
     from dlqlens.report import build_report
     from dlqlens.rules.parser import parse_file

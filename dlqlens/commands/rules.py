@@ -18,7 +18,8 @@ import json
 import sys
 
 from dlqlens.commands.common import (add_captures_argument, add_format_option, add_master_option,
-                                     load_captures)
+                                     add_results_to_option, load_captures, results_dir,
+                                     write_results_to)
 from dlqlens.rules.lint import lint
 from dlqlens.rules.parser import parse_file
 
@@ -73,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _world_option(replay)
     replay.add_argument("--jsonl", action="store_true",
                         help="one JSON object per message instead of the summary")
+    add_results_to_option(replay, "the replay (one row per message: its fate under the table)")
     _spark_options(replay)
     replay.set_defaults(func=run_replay)
 
@@ -179,7 +181,11 @@ def run_replay(args: argparse.Namespace) -> int:
     if _refuse_errors(table, args.table):
         return 1
     world = World.load(args.world)
+    to = results_dir(args.to)
     replayed = replay(table, _load(args, args.captures), world)
+    if to:
+        replayed = replayed.cache()
+        write_results_to(to, {"replay": replayed})
     if args.jsonl:
         _write_lines(replayed, jsonl_column(replayed))
         return 0

@@ -253,6 +253,11 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         large capture saves most of the cost (``raw`` and ``payload`` are the
         bulk of a row).
 
+    ``paths`` may instead be directories written by ``dlqlens decode --to``
+    (:func:`dlqlens.spark.parquet.write_messages`): their Parquet is read
+    (:func:`dlqlens.spark.parquet.load_messages`; ``format`` and the
+    ``options`` do not apply).
+
     Returns
     -------
     pyspark.sql.DataFrame
@@ -261,9 +266,15 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
     Raises
     ------
     dlqlens.errors.UsageError
-        For a column name that does not exist.
+        For a column name that does not exist; for a Parquet directory
+        without dlqlens's marker, or such directories mixed with captures.
     """
     register(spark)
+    found = _message_directories(paths)
+    if found is not None:  # decoded before: read the Parquet (dlqlens.spark.parquet)
+        from dlqlens.spark.parquet import load_messages
+
+        return load_messages(spark, found, columns=columns, mode=mode)
     # relative paths are the caller's: the read is planned by another process (a Python
     # worker of the driver, or of a Spark Connect server) that may have another directory
     reader = (spark.read.format("mqcapture").option("format", format).option("mode", mode)
@@ -283,3 +294,11 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
     if isinstance(paths, (str, os.PathLike)):
         return reader.load(os.fspath(paths))
     return reader.load([os.fspath(p) for p in paths])
+
+
+def _message_directories(paths):
+    """The Parquet directories of decoded messages among ``paths``, or None
+    (:func:`dlqlens.spark.parquet.message_input`)."""
+    from dlqlens.spark.parquet import message_input
+
+    return message_input(paths)

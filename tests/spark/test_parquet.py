@@ -1,0 +1,229 @@
+"""Parquet in and out (dlqlens/spark/parquet.py): round trip of every column and of the
+schema's field metadata, the partition layout, reader modes, refusals, results."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+
+import pytest
+
+from dlqlens.errors import MalformedMessageError, UsageError
+from dlqlens.spark.parquet import (MARKER, UNKNOWN_PARTITION, MessageInput, capture_names,
+                                   check_out_dir, described_schema, message_input, read_marker,
+                                   read_results, write_messages, write_results)
+from tests.conftest import DATASETS, ROOT
+
+CORPUS = ROOT / "tests" / "hostile" / "corpus"
+#: a capture with a malformed message (bad_data) and one without a DLQ put time
+HOSTILE = CORPUS / "amqsbcg_invalid_hex.bcg"
+
+
+# --- pure Python: names and refusals (no Spark) ---------------------------------------------
+
+def test_capture_names_are_one_safe_path_component():
+    names = capture_names(["q1/dlq.dmp", "q2/dlq.dmp", "../../etc/pass wd", "a/b/x=1;$(rm).raw",
+                           "a/..", "plain.raw"])
+    assert names["plain.raw"] == "plain.raw"
+    assert names["../../etc/pass wd"] == "pass_wd"
+    assert names["a/b/x=1;$(rm).raw"] == "x_1___rm_.raw"
+    assert names["a/.."] == "_"
+    # the same base name twice: told apart by a hash of the full path, stable
+    assert names["q1/dlq.dmp"] != names["q2/dlq.dmp"]
+    assert names["q1/dlq.dmp"].startswith("dlq.dmp-") and len(names["q1/dlq.dmp"]) == 16
+    assert capture_names(["q2/dlq.dmp", "q1/dlq.dmp"]) == {k: v for k, v in names.items()
+                                                            if k.endswith("dlq.dmp")}
+    for n in names.values():
+        assert "/" not in n and n not in (".", "..") and set(n) <= set(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def test_described_schema_keeps_descriptions_and_units():
+    s = described_schema()
+    assert s["source"].metadata["description"] == "The capture file, as named by the user."
+    assert "dead-letter queue" in s["dlh_put_ts"].metadata["description"]
+    expiry = s["md"].dataType["Expiry"].metadata
+    assert "tenths of a second" in expiry["description"].lower() and expiry["mq_type"] == "MQLONG"
+    assert s["dlh"].dataType["PutDate"].metadata["mq_length"] == 8
+    # each of payload_format, payload_encoding, payload_ccsid has the shared entry
+    assert s["payload_ccsid"].metadata["description"] == s["payload_format"].metadata["description"]
+    missing = [f.name for f in s.fields if not f.metadata.get("description")]
+    assert missing == []
+
+
+def test_captures_are_not_a_directory_and_bad_directories_are_refused(tmp_path):
+    assert message_input([str(DATASETS)]) is None
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "part-00000.snappy.parquet").write_bytes(b"PAR1")
+    with pytest.raises(UsageError, match=f"not a directory dlqlens wrote: no {MARKER}"):
+        message_input([str(plain)])
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": [
+        {"source": "a.dmp", "capture": "a.dmp", "format": "dmpmqmsg", "messages": 1,
+         "queue": "DLQ", "queue_manager": "QM1", "created": "2024-03-15T10:00:00"}]}))
+    found = message_input(str(good))
+    assert isinstance(found, MessageInput) and [e.path for e in found] == ["a.dmp"]
+    assert found.queues == {"a.dmp": ("QM1", "DLQ")}
+    assert found.times == {"a.dmp": dt.datetime(2024, 3, 15, 10)}
+    with pytest.raises(UsageError, match="either captures or such directories"):
+        message_input([str(good), str(DATASETS / "dlq_aix.dmp")])
+    twice = tmp_path / "twice"
+    shutil.copytree(good, twice)
+    with pytest.raises(UsageError, match="give each capture once"):
+        message_input([str(good), str(twice)])
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / MARKER).write_text(json.dumps({"layout": 1, "kind": "results", "frames": {}}))
+    with pytest.raises(UsageError, match="holds dlqlens results"):
+        message_input([str(results)])
+    (results / MARKER).write_text(json.dumps({"layout": 99}))
+    with pytest.raises(UsageError, match="expected layout 1"):
+        read_marker(results)
+    (results / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": "x"}))
+    with pytest.raises(UsageError, match="sources: expected a list"):
+        message_input([str(results)])
+    (results / MARKER).write_text("{not json")
+    with pytest.raises(UsageError, match="cannot read the marker"):
+        read_marker(results)
+
+
+def test_out_directory_is_new_or_empty(tmp_path):
+    assert check_out_dir(tmp_path / "new") == str(tmp_path / "new")
+    assert check_out_dir(tmp_path) == str(tmp_path)  # empty
+    (tmp_path / "x").write_text("x")
+    with pytest.raises(UsageError, match="exists and is not an empty directory"):
+        check_out_dir(tmp_path)
+    with pytest.raises(UsageError, match="no such directory"):
+        check_out_dir(tmp_path / "no" / "dir")
+
+
+# --- Spark -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sample_dir(spark, tmp_path_factory):
+    from dlqlens.capture.reader import captured_queues, captured_times, plan_pieces, ReadOptions
+    from dlqlens.spark import load_capture
+
+    out = tmp_path_factory.mktemp("pq") / "sample"
+    pieces = plan_pieces([str(DATASETS)], ReadOptions())
+    marker = write_messages(load_capture(spark, str(DATASETS)), str(out),
+                            capture_queues=captured_queues(pieces),
+                            capture_times=captured_times(pieces))
+    return out, marker
+
+
+def _sorted_rows(df):
+    return sorted(df.collect(), key=lambda r: (r["source"], r["message_number"]))
+
+
+@pytest.mark.spark
+def test_round_trip_every_column_and_the_metadata(spark, sample_dir):
+    from dlqlens.spark import load_capture
+
+    out, marker = sample_dir
+    before = load_capture(spark, str(DATASETS))
+    after = load_capture(spark, str(out))
+    # same columns, same types, and the descriptions kept through Parquet
+    assert [(f.name, f.dataType.simpleString()) for f in after.schema.fields] == \
+        [(f.name, f.dataType.simpleString()) for f in before.schema.fields]
+    assert after.schema == described_schema()  # StructField equality includes metadata
+    assert spark.read.parquet(str(out)).schema["md"].dataType["Expiry"].metadata == \
+        described_schema()["md"].dataType["Expiry"].metadata
+    rows_before, rows_after = _sorted_rows(before), _sorted_rows(after)
+    assert len(rows_after) == len(rows_before) == 669
+    for a, b in zip(rows_after, rows_before):
+        assert a == b, (a["source"], a["message_number"])
+    # provenance unchanged: the original file names
+    assert {r["source"] for r in rows_after} == {s["source"] for s in marker["sources"]}
+    assert {r["source"] for r in rows_after} == {str(p) for p in DATASETS.iterdir()
+                                                 if not p.name.endswith(".jsonl")}
+    # the marker counts what was written, per source
+    assert sum(s["messages"] for s in marker["sources"]) == 669
+    assert {s["capture"] for s in marker["sources"]} == {os.path.basename(s["source"])
+                                                         for s in marker["sources"]}
+    assert read_marker(out)["schema"] == json.loads(described_schema().json())
+    # a selection of columns reads only those, in the order asked
+    part = load_capture(spark, str(out), columns=["message_number", "source", "dlh"])
+    assert part.columns == ["message_number", "source", "dlh"]
+    with pytest.raises(UsageError, match="nope"):
+        load_capture(spark, str(out), columns=["source", "nope"])
+
+
+@pytest.mark.spark
+def test_metadata_in_the_parquet_footer(sample_dir):
+    import pyarrow.parquet as pq
+
+    out, _ = sample_dir
+    files = [os.path.join(d, f) for d, _, fs in os.walk(out) for f in fs if f.endswith(".parquet")]
+    assert files
+    footer = json.loads(pq.read_schema(files[0]).metadata[b"org.apache.spark.sql.parquet.row.metadata"])
+    md = next(f for f in footer["fields"] if f["name"] == "md")
+    expiry = next(f for f in md["type"]["fields"] if f["name"] == "Expiry")
+    assert "tenths of a second" in expiry["metadata"]["description"].lower()
+
+
+@pytest.mark.spark
+def test_partition_layout_by_capture_and_dlq_put_date(spark, sample_dir):
+    from pyspark.sql import functions as F
+
+    from dlqlens.spark import load_capture
+
+    out, marker = sample_dir
+    names = {s["source"]: s["capture"] for s in marker["sources"]}
+    # the UTC day of each message's dlh_put_ts, from the capture itself
+    expected = {f"capture={names[r['source']]}/dlh_put_date={r['d'] or UNKNOWN_PARTITION}"
+                for r in load_capture(spark, str(DATASETS)).select(
+                    "source", F.date_format("dlh_put_ts", "yyyy-MM-dd").alias("d")).collect()}
+    found = {os.path.relpath(d, out) for d, _, fs in os.walk(out)
+             if any(f.endswith(".parquet") for f in fs)}
+    assert found == expected
+    assert MARKER in os.listdir(out)
+
+
+@pytest.mark.spark
+def test_unknown_put_date_partition_and_reader_modes(spark, tmp_path):
+    from dlqlens.capture.reader import read_capture
+    from dlqlens.spark import load_capture
+
+    cap = tmp_path / "in" / "odd name $x.bcg"
+    cap.parent.mkdir()
+    shutil.copy(HOSTILE, cap)
+    out = tmp_path / "out"
+    marker = write_messages(load_capture(spark, str(cap)), str(out))
+    (entry,) = marker["sources"]
+    assert entry["capture"] == "odd_name__x.bcg" and entry["messages"] == 3
+    assert entry["malformed"] == 1 and entry["first_malformed"]["decode_status"] == "bad_data"
+    assert os.path.isdir(out / "capture=odd_name__x.bcg" / f"dlh_put_date={UNKNOWN_PARTITION}")
+    back = load_capture(spark, str(out))
+    assert back.filter("dlh_put_ts is null").count() == 1
+    kept = read_capture(str(cap), mode="DROPMALFORMED").table
+    dropped = load_capture(spark, str(out), mode="DROPMALFORMED")
+    assert sorted(r["message_number"] for r in dropped.select("message_number").collect()) == \
+        sorted(kept.column("message_number").to_pylist())
+    with pytest.raises(MalformedMessageError, match=f"message {entry['first_malformed']['message_number']}"):
+        load_capture(spark, str(out), mode="FAILFAST")
+
+
+@pytest.mark.spark
+def test_write_results_any_named_frames(spark, sample_dir, tmp_path):
+    from dlqlens.detect import run
+    from dlqlens.spark import load_capture
+
+    out, _ = sample_dir
+    findings = run(load_capture(spark, str(out))).cache()
+    links = findings.selectExpr("kind", "explode(messages) as m").selectExpr(
+        "kind", "m.source as source", "m.message_number as message_number")
+    marker = write_results({"findings": findings, "links": links}, str(tmp_path / "res"))
+    assert marker["kind"] == "results"
+    assert marker["frames"]["findings"]["rows"] == findings.count() > 0
+    back = read_results(spark, str(tmp_path / "res"))
+    assert back["findings"].schema.simpleString() == findings.schema.simpleString()
+    assert sorted(map(tuple, back["links"].collect())) == sorted(map(tuple, links.collect()))
+    with pytest.raises(UsageError, match="frame name"):
+        write_results({"../x": findings}, str(tmp_path / "bad"))
+    with pytest.raises(UsageError, match="holds dlqlens results"):
+        load_capture(spark, str(tmp_path / "res"))
