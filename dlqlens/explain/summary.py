@@ -178,6 +178,96 @@ def _with_appl_type_names(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+#: The grouped tables of the summary, each one grouping set of one aggregation
+#: (:func:`_grouped_tables`): name -> (key columns, only messages with an MQDLH,
+#: the columns of the table as the summary shows it).
+_GROUPINGS = {
+    "reason": (("Reason", "reason_name"), True,
+               ["Reason", "reason_name", "messages", "first_dlq_put", "last_dlq_put"]),
+    "destination": (("DestQMgrName", "DestQName"), True,
+                    ["DestQMgrName", "DestQName", "queues", "messages"]),
+    "application": (("md_PutApplName", "md_PutApplType"), False,
+                    ["PutApplName", "PutApplType", "messages"]),
+    "dlq_putter": (("dlh_PutApplName", "dlh_PutApplType"), True,
+                   ["PutApplName", "PutApplType", "messages"]),
+    "status": (("decode_status",), False, ["decode_status", "messages"]),
+    "source": (("source",), False, ["source"]),
+}
+
+
+def _grouped_tables(df, top: int):
+    """Every grouped table of the summary and the capture's totals from one
+    aggregation (grouping sets; one Spark job instead of one per table).
+
+    Returns
+    -------
+    (dict of str to pandas.DataFrame, dict)
+        The tables by :data:`_GROUPINGS` name, each its ``top`` rows (most
+        messages first, ties by key; ``source``: every capture file, sorted),
+        and the totals: ``messages_all``, ``oldest_put``, ``newest_put``,
+        ``oldest_dlq_put``, ``newest_dlq_put``, ``without_dlh``, ``problems``.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    dest = F.col("dlh.DestQName")
+    keyed = df.select(
+        F.col("dlh.Reason").alias("Reason"), "reason_name",
+        F.col("dlh.DestQMgrName").alias("DestQMgrName"),
+        destination_group(dest).alias("DestQName"),
+        F.col("md.PutApplName").alias("md_PutApplName"),
+        F.col("md.PutApplType").alias("md_PutApplType"),
+        F.col("dlh.PutApplName").alias("dlh_PutApplName"),
+        F.col("dlh.PutApplType").alias("dlh_PutApplType"),
+        "decode_status", "source", dest.alias("_dest"), "put_ts", "dlh_put_ts",
+        F.col("dlh").isNotNull().alias("_dlh"))
+    key_names = [k for keys, _, _ in _GROUPINGS.values() for k in keys]
+    sets = [list(keys) for keys, _, _ in _GROUPINGS.values()] + [[]]
+    with_dlh = F.col("_dlh")
+    grouped = keyed.groupingSets(sets, *key_names).agg(
+        F.count("*").alias("messages_all"),
+        F.count_if(with_dlh).alias("messages_dlh"),
+        F.min(F.when(with_dlh, F.col("dlh_put_ts"))).alias("first_dlq_put"),
+        F.max(F.when(with_dlh, F.col("dlh_put_ts"))).alias("last_dlq_put"),
+        F.countDistinct(F.when(with_dlh, F.col("_dest"))).alias("queues"),
+        F.min("put_ts").alias("oldest_put"), F.max("put_ts").alias("newest_put"),
+        F.min("dlh_put_ts").alias("oldest_dlq_put"), F.max("dlh_put_ts").alias("newest_dlq_put"),
+        F.count_if(F.col("decode_status") != "ok").alias("problems"),
+        *[F.grouping(keys[0]).alias(f"_not_{name}")
+          for name, (keys, _, _) in _GROUPINGS.items()])
+    which = F.lit("total")
+    for name, (keys, _, _) in reversed(list(_GROUPINGS.items())):
+        which = F.when(F.col(f"_not_{name}") == 0, F.lit(name)).otherwise(which)
+    dlh_sets = [name for name, (_, only_dlh, _) in _GROUPINGS.items() if only_dlh]
+    grouped = grouped.withColumn("_set", which).withColumn(
+        "messages", F.when(F.col("_set").isin(dlh_sets), F.col("messages_dlh"))
+        .otherwise(F.col("messages_all")))
+    ranked = (grouped.where(F.col("messages") > 0)
+              .withColumn("_rank", F.row_number().over(Window.partitionBy("_set").orderBy(
+                  F.desc("messages"), *[F.col(k).asc_nulls_first() for k in key_names])))
+              .where((F.col("_rank") <= int(top)) | F.col("_set").isin("source", "total")))
+    frame = ranked.toPandas()  # bounded: top rows per table, the files, the totals
+    tables = {}
+    for name, (keys, _, shown) in _GROUPINGS.items():
+        part = frame[frame["_set"] == name]
+        part = (part.sort_values("source") if name == "source" else part.sort_values("_rank"))
+        part = part.rename(columns={k: k.split("_", 1)[1] for k in keys
+                                    if k.startswith(("md_", "dlh_"))})
+        part = part[shown].reset_index(drop=True)
+        for col in ("Reason", "PutApplType"):  # as toPandas gives them: int32 unless a null
+            if col in part and not part[col].isna().any():
+                part[col] = part[col].astype("int32")
+        tables[name] = part
+    total = frame[frame["_set"] == "total"]
+    agg = total.iloc[0].to_dict() if len(total) else {"messages_all": 0, "messages_dlh": 0,
+                                                       "problems": 0}
+    for k in ("oldest_put", "newest_put", "oldest_dlq_put", "newest_dlq_put"):
+        v = agg.get(k)
+        agg[k] = None if v is None or pd.isna(v) else v
+    agg["without_dlh"] = int(agg.get("messages_all", 0) or 0) - int(agg.get("messages_dlh", 0) or 0)
+    return tables, agg
+
+
 def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -> CaptureSummary:
     """Summarise a decoded-messages DataFrame.
 
@@ -202,44 +292,16 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
 
     was_cached = df.is_cached  # a caller's cache (e.g. shared with the detectors) is kept
     df = df.cache()
-    framed = df.count()
     well = F.col("decode_status").isin(sorted(WELL_FORMED))
     dropped = pd.DataFrame(columns=["decode_status", "messages"])
     if mode.upper() == "DROPMALFORMED":
         dropped = (df.filter(~well).groupBy("decode_status").agg(F.count("*").alias("messages"))
                    .orderBy(F.desc("messages")).toPandas())
         df = df.filter(well)
-    messages = framed - (int(dropped["messages"].sum()) if len(dropped) else 0)
-
-    def top_counts(cols, extra=()):
-        return (df.groupBy(*cols).agg(F.count("*").alias("messages"), *extra)
-                .orderBy(F.desc("messages"), *cols).limit(top).toPandas())
-
-    with_dlh = df.filter(F.col("dlh").isNotNull())
-    by_reason = (with_dlh.groupBy(F.col("dlh.Reason").alias("Reason"), "reason_name")
-                 .agg(F.count("*").alias("messages"),
-                      F.min("dlh_put_ts").alias("first_dlq_put"),
-                      F.max("dlh_put_ts").alias("last_dlq_put"))
-                 .orderBy(F.desc("messages"), "Reason").limit(top).toPandas())
-    dest = F.col("dlh.DestQName")
-    dest_group = destination_group(dest)
-    by_dest = (with_dlh.groupBy(F.col("dlh.DestQMgrName").alias("DestQMgrName"),
-                                dest_group.alias("DestQName"))
-               .agg(F.countDistinct(dest).alias("queues"), F.count("*").alias("messages"))
-               .orderBy(F.desc("messages"), "DestQMgrName", "DestQName").limit(top).toPandas())
-    by_app = top_counts([F.col("md.PutApplName").alias("PutApplName"),
-                         F.col("md.PutApplType").alias("PutApplType")])
-    by_putter = (with_dlh.groupBy(F.col("dlh.PutApplName").alias("PutApplName"),
-                                  F.col("dlh.PutApplType").alias("PutApplType"))
-                 .agg(F.count("*").alias("messages"))
-                 .orderBy(F.desc("messages")).limit(top).toPandas())
-    by_status = top_counts(["decode_status"])
-    agg = df.agg(F.min("put_ts").alias("oldest_put"), F.max("put_ts").alias("newest_put"),
-                 F.min("dlh_put_ts").alias("oldest_dlq_put"),
-                 F.max("dlh_put_ts").alias("newest_dlq_put"),
-                 F.sum(F.when(F.col("dlh").isNull(), 1).otherwise(0)).alias("without_dlh"),
-                 F.sum(F.when(F.col("decode_status") != "ok", 1).otherwise(0)).alias("problems"),
-                 ).collect()[0].asDict()
+    n_dropped = int(dropped["messages"].sum()) if len(dropped) else 0
+    tables, agg = _grouped_tables(df, top)
+    messages = int(agg["messages_all"] or 0)
+    framed = messages + n_dropped
     # the statement of the issue that set the status (the first one implying it)
     status_of = F.create_map(*[x for code, st in ISSUE_STATUS.items() if st
                                for x in (F.lit(code), F.lit(st))])
@@ -250,14 +312,17 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
                         F.coalesce(worst[0]["message"], F.col("decode_issues")[0]["message"])
                         .alias("issue"))
                 .orderBy("source", "message_number").limit(limit).toPandas())
+    # one row per issue code met (a short vocabulary): sorted on the driver
     issue_codes = (df.select(F.explode("decode_issues").alias("i"))
                    .groupBy(F.col("i.code").alias("code")).agg(F.count("*").alias("messages"))
-                   .orderBy(F.desc("messages"), "code").toPandas())
-    sources = [r[0] for r in df.select("source").distinct().orderBy("source").collect()]
+                   .toPandas().sort_values(["messages", "code"], ascending=[False, True],
+                                           kind="stable").reset_index(drop=True))
     if not was_cached:
         df.unpersist()
-    by_app = _with_appl_type_names(by_app)
-    by_putter = _with_appl_type_names(by_putter)
+    by_reason, by_dest = tables["reason"], tables["destination"]
+    by_app = _with_appl_type_names(tables["application"])
+    by_putter = _with_appl_type_names(tables["dlq_putter"])
+    by_status, sources = tables["status"], list(tables["source"]["source"])
     times = {k: agg[k] for k in ("oldest_put", "newest_put", "oldest_dlq_put", "newest_dlq_put")}
     return CaptureSummary(
         framed=framed, messages=messages, dropped=dropped, by_status=by_status,

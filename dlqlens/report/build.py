@@ -239,7 +239,8 @@ def _no_finding(df, findings, top: int, examples: int):
         ranked = groups.withColumn("group", F.row_number().over(
             Window.orderBy(F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])))
         first_groups = ranked.where(F.col("group") <= int(top))
-        shown = first_groups.orderBy("group").toPandas()
+        # bounded (top groups, examples each): sorted on the driver, not by a global sort
+        shown = first_groups.toPandas().sort_values("group").reset_index(drop=True)
         samples = []
         if len(shown) and examples > 0:
             keys = first_groups.select("group", *_GROUP_KEYS)
@@ -248,8 +249,9 @@ def _no_finding(df, findings, top: int, examples: int):
                       .select("group", "source", "message_number")
                       .withColumn("n", F.row_number().over(
                           Window.partitionBy("group").orderBy("source", "message_number")))
-                      .where(F.col("n") <= int(examples)).orderBy("group", "n").collect())
-            samples = [(r["group"], r["source"], r["message_number"]) for r in picked]
+                      .where(F.col("n") <= int(examples)).collect())
+            samples = [(r["group"], r["source"], r["message_number"])
+                       for r in sorted(picked, key=lambda r: (r["group"], r["n"]))]
     finally:
         groups.unpersist()
     return total, group_count, shown, samples
@@ -278,8 +280,9 @@ def _explain_refs(df, refs, show_payloads: bool) -> dict:
             cols.append(F.lit(None).cast("string").alias(c))  # never leaves Spark
         elif c in df.columns:
             cols.append(F.col(c))
-    rows = (df.join(F.broadcast(keys), ["source", "message_number"]).select(*cols)
-            .orderBy("source", "message_number").collect())
+    rows = sorted(df.join(F.broadcast(keys), ["source", "message_number"]).select(*cols)
+                  .collect(),  # at most len(wanted) rows: sorted here, not by a global sort
+                  key=lambda r: (r["source"], r["message_number"]))
     out = {}
     for row in rows:
         data = row.asDict(recursive=True)

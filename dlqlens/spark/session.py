@@ -241,7 +241,7 @@ def register(spark) -> None:
 
 
 def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", columns=None,
-                 **options):
+                 local: bool | None = None, **options):
     """``spark.read.format("mqcapture")`` over ``paths`` with ``options``.
 
     Parameters
@@ -252,6 +252,12 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         every message, but Spark then carries only these columns, which on a
         large capture saves most of the cost (``raw`` and ``payload`` are the
         bulk of a row).
+    local : bool, optional
+        Decode on the driver and hand Spark one Arrow table
+        (:func:`dlqlens.spark.source.local_frame`: the same decoder, no Python
+        workers): by default (None) when the files hold at most
+        :data:`dlqlens.spark.source.LOCAL_BYTES` in all; False always reads
+        through the ``mqcapture`` source (a cluster's executors decode).
 
     ``paths`` may instead be directories written by ``dlqlens decode --to``
     (:func:`dlqlens.spark.parquet.write_messages`): their Parquet is read
@@ -269,6 +275,25 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         For a column name that does not exist; for a Parquet directory
         without dlqlens's marker, or such directories mixed with captures.
     """
+    path_list = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
+        else [os.fspath(p) for p in paths]
+    if local is not False:
+        from dlqlens.spark.source import LOCAL_BYTES, local_frame
+
+        schema = None
+        if columns is not None:
+            from pyspark.sql.types import StructType
+
+            from dlqlens.capture.reader import ReadOptions
+            from dlqlens.spark.schema import spark_schema
+
+            ReadOptions(columns=tuple(columns))  # one clear error for a bad name
+            schema = StructType([spark_schema()[c] for c in columns])
+        df = local_frame(spark, path_list,
+                         {"format": format, "mode": mode, **{k: str(v) for k, v in options.items()}},
+                         schema, limit=LOCAL_BYTES if local is None else float("inf"))
+        if df is not None:
+            return df
     register(spark)
     found = _message_directories(paths)
     if found is not None:  # decoded before: read the Parquet (dlqlens.spark.parquet)

@@ -116,3 +116,80 @@ class MQCaptureReader(DataSourceReader):
             # Spark then reads one partition of its own, InputPartition(None); it has no rows
             return
         yield from read_piece(partition.piece, self.options)
+
+
+#: Captures of at most this many bytes in all (the files' sizes) are decoded on
+#: the driver by :func:`local_frame` and handed to Spark as one Arrow table,
+#: instead of through the ``mqcapture`` source: the same decoder
+#: (:func:`dlqlens.capture.reader.read_piece`), another transport. A Python
+#: data source starts Python workers on the executors (each imports pyarrow and
+#: the decoder) for every job that reads it; a local relation needs none. 16 MiB
+#: is a few tens of thousands of messages, decoded in about a second on one core.
+LOCAL_BYTES = 16 * 2**20
+
+
+def planned_bytes(pieces) -> int:
+    """The bytes the planned ``pieces`` read (each file's size once; slices of
+    one file count the file)."""
+    import os
+
+    return sum(os.path.getsize(p) for p in {piece.path for piece in pieces}
+               if os.path.exists(p))
+
+
+def local_frame(spark, paths, options: dict, schema=None, limit: int = LOCAL_BYTES):
+    """The capture decoded on the driver as a Spark DataFrame, or None when it is
+    larger than ``limit`` bytes (read it with the ``mqcapture`` source then).
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    paths : list of str
+        Files, directories or glob patterns.
+    options : dict
+        The ``mqcapture`` options (strings, as the source takes them:
+        ``format``, ``mode``, ``columns``...).
+    schema : pyspark.sql.types.StructType, optional
+        A selection of the full schema's columns (as the source takes it).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame or None
+        The same rows and columns as ``spark.read.format("mqcapture")`` gives
+        (one decoder: :func:`dlqlens.capture.reader.read_piece`), as a local
+        relation; None above ``limit``.
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        For a bad option.
+    dlqlens.errors.MalformedMessageError
+        In ``FAILFAST`` mode, at the first malformed message (here, at load,
+        not at the first action).
+    dlqlens.errors.CaptureError
+        For a path that names nothing readable.
+    """
+    import pyarrow as pa
+
+    from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
+    from dlqlens.decode.schema import message_schema
+    from dlqlens.spark.schema import spark_schema
+
+    opts = dict(options)
+    if schema is not None and schema.fieldNames() != spark_schema().fieldNames():
+        opts["columns"] = ",".join(schema.fieldNames())
+    read_options = ReadOptions.from_options(opts)
+    pieces = plan_pieces(list(paths), read_options)
+    if planned_bytes(pieces) > limit:
+        return None
+    arrow_schema = message_schema()
+    if read_options.columns:
+        arrow_schema = pa.schema([arrow_schema.field(c) for c in read_options.columns])
+    batches = [b for p in pieces if p.format not in ("skipped", "empty")
+               for b in read_piece(p, read_options)]
+    table = pa.Table.from_batches(batches, schema=arrow_schema) if batches \
+        else arrow_schema.empty_table()
+    full = spark_schema()
+    spark_type = full if not read_options.columns else \
+        type(full)([full[c] for c in read_options.columns])
+    return spark.createDataFrame(table, schema=spark_type)

@@ -10,10 +10,17 @@ from dlqlens.capture.raw import write_raw
 from dlqlens.decode.schema import message_schema
 from dlqlens.errors import UsageError
 from dlqlens.spark.schema import spark_schema
-from dlqlens.spark.session import load_capture
+from dlqlens.spark.session import load_capture as _load_capture
 from tests.conftest import DATASETS
 
 pytestmark = pytest.mark.spark
+
+
+def load_capture(*args, **kwargs):
+    """These tests are about the ``mqcapture`` source: never the local path of
+    small captures (``local=False``; that path is compared with this one in
+    :func:`test_small_captures_decoded_on_the_driver_give_the_same_rows`)."""
+    return _load_capture(*args, local=False, **kwargs)
 
 
 def _messages(n, reason=2053):
@@ -146,3 +153,37 @@ def test_no_piece_to_read_is_an_empty_frame(spark, tmp_path):
     for folder in ("empty", "notes"):
         df = load_capture(spark, tmp_path / folder)
         assert df.count() == 0 and df.schema == spark_schema()
+
+
+def test_small_captures_decoded_on_the_driver_give_the_same_rows(spark):
+    """The local path (one Arrow table, no Python workers) and the source: one
+    decoder, the same rows and schema; the local one is a local relation."""
+    local = _load_capture(spark, DATASETS)
+    source = _load_capture(spark, DATASETS, local=False)
+    assert local.schema == source.schema == spark_schema()
+    assert local._jdf.queryExecution().analyzed().getClass().getSimpleName() == "LocalRelation"
+    assert local.count() == source.count() == 669
+    assert local.exceptAll(source).count() == 0 and source.exceptAll(local).count() == 0
+    cols = ["source", "message_number", "dlh", "reason_name"]
+    assert (_load_capture(spark, DATASETS, columns=cols).orderBy("source", "message_number")
+            .collect() == source.select(*cols).orderBy("source", "message_number").collect())
+
+
+def test_small_capture_over_the_limit_is_read_by_the_source(spark, monkeypatch):
+    from dlqlens.spark import source
+
+    monkeypatch.setattr(source, "LOCAL_BYTES", 1000)
+    df = _load_capture(spark, DATASETS / "dlq_linux_x86.raw")
+    assert df._jdf.queryExecution().analyzed().getClass().getSimpleName() != "LocalRelation"
+
+
+def test_local_path_failfast_raises_at_load(spark, tmp_path):
+    from dlqlens.errors import MalformedMessageError
+
+    path = tmp_path / "mixed.raw"
+    msgs = _messages(3)
+    msgs[1].data = b"XXXX" + msgs[1].data[4:]
+    write_raw(path, msgs)
+    with pytest.raises(MalformedMessageError, match="message 2"):
+        _load_capture(spark, path, mode="FAILFAST")
+    assert _load_capture(spark, path, mode="DROPMALFORMED").count() == 2
