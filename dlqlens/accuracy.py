@@ -106,7 +106,7 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
     """
     from pyspark.sql import functions as F
 
-    from dlqlens.detect import DETECTORS, run
+    from dlqlens.detect import DETECTORS, run_detectors
     from dlqlens.sim import simulate
     from dlqlens.spark.session import load_capture
 
@@ -121,10 +121,11 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
         files = [os.path.join(out, c["file"]) for c in manifest["captures"]]
         df = load_capture(spark, files).cache()
         messages = df.count()  # fill the cache once, before the detectors' branches read it
-        findings = run(df, names).cache()
-        flagged = (findings.select("kind", F.explode("messages").alias("m"))
-                   .select("kind", F.regexp_extract("m.source", r"([^/\\]+)$", 1).alias("source"),
-                           F.col("m.message_number").alias("message_number"))
+        findings, links = run_detectors(df, names)
+        findings = findings.cache()
+        flagged = (links.join(F.broadcast(findings.select("finding_id", "kind")), "finding_id")
+                   .select("kind", F.regexp_extract("source", r"([^/\\]+)$", 1).alias("source"),
+                           "message_number")
                    .distinct())
         truth = (spark.read.schema("source string, message_number int, pattern string, "
                                    "patterns array<string>")

@@ -23,7 +23,7 @@ import importlib
 from dlqlens.detect.findings import (FINDINGS_COLUMNS, FINDINGS_SCHEMA, KINDS, LINKS_COLUMNS,
                                      LINKS_SCHEMA, SAMPLE_SIZE, SEVERITIES, Findings, conform,
                                      empty_findings, finding_columns, finding_id_column,
-                                     finding_record, sample_links)
+                                     finding_record, links_of, sample_links)
 
 #: Detector registry: name -> "module:function". A test fails when a module of
 #: this package that defines ``detect`` is missing here.
@@ -82,10 +82,11 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     Findings
         ``(findings, links)``: findings (:data:`FINDINGS_SCHEMA`) sorted by
         ``severity_rank``, ``window_start``, ``kind`` then ``finding_id``;
-        links (:data:`LINKS_SCHEMA`), every detector's, unordered. Both lazy.
-        Cache ``findings`` (it is small) before reading both: ``links`` keeps
-        only the groups that became findings by a join with them, which then
-        reads the cache instead of running the detectors' aggregations again.
+        links (:data:`LINKS_SCHEMA`), every detector's, unordered. Both lazy:
+        ``findings`` is a few rows (cache it when it is read more than once);
+        ``links`` is as long as the messages found, and keeps only the groups
+        that became findings by a semi join with each detector's (broadcast)
+        finding ids, so reading it runs the detectors' aggregations again.
 
     Raises
     ------
@@ -133,4 +134,4 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
 __all__ = ["DETECTORS", "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS",
            "LINKS_SCHEMA", "SAMPLE_SIZE", "SEVERITIES", "Findings", "conform", "detector",
            "empty_findings", "finding_columns", "finding_id_column", "finding_record",
-           "run_detectors", "sample_links"]
+           "links_of", "run_detectors", "sample_links"]

@@ -156,6 +156,27 @@ class Findings(NamedTuple):
                        ["source", "message_number"], "left_anti")
 
 
+def links_of(found):
+    """The links DataFrame of ``found``: a :class:`Findings`, or a links
+    DataFrame itself (``finding_id``, ``source``, ``message_number``).
+
+    Raises
+    ------
+    TypeError
+        For anything else, a findings DataFrame above all: findings no longer
+        carry their messages; pass the :class:`Findings` pair.
+    """
+    if isinstance(found, Findings):
+        return found.links
+    columns = set(getattr(found, "columns", ()) or ())
+    if {"finding_id", "source", "message_number"} <= columns:
+        return found
+    raise TypeError("expected the Findings of dlqlens.detect.run_detectors (findings, links) or a "
+                    f"links DataFrame (finding_id, source, message_number), not "
+                    f"{type(found).__name__}" + (f" with columns {', '.join(sorted(columns))}"
+                                                 if columns else ""))
+
+
 def finding_id_column(kind: str, *keys):
     """The stable ``finding_id`` of a group: ``<kind>:`` and 16 hex digits.
 
