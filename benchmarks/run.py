@@ -35,6 +35,23 @@ Stages (each in its own process, so each peak RSS is its own):
     Spark ``local[2]``: replay a 100-rule table (``data.make_table``) over
     the same capture in the pessimistic world, every replay column written to
     Spark's ``noop`` sink. Both Spark stages share one session.
+``spark_detectors``
+    Spark ``local[2]``, default driver memory: what ``dlqlens detect`` does
+    with the same capture (every column, cached, counted), then every
+    detector (:func:`dlqlens.detect.run_detectors`): the findings collected,
+    every link written to the ``noop`` sink, the first 10 messages of each
+    finding collected. ``seconds`` counts from the load; ``load_seconds`` is
+    the load and cache alone, ``findings`` and ``links`` the rows made.
+``spark_audit``
+    The same, for ``dlqlens audit``: both suites
+    (:func:`dlqlens.quality.audit`, default policy, no rules table or queue
+    definitions), from the load, the results' text made.
+``spark_report``
+    The same, for ``dlqlens report``: :func:`dlqlens.report.build_report`
+    (every detector, the summary, figures, messages in no finding, the
+    explanations), from the load, the page written to a temporary file.
+    The three run in a process and a session each (their own peak RSS:
+    the Python driver plus the JVM driver, Spark's default heap).
 
 The DLQ explorer (``dlqlens.widgets.explorer``) has its own script,
 ``benchmarks/explorer.py``: a filter change, a page turn and the driver's
@@ -197,6 +214,62 @@ def child_spark(path: str, rules: int, master: str) -> dict:
     return out
 
 
+def _spark_rss(jvm_pid) -> dict:
+    jvm = data.proc_status_mb(jvm_pid)
+    py = data.peak_rss_mb()
+    return {"peak_rss_mb": py + jvm, "jvm_peak_rss_mb": jvm, "python_peak_rss_mb": py}
+
+
+def child_analysis(what: str, path: str, master: str) -> dict:
+    """One of ``detectors``, ``audit``, ``report`` over the raw capture at
+    ``path``, as the command of that name runs it, in a session of its own
+    with Spark's default driver memory."""
+    from dlqlens.spark import get_spark, load_capture
+
+    spark = get_spark(master, app_name=f"dlqlens-bench-{what}")
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    out: dict = {}
+    start = time.perf_counter()
+    df = load_capture(spark, path)
+    if what == "detectors":
+        from dlqlens.detect import run_detectors, sample_links
+
+        df = df.cache()
+        n = df.count()  # as dlqlens detect: decode once, every detector reads the cache
+        out["load_seconds"] = time.perf_counter() - start
+        findings, links = run_detectors(df)
+        findings = findings.cache()
+        rows = findings.collect()
+        links.write.format("noop").mode("overwrite").save()
+        sample_links(links, 10).collect()
+        out.update(findings=len(rows), links=sum(r["message_count"] for r in rows),
+                   largest_finding=max((r["message_count"] for r in rows), default=0))
+        seconds = time.perf_counter() - start
+        findings.unpersist()
+        df.unpersist()
+    elif what == "audit":
+        from dlqlens.quality import audit
+
+        results = audit(df)
+        out["checks"] = len(results.to_text().splitlines())
+        seconds = time.perf_counter() - start
+        n = df.count()  # not timed
+    elif what == "report":
+        from dlqlens.report import build_report
+
+        report = build_report(df)
+        with tempfile.TemporaryDirectory(prefix="dlqlens-bench-report-") as tmp:
+            report.write(os.path.join(tmp, "report.html"))
+        out["html_bytes"] = len(report.html.encode("utf-8"))
+        seconds = time.perf_counter() - start
+        n = df.count()  # not timed
+    else:
+        raise SystemExit(f"unknown analysis {what!r}")
+    out.update(messages=n, seconds=seconds, **_spark_rss(jvm_pid))
+    spark.stop()
+    return out
+
+
 def _run_child(*args, repeat: int = 1) -> dict:
     env = dict(os.environ, DLQLENS_BENCH_REPEAT=str(repeat))
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *map(str, args)],
@@ -218,7 +291,8 @@ def _result(stage, r, baseline_name, base) -> dict:
            "baseline": baseline_name, "baseline_msgs_per_s": round(base_rate),
            "ratio_vs_baseline": round(rate / base_rate, 3),
            "peak_rss_mb": round(r["peak_rss_mb"])}
-    for k in ("jvm_peak_rss_mb", "python_peak_rss_mb", "rules", "groups", "seconds_runs"):
+    for k in ("jvm_peak_rss_mb", "python_peak_rss_mb", "rules", "groups", "seconds_runs",
+              "load_seconds", "findings", "links", "largest_finding", "checks", "html_bytes"):
         if k in r:
             out[k] = round(r[k]) if isinstance(r[k], float) else r[k]
     if "seconds_runs" in base:
@@ -235,9 +309,11 @@ def main(argv=None) -> int:
                     help="messages in the dmpmqmsg and amqsbcg captures")
     ap.add_argument("--quick", action="store_true",
                     help="20,000 raw / 10,000 text / 50,000 Spark messages: under a minute")
-    ap.add_argument("--stages", default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,spark",
+    ap.add_argument("--stages", default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,spark,"
+                                        "spark_detectors,spark_audit,spark_report",
                     help="comma-separated: decode_raw (also decode_raw_md_dlh), decode_dmpmqmsg, "
-                         "decode_amqsbcg, spark")
+                         "decode_amqsbcg, spark (load + group-by and replay), spark_detectors, "
+                         "spark_audit, spark_report")
     ap.add_argument("--repeat", type=int, default=None,
                     help="times each one-core stage and baseline is timed, the best counting "
                          "(default 3, with --quick 1)")
@@ -254,7 +330,8 @@ def main(argv=None) -> int:
               "read": lambda p, f, w: child_read(p, f, w),
               "struct": lambda p, n: child_struct(p, int(n)),
               "fromhex": lambda p, f, n: child_fromhex(p, f, int(n)),
-              "spark": lambda p, r, m: child_spark(p, int(r), m)}[kind]
+              "spark": lambda p, r, m: child_spark(p, int(r), m),
+              "analysis": lambda w, p, m: child_analysis(w, p, m)}[kind]
         print(json.dumps(fn(*rest)))
         return 0
 
@@ -289,7 +366,7 @@ def main(argv=None) -> int:
     try:
         raw = capture("raw", n, data.write_raw_capture)
         struct_base = None
-        if "decode_raw" in stages or "spark" in stages:
+        if "decode_raw" in stages or any(s.startswith("spark") for s in stages):
             struct_base = _run_child("struct", raw, min(n, BASELINE_CAP), repeat=rep)
         if "decode_raw" in stages:
             warm = capture("raw", 1000, data.write_raw_capture)
@@ -315,6 +392,11 @@ def main(argv=None) -> int:
             for stage in ("spark_load_groupby", "spark_replay"):
                 results.append(_result(stage, out[stage],
                                        "struct.unpack MQMD v2 + MQDLH per record", struct_base))
+        for what in ("detectors", "audit", "report"):
+            if f"spark_{what}" in stages:
+                path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
+                results.append(_result(f"spark_{what}", _run_child("analysis", what, path, a.master),
+                                       "struct.unpack MQMD v2 + MQDLH per record", struct_base))
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -323,12 +405,12 @@ def main(argv=None) -> int:
         if a.json:
             print(json.dumps(r))
     if not a.json:
-        print(f"{'stage':20s} {'messages':>11s} {'msgs/s':>11s} {'baseline/s':>11s} "
-              f"{'ratio':>7s} {'peak RSS MB':>11s}  baseline")
+        print(f"{'stage':20s} {'messages':>11s} {'seconds':>8s} {'msgs/s':>11s} "
+              f"{'baseline/s':>11s} {'ratio':>7s} {'peak RSS MB':>11s}  baseline")
         for r in results:
-            print(f"{r['stage']:20s} {r['messages']:>11,d} {r['msgs_per_s']:>11,d} "
-                  f"{r['baseline_msgs_per_s']:>11,d} {r['ratio_vs_baseline']:>7.2f} "
-                  f"{r['peak_rss_mb']:>11,d}  {r['baseline']}")
+            print(f"{r['stage']:20s} {r['messages']:>11,d} {r['seconds']:>8.1f} "
+                  f"{r['msgs_per_s']:>11,d} {r['baseline_msgs_per_s']:>11,d} "
+                  f"{r['ratio_vs_baseline']:>7.2f} {r['peak_rss_mb']:>11,d}  {r['baseline']}")
         print(f"(one-core stages and baselines: best of {rep} run(s) each; Spark stages: one run)")
     return 0
 

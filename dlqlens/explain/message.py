@@ -753,7 +753,11 @@ def explain_messages(df, limit: int = 20, *, findings=None, replay=None, capture
             by_id.setdefault(r["finding_id"], r)
             refs.setdefault(r["finding_id"], []).append(
                 {"source": r["source"], "message_number": r["message_number"]})
-        records = [finding_record(by_id[i], messages=refs[i]) for i in sorted(by_id)]
+        # most severe first, as the findings are listed
+        order = sorted(by_id, key=lambda i: (by_id[i]["severity_rank"], by_id[i]["window_start"]
+                                             is None, by_id[i]["window_start"] or 0,
+                                             by_id[i]["kind"], i))
+        records = [finding_record(by_id[i], messages=refs[i]) for i in order]
     elif findings is not None:
         records = list(findings)
     replays = {}
