@@ -273,10 +273,9 @@ def main(argv=None) -> int:
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", default=None, help="where to simulate (default: system temp)")
-    ap.add_argument("--driver-memory", default="6g",
-                    help="Spark driver heap (default 6g: at 1,000,000 a burst finding lists "
-                         "350,000 messages and the whole capture is cached; Spark's own 1g "
-                         "runs out)")
+    ap.add_argument("--driver-memory", default=None,
+                    help="Spark driver heap (default: Spark's own; findings hold no message "
+                         "lists, their links stay in Spark)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     scenarios = args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
@@ -284,8 +283,8 @@ def main(argv=None) -> int:
 
     from dlqlens.spark.session import get_spark
 
-    spark = get_spark(args.master, spark_sql_shuffle_partitions=2,
-                      spark_driver_memory=args.driver_memory)
+    memory = {} if args.driver_memory is None else {"spark_driver_memory": args.driver_memory}
+    spark = get_spark(args.master, spark_sql_shuffle_partitions=2, **memory)
     command = "python -m dlqlens.accuracy " + " ".join(
         a for a in (f"--sizes {args.sizes}",
                     f"--scenarios {args.scenarios}" if args.scenarios else "",
