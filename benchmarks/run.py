@@ -395,7 +395,8 @@ def main(argv=None) -> int:
         for what in ("detectors", "audit", "report"):
             if f"spark_{what}" in stages:
                 path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
-                results.append(_result(f"spark_{what}", _run_child("analysis", what, path, a.master),
+                r = _run_child("analysis", what, path, a.master)
+                results.append(_result(f"spark_{what}", r,
                                        "struct.unpack MQMD v2 + MQDLH per record", struct_base))
     finally:
         if tmp is not None:

@@ -20,5 +20,5 @@ from dlqlens.widgets.explorer import NO_FINDING, Explorer, ExplorerModel, Filter
 from dlqlens.widgets.findings import FindingsBrowser, findings_browser
 from dlqlens.widgets.trace import RuleTrace, rule_trace
 
-__all__ = ["browse", "explore", "Explorer", "ExplorerModel", "Filters", "findings_browser", "NO_FINDING",
-           "FindingsBrowser", "rule_trace", "RuleTrace"]
+__all__ = ["browse", "explore", "Explorer", "ExplorerModel", "Filters", "findings_browser",
+           "NO_FINDING", "FindingsBrowser", "rule_trace", "RuleTrace"]

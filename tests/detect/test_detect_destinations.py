@@ -52,7 +52,8 @@ def test_registered():
 def test_unknown_destination_at_any_rate_one_finding_per_destination(spark):
     """IBM MQ, "2085 (0825) (RC2085): MQRC_UNKNOWN_OBJECT_NAME": the queue is not defined on
     the queue manager that put to it; two dead letters two hours apart are a finding."""
-    found = {r["queues"][0]: r for r in collect_findings(detector("unknown_destination")(_mixed(spark)))}
+    found = {r["queues"][0]: r
+             for r in collect_findings(detector("unknown_destination")(_mixed(spark)))}
     assert set(found) == {"STOCK.QRY", "LEDGER.REPORT"}  # not AMQ.*, not 2053
     f = found["STOCK.QRY"]
     assert tuple(f.asDict()) == FINDINGS_COLUMNS + ("messages",)  # collect_findings adds them

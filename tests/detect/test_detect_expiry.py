@@ -61,8 +61,8 @@ def test_messages_vanished_by_expiry_between_snapshots(spark):
                    expiry=-1) for j in range(2, 4)]
     qmap = {DLQ1: "DLQ", dlq2: "DLQ"}
     found = {json.loads(f.evidence)["source"]: json.loads(f.evidence)
-             for f in collect_findings(expiry.detect(frame(spark, first + second), capture_queues=qmap,
-                                    min_messages=1))}
+             for f in collect_findings(expiry.detect(frame(spark, first + second),
+                                                     capture_queues=qmap, min_messages=1))}
     ev = found[DLQ1]
     assert ev["queue"] == "DLQ" and ev["next_capture"] == dlq2
     assert ev["vanished_by_expiry"] == 9 and ev["vanished_otherwise"] == 2
