@@ -294,9 +294,12 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
         F.col("applid"), F.col("trigtype"), F.col("trigint_ms"), F.col("allowed"),
         item.alias("item"), F.col("dead_lettered").cast("long").alias("dead_lettered"))
+    # the storm's first put is its session's start; taken from the aggregate, not from the
+    # session window column: a filter on the id (links.where(finding_id == ...)) pushed below
+    # the session windows' merge would test each message's own, unmerged window (none left)
     storm = storm.withColumn("finding_id", finding_id_column(
         "trigger_storm", F.col("application_queue"), F.col("process"),
-        F.unix_micros(F.col("burst.start"))))
+        F.unix_micros(F.col("first"))))
     findings = storm.select(*finding_columns(
         finding_id=F.col("finding_id"), kind="trigger_storm", severity=severity,
         queues=F.array(F.col("application_queue")), window_start=F.col("first"),
