@@ -47,6 +47,23 @@ Stages (each in its own process, so each peak RSS is its own):
     Spark ``local[2]``: replay a 100-rule table (``data.make_table``) over
     the same capture in the pessimistic world, every replay column written to
     Spark's ``noop`` sink. Both Spark stages share one session.
+``spark_detectors``
+    Spark ``local[2]``, default driver memory: what ``dlqlens detect`` does
+    with the same capture (every column, cached, counted), then every
+    detector (:func:`dlqlens.detect.run_detectors`): the findings collected,
+    every link written to the ``noop`` sink, the first 10 messages of each
+    finding collected. ``seconds`` counts from the load; ``load_seconds`` is
+    the load and cache alone, ``findings`` and ``links`` the rows made.
+``spark_audit``
+    The same, for ``dlqlens audit``: both suites
+    (:func:`dlqlens.quality.audit`, default policy, no rules table or queue
+    definitions), from the load, the results' text made.
+``spark_report``
+    The same, for ``dlqlens report``: :func:`dlqlens.report.build_report`
+    (every detector, the summary, figures, messages in no finding, the
+    explanations), from the load, the page written to a temporary file.
+    The three run in a process and a session each (their own peak RSS:
+    the Python driver plus the JVM driver, Spark's default heap).
 
 ``first_answer``
     The README's main job as an administrator runs it: ``dlqlens report
@@ -300,7 +317,7 @@ def child_first_answer(out: str) -> dict:
 def child_warm(master: str) -> dict:
     """Detect, replay and report of the sample in one warm session."""
     from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
-    from dlqlens.detect import run
+    from dlqlens.detect import run_detectors
     from dlqlens.report import build_report
     from dlqlens.rules import parse_file
     from dlqlens.rules.replay import replay, summarize
@@ -323,8 +340,8 @@ def child_warm(master: str) -> dict:
     timed("load", lambda: df.cache().count())
     from dlqlens.mq.mqsc import read_queue_defs
 
-    timed("detect", lambda: run(df, queue_defs=read_queue_defs(defs),
-                                capture_queues=queues).collect())
+    timed("detect", lambda: run_detectors(df, queue_defs=read_queue_defs(defs),
+                                          capture_queues=queues).findings.collect())
     table = parse_file(rules)
     timed("replay", lambda: summarize(replay(table, df, allow_errors=True), table))
     timed("report", lambda: build_report(df, rules=rules, queue_defs=defs,
@@ -337,6 +354,61 @@ def _timed_child(*args) -> dict:
     start = time.perf_counter()
     out = _run_child(*args)
     out["seconds"] = time.perf_counter() - start
+
+
+def _spark_rss(jvm_pid) -> dict:
+    jvm = data.proc_status_mb(jvm_pid)
+    py = data.peak_rss_mb()
+    return {"peak_rss_mb": py + jvm, "jvm_peak_rss_mb": jvm, "python_peak_rss_mb": py}
+
+
+def child_analysis(what: str, path: str, master: str) -> dict:
+    """One of ``detectors``, ``audit``, ``report`` over the raw capture at
+    ``path``, as the command of that name runs it, in a session of its own
+    with Spark's default driver memory."""
+    from dlqlens.spark import get_spark, load_capture
+
+    spark = get_spark(master, app_name=f"dlqlens-bench-{what}")
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    out: dict = {}
+    start = time.perf_counter()
+    df = load_capture(spark, path)
+    if what == "detectors":
+        from dlqlens.detect import run_detectors, sample_links
+
+        df = df.cache()
+        n = df.count()  # as dlqlens detect: decode once, every detector reads the cache
+        out["load_seconds"] = time.perf_counter() - start
+        findings, links = run_detectors(df)
+        findings = findings.cache()
+        rows = findings.collect()
+        links.write.format("noop").mode("overwrite").save()
+        sample_links(links, 10).collect()
+        out.update(findings=len(rows), links=sum(r["message_count"] for r in rows),
+                   largest_finding=max((r["message_count"] for r in rows), default=0))
+        seconds = time.perf_counter() - start
+        findings.unpersist()
+        df.unpersist()
+    elif what == "audit":
+        from dlqlens.quality import audit
+
+        results = audit(df)
+        out["checks"] = len(results.to_text().splitlines())
+        seconds = time.perf_counter() - start
+        n = df.count()  # not timed
+    elif what == "report":
+        from dlqlens.report import build_report
+
+        report = build_report(df)
+        with tempfile.TemporaryDirectory(prefix="dlqlens-bench-report-") as tmp:
+            report.write(os.path.join(tmp, "report.html"))
+        out["html_bytes"] = len(report.html.encode("utf-8"))
+        seconds = time.perf_counter() - start
+        n = df.count()  # not timed
+    else:
+        raise SystemExit(f"unknown analysis {what!r}")
+    out.update(messages=n, seconds=seconds, **_spark_rss(jvm_pid))
+    spark.stop()
     return out
 
 
@@ -361,7 +433,8 @@ def _result(stage, r, baseline_name, base) -> dict:
            "baseline": baseline_name, "baseline_msgs_per_s": round(base_rate),
            "ratio_vs_baseline": round(rate / base_rate, 3),
            "peak_rss_mb": round(r["peak_rss_mb"])}
-    for k in ("jvm_peak_rss_mb", "python_peak_rss_mb", "rules", "groups", "seconds_runs"):
+    for k in ("jvm_peak_rss_mb", "python_peak_rss_mb", "rules", "groups", "seconds_runs",
+              "load_seconds", "findings", "links", "largest_finding", "checks", "html_bytes"):
         if k in r:
             out[k] = round(r[k]) if isinstance(r[k], float) else r[k]
     if "seconds_runs" in base:
@@ -415,10 +488,12 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="20,000 raw / 10,000 text / 50,000 Spark messages: under a minute")
     ap.add_argument("--stages",
-                    default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,decode_pcap,spark",
+                    default="decode_raw,decode_dmpmqmsg,decode_amqsbcg,decode_pcap,spark,"
+                            "spark_detectors,spark_audit,spark_report",
                     help="comma-separated: decode_raw (also decode_raw_md_dlh), decode_dmpmqmsg, "
-                         "decode_amqsbcg, decode_pcap, decode_hexdump (every hex-dump layout), spark, "
-                         "first_answer, warm_analyses")
+                         "decode_amqsbcg, decode_pcap, decode_hexdump (every hex-dump layout), "
+                         "spark (load + group-by and replay), spark_detectors, spark_audit, "
+                         "spark_report, first_answer, warm_analyses")
     ap.add_argument("--repeat", type=int, default=None,
                     help="times each one-core stage and baseline is timed, the best counting "
                          "(default 3, with --quick 1)")
@@ -444,7 +519,8 @@ def main(argv=None) -> int:
               "fromhex_dump": lambda p, f, n: child_fromhex_dump(p, f, int(n)),
               "bare": lambda m: child_bare(m),
               "first_answer": lambda o: child_first_answer(o),
-              "warm": lambda m: child_warm(m)}[kind]
+              "warm": lambda m: child_warm(m),
+              "analysis": lambda w, p, m: child_analysis(w, p, m)}[kind]
         print(json.dumps(fn(*rest)))
         return 0
 
@@ -480,7 +556,7 @@ def main(argv=None) -> int:
         needs_raw = any(s in stages for s in ("decode_raw", "spark"))
         raw = capture("raw", n, data.write_raw_capture) if needs_raw else None
         struct_base = None
-        if "decode_raw" in stages or "spark" in stages:
+        if "decode_raw" in stages or any(s.startswith("spark") for s in stages):
             struct_base = _run_child("struct", raw, min(n, BASELINE_CAP), repeat=rep)
         if "decode_raw" in stages:
             warm = capture("raw", 1000, data.write_raw_capture)
@@ -529,6 +605,12 @@ def main(argv=None) -> int:
         if "first_answer" in stages or "warm_analyses" in stages:
             # the README runs with the default master (local[*]); so does the baseline
             results.extend(_first_answer_stages(stages, "local[*]", workdir))
+        for what in ("detectors", "audit", "report"):
+            if f"spark_{what}" in stages:
+                path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
+                r = _run_child("analysis", what, path, a.master)
+                results.append(_result(f"spark_{what}", r,
+                                       "struct.unpack MQMD v2 + MQDLH per record", struct_base))
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -537,12 +619,12 @@ def main(argv=None) -> int:
         if a.json:
             print(json.dumps(r))
     if not a.json:
-        print(f"{'stage':20s} {'messages':>11s} {'msgs/s':>11s} {'baseline/s':>11s} "
-              f"{'ratio':>7s} {'peak RSS MB':>11s}  baseline")
+        print(f"{'stage':20s} {'messages':>11s} {'seconds':>8s} {'msgs/s':>11s} "
+              f"{'baseline/s':>11s} {'ratio':>7s} {'peak RSS MB':>11s}  baseline")
         for r in results:
-            print(f"{r['stage']:20s} {r['messages']:>11,d} {r['msgs_per_s']:>11,d} "
-                  f"{r['baseline_msgs_per_s']:>11,d} {r['ratio_vs_baseline']:>7.2f} "
-                  f"{r['peak_rss_mb']:>11,d}  {r['baseline']}")
+            print(f"{r['stage']:20s} {r['messages']:>11,d} {r['seconds']:>8.1f} "
+                  f"{r['msgs_per_s']:>11,d} {r['baseline_msgs_per_s']:>11,d} "
+                  f"{r['ratio_vs_baseline']:>7.2f} {r['peak_rss_mb']:>11,d}  {r['baseline']}")
         for r in results:
             if "cost_vs_baseline" in r:
                 extra = "".join(f"; {k} {v['seconds']:.2f} s ({v['jobs']} jobs)"

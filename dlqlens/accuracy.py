@@ -106,7 +106,7 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
     """
     from pyspark.sql import functions as F
 
-    from dlqlens.detect import DETECTORS, run
+    from dlqlens.detect import DETECTORS, run_detectors
     from dlqlens.sim import simulate
     from dlqlens.spark.session import load_capture
 
@@ -121,10 +121,11 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
         files = [os.path.join(out, c["file"]) for c in manifest["captures"]]
         df = load_capture(spark, files).cache()
         messages = df.count()  # fill the cache once, before the detectors' branches read it
-        findings = run(df, names).cache()
-        flagged = (findings.select("kind", F.explode("messages").alias("m"))
-                   .select("kind", F.regexp_extract("m.source", r"([^/\\]+)$", 1).alias("source"),
-                           F.col("m.message_number").alias("message_number"))
+        findings, links = run_detectors(df, names)
+        findings = findings.cache()
+        flagged = (links.join(F.broadcast(findings.select("finding_id", "kind")), "finding_id")
+                   .select("kind", F.regexp_extract("source", r"([^/\\]+)$", 1).alias("source"),
+                           "message_number")
                    .distinct())
         truth = (spark.read.schema("source string, message_number int, pattern string, "
                                    "patterns array<string>")
@@ -272,10 +273,9 @@ def main(argv=None) -> int:
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", default=None, help="where to simulate (default: system temp)")
-    ap.add_argument("--driver-memory", default="6g",
-                    help="Spark driver heap (default 6g: at 1,000,000 a burst finding lists "
-                         "350,000 messages and the whole capture is cached; Spark's own 1g "
-                         "runs out)")
+    ap.add_argument("--driver-memory", default=None,
+                    help="Spark driver heap (default: Spark's own; findings hold no message "
+                         "lists, their links stay in Spark)")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     scenarios = args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
@@ -283,8 +283,8 @@ def main(argv=None) -> int:
 
     from dlqlens.spark.session import get_spark
 
-    spark = get_spark(args.master, spark_sql_shuffle_partitions=2,
-                      spark_driver_memory=args.driver_memory)
+    memory = {} if args.driver_memory is None else {"spark_driver_memory": args.driver_memory}
+    spark = get_spark(args.master, spark_sql_shuffle_partitions=2, **memory)
     command = "python -m dlqlens.accuracy " + " ".join(
         a for a in (f"--sizes {args.sizes}",
                     f"--scenarios {args.scenarios}" if args.scenarios else "",

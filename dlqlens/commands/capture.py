@@ -294,7 +294,7 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
     capture_queues : dict, optional
         The queue each capture file was taken from
         (:func:`dlqlens.capture.reader.captured_queues`); see
-        :func:`dlqlens.detect.run`.
+        :func:`dlqlens.detect.run_detectors`.
     capture_time : datetime or mapping, optional
         When the captures were taken (given, or
         :class:`dlqlens.detect.common.CaptureTimes` from the banners).
@@ -316,21 +316,26 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
         (:meth:`dlqlens.explain.coverage.Coverage.to_text`). Capture values
         are shown with control characters escaped.
     """
-    from dlqlens.detect import finding_record, run
+    from dlqlens.detect import Findings, finding_record, run_detectors, sample_links
     from dlqlens.explain.coverage import coverage
     from dlqlens.explain.finding import explain_finding
 
     params = {} if capture_time is None else {"capture_time": capture_time}
-    findings = run(df, capture_queues=capture_queues or None, **params).cache()
+    findings, links = run_detectors(df, capture_queues=capture_queues or None, **params)
+    findings = findings.cache()
     try:
-        records = [finding_record(row) for row in findings.toLocalIterator()]
+        rows = findings.collect()
+        samples = ({r["finding_id"]: r["messages"] for r in sample_links(links).collect()}
+                   if rows else {})
+        records = [finding_record(row, messages=samples.get(row["finding_id"], []))
+                   for row in rows]
         title = (f"Findings ({len(records)}, most severe first; 'dlqlens detect' for parameters, "
                  "queue definitions and JSON)")
         body = ("\n\n".join(explain_finding(r, capture_queues=capture_queues).to_text()
                              for r in records) if records else "  none")
         text = f"{title}\n{'-' * len(title)}\n{body}\n"
         if with_coverage:
-            text += "\n" + coverage(df, findings, top=coverage_top).to_text()
+            text += "\n" + coverage(df, Findings(findings, links), top=coverage_top).to_text()
     finally:
         findings.unpersist()
     return text

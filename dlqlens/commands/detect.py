@@ -7,7 +7,12 @@ explanation (:func:`dlqlens.explain.explain_finding`): a heading line
 (severity, kind, queues, time window, message count), its statement, its
 severity and why, its evidence as named facts, its messages as a filter and
 what to check or do next; ``--jsonl`` prints one JSON object per finding
-instead (:func:`dlqlens.detect.findings.finding_record`, keys unchanged).
+instead (:func:`dlqlens.detect.findings.finding_record`). Either way a finding
+lists its ``message_count`` and a bounded sample of its messages (the first
+``--sample`` by capture and message number, default 10), never all of them:
+a finding of a large capture holds hundreds of thousands. All of a finding's
+messages are the links of its ``finding_id`` (``dlqlens.detect.run_detectors``,
+or ``dlqlens export --finding KIND``).
 Values that come from the captures (queue names, application names) are
 printed with control characters escaped, so a hostile message cannot drive
 the terminal.
@@ -22,6 +27,7 @@ from dlqlens.commands.common import (add_capture_time_option, add_captures_argum
                                      add_format_option, add_master_option, add_mode_option,
                                      add_results_to_option, capture_times, load_captures,
                                      plan_captures, print_names, results_dir, write_results_to)
+from dlqlens.detect.findings import SAMPLE_SIZE
 
 
 def register(sub) -> None:
@@ -41,6 +47,9 @@ def register(sub) -> None:
                         "--param max_gap=120 (VALUE read as JSON when it parses, else text)")
     add_capture_time_option(p)
     p.add_argument("--jsonl", action="store_true", help="one JSON object per finding")
+    p.add_argument("--sample", metavar="N", type=int, default=SAMPLE_SIZE,
+                   help=f"messages listed per finding, the first by capture and message number "
+                        f"(default {SAMPLE_SIZE}; the count is always of all of them)")
     p.add_argument("--list", action="store_true", help="print the detector names and exit")
     add_results_to_option(p, "the findings (one row per finding)")
     add_format_option(p)
@@ -115,7 +124,7 @@ def format_finding(record: dict, *, capture_queues=None) -> str:
 
 def run_detect(args) -> int:
     from dlqlens.commands.common import captured_queues
-    from dlqlens.detect import DETECTORS, finding_record, run
+    from dlqlens.detect import DETECTORS, finding_record, run_detectors, sample_links
     from dlqlens.errors import UsageError
     from dlqlens.safe import json_dumps
 
@@ -124,6 +133,8 @@ def run_detect(args) -> int:
     if not args.captures:
         raise UsageError("detect: give at least one CAPTURE (file, directory or glob pattern)")
     names = detector_names(args.detectors)
+    if args.sample < 1:
+        raise UsageError(f"detect: --sample must be 1 or more, not {args.sample}")
     params = parse_params(args.param)
     queue_defs = load_queue_defs(args.queue_defs) if args.queue_defs else None
     to = results_dir(args.to)
@@ -140,23 +151,27 @@ def run_detect(args) -> int:
     df.count()  # decode once; every detector then reads the cached rows
     try:
         try:
-            findings = run(df, names, queue_defs=queue_defs,
-                           capture_queues=capture_queues or None, **params)
+            findings, links = run_detectors(df, names, queue_defs=queue_defs,
+                                            capture_queues=capture_queues or None, **params)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if to:  # computed once, written and printed
             findings = findings.cache()
+        # the findings are few; of their messages, only the sample comes to the driver
+        rows = findings.collect()
+        samples = {r["finding_id"]: r["messages"]
+                   for r in sample_links(links, args.sample).collect()} if rows else {}
         out = sys.stdout
         counts: dict[str, int] = {}
-        for row in findings.toLocalIterator():
-            rec = finding_record(row)
+        for row in rows:
+            rec = finding_record(row, messages=samples.get(row["finding_id"], []))
             counts[rec["severity"]] = counts.get(rec["severity"], 0) + 1
             if args.jsonl:
                 out.write(json_dumps(rec) + "\n")
             else:
                 out.write(format_finding(rec, capture_queues=capture_queues) + "\n\n")
         out.flush()
-        write_results_to(to, {"findings": findings})
+        write_results_to(to, {"findings": findings, "links": links})
     finally:
         df.unpersist()
     total = sum(counts.values())

@@ -40,6 +40,9 @@ def register(sub) -> None:
     p.add_argument("--finding", metavar="KIND[:QUEUE]", action="append", default=[],
                    help="the messages of the detectors' findings of this kind (backout_loop, "
                         "reason_burst, ...), optionally only those naming QUEUE; repeatable")
+    p.add_argument("--finding-id", metavar="ID", action="append", default=[],
+                   help="the messages of one finding, by its finding_id (KIND:16 hex digits, as "
+                        "'dlqlens detect --jsonl' and the report show it); repeatable")
     p.add_argument("--queue-defs", metavar="FILE",
                    help="queue definitions (MQSC) for the detectors of --finding")
     add_capture_time_option(p)
@@ -60,6 +63,20 @@ def register(sub) -> None:
     add_format_option(p)
     add_master_option(p)
     p.set_defaults(func=run_export)
+
+
+def _finding_ids_arg(values) -> list[str]:
+    import re
+
+    from dlqlens.detect import KINDS
+    from dlqlens.errors import UsageError
+
+    for v in values:
+        kind, _, digest = v.partition(":")
+        if kind not in KINDS or not re.fullmatch(r"[0-9a-f]{16}", digest):
+            raise UsageError(f"--finding-id {v!r}: expected KIND:16 hex digits (a finding_id), "
+                             f"KIND one of {', '.join(KINDS)}")
+    return list(values)
 
 
 def _findings_arg(values) -> list[tuple[str, str | None]]:
@@ -86,6 +103,7 @@ def run_export(args) -> int:
     # every argument is checked before the JVM starts
     reason_codes(args.reason)
     wanted = _findings_arg(args.finding)
+    ids = _finding_ids_arg(args.finding_id)
     table = world = None
     if args.fate and not args.rules:
         raise UsageError("--fate needs --rules TABLE")
@@ -112,20 +130,27 @@ def run_export(args) -> int:
     df = df.cache()
     try:
         refs = None
-        if wanted:
-            from dlqlens.detect import run
+        if wanted or ids:
+            from dlqlens.detect import run_detectors
 
-            findings = run(df, sorted({k for k, _ in wanted}), queue_defs=queue_defs,
-                           capture_queues=captured_queues(pieces) or None,
-                           **({"capture_time": t} if (t := capture_times(args.capture_time,
-                                                                          pieces)) else {}))
+            kinds = {k for k, _ in wanted} | {i.split(":", 1)[0] for i in ids}
+            findings, links = run_detectors(
+                df, sorted(kinds), queue_defs=queue_defs,
+                capture_queues=captured_queues(pieces) or None,
+                **({"capture_time": t} if (t := capture_times(args.capture_time, pieces))
+                   else {}))
             cond = None
             for kind, queue in wanted:
                 c = F.col("kind") == kind
                 if queue:
                     c = c & F.array_contains("queues", queue)
                 cond = c if cond is None else cond | c
-            refs = findings.where(cond)
+            if ids:
+                c = F.col("finding_id").isin(sorted(set(ids)))
+                cond = c if cond is None else cond | c
+            # the links of the findings chosen (a broadcast semi join: findings are few)
+            refs = links.join(F.broadcast(findings.where(cond).select("finding_id")),
+                              "finding_id", "left_semi")
         selected = select_messages(df, reasons=args.reason, dest_queues=args.dest_q,
                                    dest_qmgrs=args.dest_qmgr, messages=refs)
         if args.fate:

@@ -4,20 +4,26 @@ Each detector is a function ``detect(df, *, queue_defs=None, **params)`` that
 takes a capture DataFrame (the columns of
 :func:`dlqlens.decode.schema.message_schema`, one or many captures unioned:
 several snapshots of a DLQ, and backout, initiation and application queues
-beside it) and returns a findings DataFrame (:mod:`dlqlens.detect.findings`).
-Detectors are Spark transformations: nothing but the findings (and only when
-the caller asks) comes to the driver.
+beside it) and returns :class:`~dlqlens.detect.findings.Findings`: a findings
+DataFrame (one row per finding, with a stable ``finding_id`` and its
+``message_count``) and a links DataFrame (``finding_id, source,
+message_number``: one row per message of a finding). Detectors are Spark
+transformations: nothing comes to the driver until the caller asks, and what
+it asks for is bounded by what a person reads (a page of links, the findings
+themselves).
 
-:data:`DETECTORS` is the registry, by finding kind; :func:`run` runs several
-and unions their findings, most severe first.
+:data:`DETECTORS` is the registry, by finding kind; :func:`run_detectors` runs
+several and unions their findings (most severe first) and their links.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from dlqlens.detect.findings import (FINDINGS_COLUMNS, FINDINGS_SCHEMA, KINDS, SEVERITIES,
-                                     conform, empty_findings, finding_columns, finding_record)
+from dlqlens.detect.findings import (FINDINGS_COLUMNS, FINDINGS_SCHEMA, KINDS, LINKS_COLUMNS,
+                                     LINKS_SCHEMA, SAMPLE_SIZE, SEVERITIES, Findings, conform,
+                                     empty_findings, finding_columns, finding_id_column,
+                                     finding_record, links_of, sample_links)
 
 #: Detector registry: name -> "module:function". A test fails when a module of
 #: this package that defines ``detect`` is missing here.
@@ -49,8 +55,9 @@ def detector(name: str):
     return getattr(importlib.import_module(module), func)
 
 
-def run(df, detectors=None, *, queue_defs=None, capture_queues=None, **params):
-    """Run detectors over a capture DataFrame and union their findings.
+def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
+                  **params) -> Findings:
+    """Run detectors over a capture DataFrame; union their findings and their links.
 
     Parameters
     ----------
@@ -72,9 +79,14 @@ def run(df, detectors=None, *, queue_defs=None, capture_queues=None, **params):
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings (:data:`FINDINGS_SCHEMA`), sorted by ``severity_rank`` then
-        ``window_start``.
+    Findings
+        ``(findings, links)``: findings (:data:`FINDINGS_SCHEMA`) sorted by
+        ``severity_rank``, ``window_start``, ``kind`` then ``finding_id``;
+        links (:data:`LINKS_SCHEMA`), every detector's, unordered. Both lazy:
+        ``findings`` is a few rows (cache it when it is read more than once);
+        ``links`` is as long as the messages found, and keeps only the groups
+        that became findings by a semi join with each detector's (broadcast)
+        finding ids, so reading it runs the detectors' aggregations again.
 
     Raises
     ------
@@ -101,7 +113,7 @@ def run(df, detectors=None, *, queue_defs=None, capture_queues=None, **params):
     if unused:
         raise TypeError(f"parameter(s) {', '.join(sorted(unused))} not accepted by any of the "
                         f"detectors run ({', '.join(names) or 'none'})")
-    result = None
+    findings = links = None
     for name, fn in selected:
         signature = signatures[name]
         kwargs = {k: v for k, v in params.items() if takes_any[name] or k in signature.parameters}
@@ -110,12 +122,16 @@ def run(df, detectors=None, *, queue_defs=None, capture_queues=None, **params):
         if capture_queues is not None and ("capture_queues" in signature.parameters
                                            or takes_any[name]):
             kwargs["capture_queues"] = capture_queues
-        found = conform(fn(df, **kwargs))
-        result = found if result is None else result.unionByName(found)
-    if result is None:
-        result = empty_findings(df.sparkSession)
-    return result.orderBy("severity_rank", "window_start", "kind")
+        found, linked = fn(df, **kwargs)
+        found, linked = conform(found), conform(linked, LINKS_SCHEMA)
+        findings = found if findings is None else findings.unionByName(found)
+        links = linked if links is None else links.unionByName(linked)
+    if findings is None:
+        return empty_findings(df.sparkSession)
+    return Findings(findings.orderBy("severity_rank", "window_start", "kind", "finding_id"), links)
 
 
-__all__ = ["DETECTORS", "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "SEVERITIES", "conform",
-           "detector", "empty_findings", "finding_columns", "finding_record", "run"]
+__all__ = ["DETECTORS", "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS",
+           "LINKS_SCHEMA", "SAMPLE_SIZE", "SEVERITIES", "Findings", "conform", "detector",
+           "empty_findings", "finding_columns", "finding_id_column", "finding_record",
+           "links_of", "run_detectors", "sample_links"]

@@ -56,9 +56,9 @@ from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
                                    capture_time_origin_column, definition_attr, epoch_seconds,
-                                   glob_regex, message_ref, queue_defs_frame, sorted_refs,
+                                   glob_regex, queue_defs_frame,
                                    with_capture_queues)
-from dlqlens.detect.findings import finding_columns
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRC
 
 #: MQRC_BACKOUT_THRESHOLD_REACHED (2362).
@@ -113,8 +113,9 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings (:data:`dlqlens.detect.findings.FINDINGS_SCHEMA`), kind
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings (:data:`dlqlens.detect.findings.FINDINGS_SCHEMA`), kind
         ``backout_loop``; ``evidence`` holds ``signal`` (one of
         :data:`SIGNALS`), ``queue``, ``messages``, ``max_backout_count``,
         ``threshold``, ``bothresh``, ``boqname`` and ``distinct_msgids``.
@@ -226,7 +227,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
                     "msgid", "latest_put_ts", "threshold", "bothresh", "boqname",
                     "same_payload_msgids", "captured", "captured_known", "captured_origin"))
     groups = hits.groupBy("signal", "queue").agg(
-        sorted_refs(message_ref()).alias("refs"),
+        F.count(F.lit(1)).alias("message_count"),
         F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
         F.max("BackoutCount").alias("highest_backout_count"),
         F.min("BackoutCount").alias("lowest_backout_count"),
@@ -237,7 +238,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.max("captured").alias("captured"), F.max("captured_known").alias("captured_known"),
         F.first("captured_origin").alias("captured_origin"),
     )
-    message_count = F.size("refs")
+    message_count = F.col("message_count")
     no_boqname = F.col("bothresh").isNotNull() & F.col("boqname").isNull()
     since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
     still_parking = ((F.col("signal") == "threshold_reached") & (F.col("captured_known") == 1)
@@ -284,7 +285,9 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.col("highest_backout_count").alias("max_backout_count"), F.col("threshold"),
         F.col("bothresh"), F.col("boqname"), F.col("distinct_msgids"),
     )
-    return groups.select(*finding_columns(
-        kind="backout_loop", severity=severity, queues=F.array(F.col("queue")),
-        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
-        evidence=evidence, statement=statement))
+    finding_id = finding_id_column("backout_loop", F.col("signal"), F.col("queue"))
+    findings = groups.select(*finding_columns(
+        finding_id=finding_id, kind="backout_loop", severity=severity,
+        queues=F.array(F.col("queue")), window_start=F.col("first"), window_end=F.col("last"),
+        message_count=message_count, evidence=evidence, statement=statement))
+    return Findings(findings, link_rows(hits.withColumn("finding_id", finding_id), findings))

@@ -32,9 +32,8 @@ Reasons that a dedicated detector explains are left out by default (see
 from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, epoch_seconds, message_ref,
-                                   sorted_refs)
-from dlqlens.detect.findings import finding_columns
+                                   capture_time_origin_column, epoch_seconds, message_ref)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQRC
 
 #: MQRC_BACKOUT_THRESHOLD_REACHED (backout detector) and the trigger-monitor
@@ -72,8 +71,9 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings, kind ``reason_burst``, one per burst; ``queues`` is the
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings, kind ``reason_burst``, one per burst; ``queues`` is the
         destination queue; ``window_start``/``window_end`` the onset and end
         (UTC). ``evidence``: ``reason``, ``reason_name``, ``dest_queue``,
         ``dest_qmgr``, ``messages``, ``first_message``, ``last_message``
@@ -140,7 +140,7 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         F.first("reason_name", ignorenulls=True).alias("reason_name"),
         F.min_by(ref, F.struct("dlh_put_ts", "message_key")).alias("first_ref"),
         F.max_by(ref, F.struct("dlh_put_ts", "message_key")).alias("last_ref"),
-        sorted_refs(ref).alias("refs"),
+        F.count(F.lit(1)).alias("link_count"),
     )
     duration = epoch_seconds(F.col("last")) - epoch_seconds(F.col("first"))
     runs = runs.withColumn("duration", duration) \
@@ -194,7 +194,12 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
     )
     # SEVERITY_SCALE: high = still going at a known capture time; medium = ended, or not shown
     severity = F.when(F.coalesce(F.col("ongoing"), F.lit(False)), "high").otherwise("medium")
-    return runs.select(*finding_columns(
-        kind="reason_burst", severity=severity, queues=F.array(F.col("DestQName")),
-        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+    def finding_id():
+        return finding_id_column("reason_burst", *[F.col(k) for k in key], F.col("burst"))
+
+    findings = runs.select(*finding_columns(
+        finding_id=finding_id(), kind="reason_burst", severity=severity,
+        queues=F.array(F.col("DestQName")), window_start=F.col("first"),
+        window_end=F.col("last"), message_count=F.col("link_count"),
         evidence=evidence, statement=statement))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))

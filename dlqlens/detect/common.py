@@ -273,21 +273,6 @@ def message_ref():
                     F.col("message_number").cast("int").alias("message_number"))
 
 
-def sorted_refs(ref_col):
-    """Aggregate: the message references of a group, sorted.
-
-    Every detector groups rows that are distinct messages (one capture row
-    each, or one row per message and signal), so the references are distinct
-    without a set. ``collect_set`` is not used: in an aggregation that also
-    has a distinct aggregate (``countDistinct``), Spark's sort-based merge of
-    large sets grows faster than linearly with the group's size, where
-    ``collect_list`` stays linear.
-    """
-    from pyspark.sql import functions as F
-
-    return F.array_sort(F.collect_list(ref_col))
-
-
 def epoch_seconds(ts_col):
     """A timestamp column as seconds since the epoch (double, sub-second kept)."""
     from pyspark.sql import functions as F

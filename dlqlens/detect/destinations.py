@@ -36,9 +36,8 @@ otherwise ``medium``: a defect that needs a fix, whatever the count.
 from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, epoch_seconds, glob_regex,
-                                   message_ref, sorted_refs)
-from dlqlens.detect.findings import finding_columns
+                                   capture_time_origin_column, epoch_seconds, glob_regex)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQPER, MQRC, TEMPORARY_QUEUE_PREFIXES
 
 UNKNOWN_OBJECT_NAME = MQRC["MQRC_UNKNOWN_OBJECT_NAME"]
@@ -77,7 +76,7 @@ def _common_aggregates():
     from pyspark.sql import functions as F
 
     return [
-        sorted_refs(message_ref()).alias("refs"),
+        F.count(F.lit(1)).alias("message_count"),
         F.min("dead_lettered").alias("first"), F.max("dead_lettered").alias("last"),
         F.slice(F.array_sort(F.collect_set("PutApplName")), 1, LISTED).alias("senders"),
         F.slice(F.array_sort(F.collect_set("UserIdentifier")), 1, LISTED).alias("users"),
@@ -138,8 +137,9 @@ def unknown_destination(df, *, model_prefixes=(), min_messages: int = 1, recent:
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings, kind ``unknown_destination``, one per destination;
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings, kind ``unknown_destination``, one per destination;
         ``queues`` is the destination queue; ``window_start``/``window_end``
         the first and last DLQ put (UTC). ``evidence``: ``reason``,
         ``reason_name``, ``dest_queue``, ``dest_qmgr``, ``messages``,
@@ -159,8 +159,8 @@ def unknown_destination(df, *, model_prefixes=(), min_messages: int = 1, recent:
     rows = _dead_letters(df, UNKNOWN_OBJECT_NAME, regex, dynamic=False,
                          capture_time=capture_time)
     groups = rows.groupBy("DestQMgrName", "DestQName").agg(*_common_aggregates()) \
-        .where(F.size("refs") >= int(min_messages))
-    count = F.size("refs")
+        .where(F.col("message_count") >= int(min_messages))
+    count = F.col("message_count")
     span = epoch_seconds(F.col("last")) - epoch_seconds(F.col("first"))
     ongoing, since = _ongoing(recent)
     on_qmgr = F.when(F.col("DestQMgrName") != "", F.col("DestQMgrName")) \
@@ -188,10 +188,15 @@ def unknown_destination(df, *, model_prefixes=(), min_messages: int = 1, recent:
         F.col("senders"), F.col("users"),
     )
     severity = F.when(ongoing, "high").otherwise("medium")
-    return groups.select(*finding_columns(
-        kind="unknown_destination", severity=severity, queues=F.array(F.col("DestQName")),
-        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
-        evidence=evidence, statement=statement))
+    def finding_id():
+        return finding_id_column("unknown_destination", F.col("DestQMgrName"),
+                                 F.col("DestQName"))
+
+    findings = groups.select(*finding_columns(
+        finding_id=finding_id(), kind="unknown_destination", severity=severity,
+        queues=F.array(F.col("DestQName")), window_start=F.col("first"),
+        window_end=F.col("last"), message_count=count, evidence=evidence, statement=statement))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))
 
 
 def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: float = 60.0,
@@ -225,8 +230,9 @@ def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: fl
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings, kind ``persistent_reply``, one per reply queue manager and
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings, kind ``persistent_reply``, one per reply queue manager and
         prefix; ``queues`` holds the prefix pattern (``AMQ.*``). ``evidence``:
         ``reason``, ``reason_name``, ``reply_qmgr``, ``queue_prefix``,
         ``messages``, ``replies``, ``reports``, ``other`` (by MQMD MsgType),
@@ -253,8 +259,8 @@ def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: fl
         F.sum(F.when(F.col("MsgType") == MQMT["MQMT_REPORT"], 1).otherwise(0)).alias("reports"),
         F.sum(F.when(F.col("Persistence") == MQPER["MQPER_PERSISTENT"], 1).otherwise(0))
          .alias("persistent"),
-    ).where(F.size("refs") >= int(min_messages))
-    count = F.size("refs")
+    ).where(F.col("message_count") >= int(min_messages))
+    count = F.col("message_count")
     ongoing, since = _ongoing(recent)
     on_qmgr = F.when(F.col("DestQMgrName") != "", F.col("DestQMgrName")) \
         .otherwise(F.lit("its queue manager"))
@@ -285,11 +291,15 @@ def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: fl
         F.col("distinct_queues"), F.col("senders"), F.col("users"),
     )
     severity = F.when(ongoing, "high").otherwise("medium")
-    return groups.select(*finding_columns(
-        kind="persistent_reply", severity=severity,
+    def finding_id():
+        return finding_id_column("persistent_reply", F.col("DestQMgrName"), F.col("prefix"))
+
+    findings = groups.select(*finding_columns(
+        finding_id=finding_id(), kind="persistent_reply", severity=severity,
         queues=F.array(F.concat(F.col("prefix"), F.lit("*"))),
-        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+        window_start=F.col("first"), window_end=F.col("last"), message_count=count,
         evidence=evidence, statement=statement))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))
 
 
 __all__ = ["persistent_reply", "unknown_destination"]

@@ -25,9 +25,9 @@ or removed otherwise).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, capture_time_origin_column, message_ref,
-                                   sorted_refs, with_capture_queues)
-from dlqlens.detect.findings import finding_columns
+from dlqlens.detect.common import (capture_time_column, capture_time_origin_column,
+                                   with_capture_queues)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRO
 
 #: The MQRO_EXPIRATION bit (set also by the _WITH_DATA and _WITH_FULL_DATA forms).
@@ -72,8 +72,9 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings, kind ``expiry_buildup``, one per capture; ``messages`` are
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings, kind ``expiry_buildup``, one per capture; its ``links`` are
         the messages with a finite expiry; ``window_start`` is the oldest put
         time among them and ``window_end`` the latest expiry instant.
         ``evidence``: ``queue``, ``source``, ``capture_time``, ``depth``,
@@ -155,7 +156,6 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         F.max("next_source").alias("next_source"),
         count_if(by_expiry).alias("gone_expired"),
         count_if(vanished & ~by_expiry).alias("gone_other"),
-        sorted_refs(F.when(F.col("finite"), message_ref())).alias("refs"),
     ).where(F.col("finite_count") >= int(min_messages))
 
     soon_fraction = F.col("soon_count") / F.col("depth")
@@ -191,7 +191,17 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
         F.col("gone_expired").alias("vanished_by_expiry"),
         F.col("gone_other").alias("vanished_otherwise"),
     )
-    return groups.select(*finding_columns(
-        kind="expiry_buildup", severity=severity, queues=F.array(F.col("capture_queue")),
-        window_start=F.col("first_put"), window_end=F.col("last_expiry"), messages=F.col("refs"),
+    def finding_id():
+        return finding_id_column("expiry_buildup", F.col("capture_queue"), F.col("source"))
+
+    findings = groups.select(*finding_columns(
+        finding_id=finding_id(), kind="expiry_buildup", severity=severity,
+        queues=F.array(F.col("capture_queue")), window_start=F.col("first_put"),
+        window_end=F.col("last_expiry"), message_count=F.col("finite_count"),
         evidence=evidence, statement=statement))
+    # the messages with a finite expiry (the capture's own rows: no snapshot join needed)
+    finite_rows = with_capture_queues(
+        df.select("source", "message_number", F.col("md.Expiry").alias("expiry")),
+        capture_queues).where(F.col("expiry") >= 0)
+    return Findings(findings, link_rows(finite_rows.withColumn("finding_id", finding_id()),
+                                        findings))

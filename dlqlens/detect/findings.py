@@ -1,12 +1,41 @@
-"""The one shape every detector's findings take.
+"""The one shape every detector's findings take: two DataFrames.
 
-A findings DataFrame has exactly the columns of :data:`FINDINGS_SCHEMA`, in that
-order, whatever detector produced it, so that findings of several detectors can
-be unioned, sorted most severe first and shown, exported (``dlqlens detect
---jsonl``) or joined back to the message rows they point at.
+A detector returns :class:`Findings`, a pair of DataFrames:
 
-Columns
--------
+``findings``
+    One row per finding, exactly the columns of :data:`FINDINGS_SCHEMA`, in
+    that order, whatever detector produced it, so that findings of several
+    detectors can be unioned, sorted most severe first, shown and exported.
+    A finding holds its message *count*, never its messages: a finding of a
+    ten-million-message capture is one small row.
+``links``
+    One row per message of a finding, the columns of :data:`LINKS_SCHEMA`
+    (``finding_id``, ``source``, ``message_number``): join it to the capture
+    rows on ``source`` and ``message_number`` (a ``left_semi`` join for "the
+    messages of this finding", ``left_anti`` for "the messages in no
+    finding"), and to the findings on ``finding_id``. It is as long as the
+    messages the findings cover: keep it in Spark, read it a page at a time
+    (:func:`sample_links`).
+
+Both are lazy; nothing comes to the driver until the caller asks for rows.
+
+Finding ids
+-----------
+``finding_id`` is ``<kind>:<16 hex digits>``: the kind, then the first 64 bits
+of the SHA-256 of the JSON of the detector's grouping key (the queue(s), the
+signal, the reason, the burst's start...: :func:`finding_id_column`). The
+same input and parameters give the same ids in every run, on every machine
+and in every session time zone (timestamps enter the key as microseconds
+since the epoch), so ids can be stored beside exported messages and
+compared between runs. Findings of one kind have distinct keys, so their ids
+differ (a collision of 64-bit hashes is not expected below billions of
+findings). A finding whose grouping key stays the same while the capture
+changes (the same queue, a later snapshot) keeps its id.
+
+Columns of ``findings``
+-----------------------
+finding_id : string
+    The stable id above; the key of ``links``.
 kind : string
     What pattern this is: ``backout_loop``, ``trigger_storm``,
     ``trigger_failure``, ``expiry_buildup``, ``orphaned_reply``,
@@ -23,10 +52,8 @@ window_start, window_end : timestamp (UTC)
     First and last instant of the evidence (usually put times); null when the
     messages carry no usable time.
 message_count : long
-    Number of messages in ``messages``.
-messages : array<struct<source: string, message_number: int>>
-    The message rows involved, by the provenance columns of the capture
-    DataFrame (join on ``source`` and ``message_number`` to get them back).
+    Number of rows of ``links`` with this ``finding_id`` (capture rows: a
+    message seen in two snapshots counts twice).
 evidence : string
     A JSON object holding the numbers that triggered the finding (counts,
     rates per second, thresholds, ...). JSON keeps each detector's evidence
@@ -38,6 +65,7 @@ statement : string
 from __future__ import annotations
 
 import json
+from typing import Any, NamedTuple
 
 #: Severity names, most severe first; the index is ``severity_rank``.
 SEVERITIES = ("critical", "high", "medium", "low", "info")
@@ -56,14 +84,21 @@ SEVERITY_SCALE = {
 
 #: Spark DDL of a findings DataFrame (the column order is part of the contract).
 FINDINGS_SCHEMA = (
-    "kind string, severity string, severity_rank int, queues array<string>, "
+    "finding_id string, kind string, severity string, severity_rank int, queues array<string>, "
     "window_start timestamp, window_end timestamp, message_count long, "
-    "messages array<struct<source:string,message_number:int>>, "
     "evidence string, statement string"
 )
 
-FINDINGS_COLUMNS = ("kind", "severity", "severity_rank", "queues", "window_start",
-                    "window_end", "message_count", "messages", "evidence", "statement")
+FINDINGS_COLUMNS = ("finding_id", "kind", "severity", "severity_rank", "queues", "window_start",
+                    "window_end", "message_count", "evidence", "statement")
+
+#: Spark DDL of a links DataFrame: one row per message of a finding.
+LINKS_SCHEMA = "finding_id string, source string, message_number int"
+
+LINKS_COLUMNS = ("finding_id", "source", "message_number")
+
+#: Message references :func:`finding_record` lists per finding by default.
+SAMPLE_SIZE = 10
 
 #: The kinds of finding (also the simulator's ground-truth ``pattern`` values).
 KINDS = ("backout_loop", "trigger_storm", "trigger_failure", "expiry_buildup",
@@ -88,14 +123,112 @@ def severity_rank_column(severity_col):
     return expr.cast("int")
 
 
-def finding_columns(*, kind, severity, queues, window_start, window_end, messages,
-                    evidence, statement):
+class Findings(NamedTuple):
+    """What a detector returns: the findings and the messages they point at.
+
+    Unpack it (``findings, links = run_detectors(df)``) or use the fields.
+
+    Attributes
+    ----------
+    findings : pyspark.sql.DataFrame
+        One row per finding (:data:`FINDINGS_SCHEMA`).
+    links : pyspark.sql.DataFrame
+        One row per message of a finding (:data:`LINKS_SCHEMA`).
+    """
+
+    findings: Any
+    links: Any
+
+    def messages(self, df, finding_id: str | None = None):
+        """The capture rows of ``df`` the findings point at (lazy, a ``left_semi``
+        join with ``links``): every finding's, or one finding's."""
+        from pyspark.sql import functions as F
+
+        links = self.links
+        if finding_id is not None:
+            links = links.where(F.col("finding_id") == F.lit(str(finding_id)))
+        return df.join(links.select("source", "message_number"),
+                       ["source", "message_number"], "left_semi")
+
+    def unexplained(self, df):
+        """The capture rows of ``df`` in no finding (lazy, a ``left_anti`` join)."""
+        return df.join(self.links.select("source", "message_number"),
+                       ["source", "message_number"], "left_anti")
+
+
+def links_of(found):
+    """The links DataFrame of ``found``: a :class:`Findings`, or a links
+    DataFrame itself (``finding_id``, ``source``, ``message_number``).
+
+    Raises
+    ------
+    TypeError
+        For anything else, a findings DataFrame above all: findings no longer
+        carry their messages; pass the :class:`Findings` pair.
+    """
+    if isinstance(found, Findings):
+        return found.links
+    columns = set(getattr(found, "columns", ()) or ())
+    if {"finding_id", "source", "message_number"} <= columns:
+        return found
+    raise TypeError("expected the Findings of dlqlens.detect.run_detectors (findings, links) or a "
+                    f"links DataFrame (finding_id, source, message_number), not "
+                    f"{type(found).__name__}" + (f" with columns {', '.join(sorted(columns))}"
+                                                 if columns else ""))
+
+
+def finding_id_column(kind: str, *keys):
+    """The stable ``finding_id`` of a group: ``<kind>:`` and 16 hex digits.
+
+    Parameters
+    ----------
+    kind : str
+        The finding kind.
+    *keys : pyspark.sql.Column
+        The detector's grouping key, in a fixed order. Timestamps must be
+        given as numbers (``F.unix_micros``): their text would depend on the
+        session time zone.
+
+    Returns
+    -------
+    pyspark.sql.Column
+        string: ``kind + ":" +`` the first 16 hex digits of the SHA-256 of
+        the key's JSON (nulls kept, fields named ``k0``, ``k1``...).
+    """
+    from pyspark.sql import functions as F
+
+    key = F.to_json(F.struct(*[k.alias(f"k{i}") for i, k in enumerate(keys)]),
+                    {"ignoreNullFields": "false"})
+    return F.concat(F.lit(f"{kind}:"), F.substring(F.sha2(key, 256), 1, 16))
+
+
+def link_rows(rows, findings, on: str = "finding_id"):
+    """The links of ``findings``: ``rows`` (one per message of a group, with a
+    ``finding_id`` column, ``source`` and ``message_number``) kept where the
+    group became a finding (a ``left_semi`` join with the findings' ids,
+    broadcast: findings are few).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        :data:`LINKS_SCHEMA`.
+    """
+    from pyspark.sql import functions as F
+
+    picked = rows.select(F.col(on).alias("finding_id"), "source",
+                         F.col("message_number").cast("int").alias("message_number"))
+    return picked.join(F.broadcast(findings.select("finding_id")), "finding_id", "left_semi")
+
+
+def finding_columns(*, finding_id, kind, severity, queues, window_start, window_end,
+                    message_count, evidence, statement):
     """Spark column expressions for one findings row, in :data:`FINDINGS_SCHEMA` order.
 
     Each argument is a Spark Column (or a Python value, taken as a literal):
-    ``queues`` an array of strings, ``messages`` an array of
-    ``struct(source, message_number)``, ``evidence`` a struct or map (it is
-    written as JSON with ``to_json``) or a string already holding JSON.
+    ``finding_id`` as :func:`finding_id_column` makes it, ``queues`` an array
+    of strings, ``message_count`` the number of the finding's links,
+    ``evidence`` a struct or map (it is written as JSON with ``to_json``) or
+    a string already holding JSON.
     Use as ``df.select(*finding_columns(...))``.
     """
     from pyspark.sql import Column
@@ -108,28 +241,29 @@ def finding_columns(*, kind, severity, queues, window_start, window_end, message
     # nulls kept, so that every finding of a detector has the same evidence keys
     evidence_json = F.lit(evidence) if isinstance(evidence, str) else F.to_json(
         evidence, {"ignoreNullFields": "false"})
-    message_refs = col(messages).cast("array<struct<source:string,message_number:int>>")
     return [
+        col(finding_id).cast("string").alias("finding_id"),
         col(kind).cast("string").alias("kind"),
         severity_column.cast("string").alias("severity"),
         severity_rank_column(severity_column).alias("severity_rank"),
         col(queues).cast("array<string>").alias("queues"),
         col(window_start).cast("timestamp").alias("window_start"),
         col(window_end).cast("timestamp").alias("window_end"),
-        F.size(message_refs).cast("long").alias("message_count"),
-        message_refs.alias("messages"),
+        col(message_count).cast("long").alias("message_count"),
         evidence_json.cast("string").alias("evidence"),
         col(statement).cast("string").alias("statement"),
     ]
 
 
-def empty_findings(spark):
-    """An empty DataFrame with the findings schema."""
-    return spark.createDataFrame([], FINDINGS_SCHEMA)
+def empty_findings(spark) -> Findings:
+    """Empty findings and links (their schemas, no rows)."""
+    return Findings(spark.createDataFrame([], FINDINGS_SCHEMA),
+                    spark.createDataFrame([], LINKS_SCHEMA))
 
 
-def conform(df):
-    """``df`` with exactly the findings columns, in order and with their types.
+def conform(df, schema: str = FINDINGS_SCHEMA):
+    """``df`` with exactly the columns of ``schema`` (:data:`FINDINGS_SCHEMA`
+    or :data:`LINKS_SCHEMA`), in order and with their types.
 
     Raises
     ------
@@ -138,20 +272,75 @@ def conform(df):
     """
     from pyspark.sql import types as T
 
-    target = T._parse_datatype_string(FINDINGS_SCHEMA)
+    target = T._parse_datatype_string(schema)
+    what = "links" if schema == LINKS_SCHEMA else "findings"
     missing = [f.name for f in target.fields if f.name not in df.columns]
     if missing:
-        raise ValueError(f"not a findings DataFrame: missing column(s) {', '.join(missing)}")
+        raise ValueError(f"not a {what} DataFrame: missing column(s) {', '.join(missing)}")
     return df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in target.fields])
 
 
-def finding_record(row) -> dict:
+def sample_links(links, n: int = SAMPLE_SIZE, finding_ids=None):
+    """The first ``n`` messages of each finding, by ``source`` then
+    ``message_number``: what a page, a report or ``--jsonl`` lists.
+
+    Parameters
+    ----------
+    links : pyspark.sql.DataFrame
+        :data:`LINKS_SCHEMA`.
+    n : int
+        Messages kept per finding (at least 1).
+    finding_ids : iterable of str, optional
+        Only these findings.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``finding_id string, messages array<struct<source string,
+        message_number int>>`` (sorted, at most ``n`` each); one row per
+        finding with links. A Spark window with a row limit, so each
+        partition keeps at most ``n`` rows per finding before the shuffle.
+
+    Raises
+    ------
+    ValueError
+        When ``n`` < 1.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if int(n) < 1:
+        raise ValueError(f"n must be 1 or more, not {n}")
+    if finding_ids is not None:
+        links = links.where(F.col("finding_id").isin([str(i) for i in finding_ids]))
+    order = Window.partitionBy("finding_id").orderBy("source", "message_number")
+    first = links.withColumn("_rank", F.row_number().over(order)).where(F.col("_rank") <= int(n))
+    return first.groupBy("finding_id").agg(F.array_sort(F.collect_list(
+        F.struct("source", "message_number"))).alias("messages"))
+
+
+def finding_record(row, messages=None) -> dict:
     """One findings Row as the ``dlqlens detect --jsonl`` object.
 
-    Keys: ``kind``, ``severity``, ``queues``, ``window_start``, ``window_end``
-    (ISO 8601 UTC with ``Z``, or null), ``message_count``, ``messages`` (list of
-    ``{source, message_number}``), ``evidence`` (the JSON object, parsed) and
-    ``statement``.
+    Parameters
+    ----------
+    row : Row or mapping
+        A row of a findings DataFrame.
+    messages : iterable, optional
+        The finding's sampled message references (:func:`sample_links`),
+        ``{source, message_number}`` rows or mappings; a ``messages`` field
+        of ``row`` is taken when this is not given.
+
+    Returns
+    -------
+    dict
+        Keys: ``finding_id``, ``kind``, ``severity``, ``queues``,
+        ``window_start``, ``window_end`` (ISO 8601 UTC with ``Z``, or null),
+        ``message_count`` (all of the finding's messages), ``messages`` (the
+        sample: a list of at most :data:`SAMPLE_SIZE` ``{source,
+        message_number}`` by default, the first by source and number; empty
+        when none was given), ``evidence`` (the JSON object, parsed) and
+        ``statement``.
     """
     def iso(ts):
         if ts is None:
@@ -161,16 +350,23 @@ def finding_record(row) -> dict:
             ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
         return ts.isoformat(timespec="microseconds") + "Z"
 
-    record = row.asDict(recursive=True)
+    record = dict(row) if isinstance(row, dict) else row.asDict(recursive=True)
+    if messages is None:
+        messages = record.get("messages")
+
+    def ref(m):
+        m = m if isinstance(m, dict) else m.asDict()
+        return {"source": m["source"], "message_number": m["message_number"]}
+
     return {
+        "finding_id": record.get("finding_id"),
         "kind": record["kind"],
         "severity": record["severity"],
         "queues": list(record["queues"] or []),
         "window_start": iso(record["window_start"]),
         "window_end": iso(record["window_end"]),
         "message_count": record["message_count"],
-        "messages": [{"source": m["source"], "message_number": m["message_number"]}
-                     for m in (record["messages"] or [])],
+        "messages": [ref(m) for m in (messages or [])],
         "evidence": json.loads(record["evidence"]) if record["evidence"] else {},
         "statement": record["statement"],
     }

@@ -28,9 +28,8 @@ late replies are what request/reply with timeouts produces).
 from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, epoch_seconds, glob_regex,
-                                   message_ref, sorted_refs)
-from dlqlens.detect.findings import finding_columns
+                                   capture_time_origin_column, epoch_seconds, glob_regex)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQRC, TEMPORARY_QUEUE_PREFIXES
 
 #: Reasons that mean "the reply queue is gone".
@@ -71,8 +70,9 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings, kind ``orphaned_reply``, one per requesting application;
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings, kind ``orphaned_reply``, one per requesting application;
         ``queues`` holds the reply queue prefix pattern; ``evidence``:
         ``reply_qmgr``, ``queue_prefix``, ``requester_qmgr``, ``reasons``
         (count by reason), ``replies``, ``reports``, ``other``,
@@ -113,7 +113,7 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         capture_time_origin_column(capture_time).alias("captured_origin"),
     )
     groups = rows.groupBy("reply_qmgr", "prefix", "requester_qmgr").agg(
-        sorted_refs(message_ref()).alias("refs"),
+        F.count(F.lit(1)).alias("message_count"),
         F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
         F.countDistinct("DestQName").alias("distinct_queues"),
         F.sum(F.when(F.col("MsgType") == MQMT["MQMT_REPLY"], 1).otherwise(0)).alias("replies"),
@@ -124,13 +124,13 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         F.max("captured").alias("captured"),
         F.max(F.col("captured_known").cast("int")).alias("captured_known"),
         F.first("captured_origin").alias("captured_origin"),
-    ).where(F.size("refs") >= int(min_messages))
+    ).where(F.col("message_count") >= int(min_messages))
     by_reason = (rows.groupBy("reply_qmgr", "prefix", "requester_qmgr", "reason").count()
                  .groupBy("reply_qmgr", "prefix", "requester_qmgr")
                  .agg(F.map_from_entries(F.collect_list(
                      F.struct(F.col("reason").cast("string"), F.col("count")))).alias("by_reason")))
     groups = groups.join(by_reason, ["reply_qmgr", "prefix", "requester_qmgr"], "left")
-    message_count = F.size("refs")
+    message_count = F.col("message_count")
     requester = F.when(F.col("requester_qmgr") != "",
                        F.format_string(" (requests from queue manager %s)", F.col("requester_qmgr"))
                        ).otherwise(F.lit(""))
@@ -158,8 +158,13 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
     )
     severity = (F.when(ongoing, "high")
                 .when(message_count >= int(medium_count), "medium").otherwise("low"))
-    return groups.select(*finding_columns(
-        kind="orphaned_reply", severity=severity,
+    def finding_id():
+        return finding_id_column("orphaned_reply", F.col("reply_qmgr"), F.col("prefix"),
+                                 F.col("requester_qmgr"))
+
+    findings = groups.select(*finding_columns(
+        finding_id=finding_id(), kind="orphaned_reply", severity=severity,
         queues=F.array(F.concat(F.col("prefix"), F.lit("*"))),
-        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+        window_start=F.col("first"), window_end=F.col("last"), message_count=message_count,
         evidence=evidence, statement=statement))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))

@@ -60,9 +60,8 @@ below (a TRIGINT to tune).
 from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, definition_attr, epoch_seconds,
-                                   message_ref, sorted_refs)
-from dlqlens.detect.findings import finding_columns
+                                   capture_time_origin_column, definition_attr, epoch_seconds)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQFB_NAMES, MQRC_NAMES
 
 #: Feedback codes a trigger monitor puts in dlh.Reason, by severity.
@@ -112,8 +111,8 @@ def _trigger_rows(df, capture_time=None):
     ``application_queue`` (MQTM QName, trimmed, or null), ``process``
     (ProcessName), ``applid`` (ApplId), ``appltype`` (ApplType), ``reason``
     (dlh.Reason), ``DestQName`` (dlh.DestQName), ``earliest_put_ts`` (put
-    time: the MQMD's, else the MQDLH's), ``dlh_put_ts``, ``ref``
-    (struct(source, message_number)), ``captured`` (the capture time of the
+    time: the MQMD's, else the MQDLH's), ``dlh_put_ts``, ``source``,
+    ``message_number``, ``captured`` (the capture time of the
     row's capture), ``captured_known`` (1 when that time was given, else 0)
     and ``captured_origin`` (where it came from, in words).
     """
@@ -136,7 +135,7 @@ def _trigger_rows(df, capture_time=None):
         blank(F.col("dlh.DestQName")).alias("DestQName"),
         F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")).alias("earliest_put_ts"),
         F.col("dlh_put_ts"),
-        message_ref().alias("ref"),
+        "source", F.col("message_number").cast("int").alias("message_number"),
         "captured", "captured_known", "captured_origin",
     )
 
@@ -199,8 +198,9 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings (:data:`dlqlens.detect.findings.FINDINGS_SCHEMA`), kind
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings (:data:`dlqlens.detect.findings.FINDINGS_SCHEMA`), kind
         ``trigger_storm``, one per burst; ``queues`` is the application
         queue; ``evidence`` holds ``count``, ``span_seconds``,
         ``rate_per_minute``, ``process``, ``applid``, ``trigtype``,
@@ -225,8 +225,7 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                     F.first("applid", ignorenulls=True).alias("applid"),
                     F.max("captured").alias("captured"),
                     F.max("captured_known").alias("captured_known"),
-                    F.first("captured_origin").alias("captured_origin"),
-                    sorted_refs(F.col("ref")).alias("refs")))
+                    F.first("captured_origin").alias("captured_origin")))
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
     grouped = grouped.withColumn("span", span) \
                      .withColumn("rate", F.col("message_count") * 60.0 / F.col("span"))
@@ -295,10 +294,27 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
         F.round(F.col("rate"), 3).alias("rate_per_minute"), F.col("process"),
         F.col("applid"), F.col("trigtype"), F.col("trigint_ms"), F.col("allowed"),
         item.alias("item"), F.col("dead_lettered").cast("long").alias("dead_lettered"))
-    return storm.select(*finding_columns(
-        kind="trigger_storm", severity=severity, queues=F.array(F.col("application_queue")),
-        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
+    # the storm's first put is its session's start; taken from the aggregate, not from the
+    # session window column: a filter on the id (links.where(finding_id == ...)) pushed below
+    # the session windows' merge would test each message's own, unmerged window (none left)
+    storm = storm.withColumn("finding_id", finding_id_column(
+        "trigger_storm", F.col("application_queue"), F.col("process"),
+        F.unix_micros(F.col("first"))))
+    findings = storm.select(*finding_columns(
+        finding_id=F.col("finding_id"), kind="trigger_storm", severity=severity,
+        queues=F.array(F.col("application_queue")), window_start=F.col("first"),
+        window_end=F.col("last"), message_count=F.col("message_count"),
         evidence=evidence, statement=statement))
+    # a storm's messages: its queue and process, put from its first to its last (the session
+    # windows of one queue and process do not overlap)
+    bounds = storm.select(F.col("application_queue").alias("_queue"),
+                          F.col("process").alias("_process"), F.col("first").alias("_first"),
+                          F.col("last").alias("_last"), "finding_id")
+    inside = (rows.join(F.broadcast(bounds),
+                        F.col("application_queue").eqNullSafe(F.col("_queue"))
+                        & F.col("process").eqNullSafe(F.col("_process"))
+                        & F.col("earliest_put_ts").between(F.col("_first"), F.col("_last"))))
+    return Findings(findings, link_rows(inside, findings))
 
 
 def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float = 60.0,
@@ -331,8 +347,9 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
 
     Returns
     -------
-    pyspark.sql.DataFrame
-        Findings, kind ``trigger_failure``, one per group; ``queues`` is the
+    Findings
+        ``(findings, links)`` (:class:`dlqlens.detect.findings.Findings`);
+        findings, kind ``trigger_failure``, one per group; ``queues`` is the
         application queue then the initiation queue; ``evidence`` holds
         ``count``, ``reason``, ``reason_name``, ``process``, ``applid``,
         ``appltype``, ``initq`` and ``rate_per_minute``.
@@ -341,9 +358,9 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
 
     spark = df.sparkSession
     rows = _trigger_rows(df, capture_time).where(F.col("is_dead_letter"))
+    rows = rows.withColumn("application_queue", F.coalesce("application_queue", "DestQName"))
     dead_lettered_at = F.coalesce("dlh_put_ts", "earliest_put_ts")
-    grouped = (rows.groupBy(F.coalesce("application_queue", "DestQName").alias("application_queue"),
-                            "process", "applid", "reason")
+    grouped = (rows.groupBy("application_queue", "process", "applid", "reason")
                .agg(F.count(F.lit(1)).alias("message_count"),
                     F.first("DestQName", ignorenulls=True).alias("initq"),
                     F.first("appltype", ignorenulls=True).alias("appltype"),
@@ -351,8 +368,7 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
                     F.max(dead_lettered_at).alias("last"),
                     F.max("captured").alias("captured"),
                     F.max("captured_known").alias("captured_known"),
-                    F.first("captured_origin").alias("captured_origin"),
-                    sorted_refs(F.col("ref")).alias("refs"))
+                    F.first("captured_origin").alias("captured_origin"))
                .where(F.col("message_count") >= int(min_messages)))
     reason_rows = [(code, MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code),
                     MONITOR_FEEDBACK.get(code) or (
@@ -388,10 +404,15 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
         F.round(F.col("rate"), 3).alias("rate_per_minute"))
     queues = F.filter(F.array_distinct(F.array(F.col("application_queue"), F.col("initq"))),
                       lambda c: c.isNotNull())
-    return grouped.select(*finding_columns(
-        kind="trigger_failure", severity=severity, queues=queues,
-        window_start=F.col("first"), window_end=F.col("last"), messages=F.col("refs"),
-        evidence=evidence, statement=statement))
+    def finding_id():
+        return finding_id_column("trigger_failure", F.col("application_queue"), F.col("process"),
+                                 F.col("applid"), F.col("reason"))
+
+    findings = grouped.select(*finding_columns(
+        finding_id=finding_id(), kind="trigger_failure", severity=severity, queues=queues,
+        window_start=F.col("first"), window_end=F.col("last"),
+        message_count=F.col("message_count"), evidence=evidence, statement=statement))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))
 
 
 __all__ = ["MONITOR_FEEDBACK", "trigger_failure", "trigger_storm"]

@@ -5,7 +5,7 @@ misaddressed message, a reason no detector looks for) would otherwise be
 seen only in the summary's counts. :func:`unexplained` returns, as a Spark
 DataFrame, the messages no finding covers grouped by reason and destination
 with counts (a left-anti join of the capture on ``(source, message_number)``
-against the findings' messages: nothing is collected);
+against the findings' links: nothing is collected);
 :func:`coverage` brings the small aggregate to the driver as a
 :class:`Coverage` (covered, unexplained, total, the groups, and for each
 group what to check first) with ``to_text()``, ``_repr_html_()`` and
@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from dlqlens.detect.findings import links_of
 from dlqlens.explain.steps import NextStep, next_step
 from dlqlens.explain.summary import destination_group
 from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
@@ -29,17 +30,20 @@ UNEXPLAINED_COLUMNS = ("Reason", "reason_name", "DestQMgrName", "DestQName", "qu
 
 
 def covered_messages(findings):
-    """The distinct ``(source, message_number)`` of every finding's messages (a DataFrame)."""
-    from pyspark.sql import functions as F
+    """The ``(source, message_number)`` of every finding's messages (a lazy
+    DataFrame; a message in several findings appears once per finding, which
+    a semi or anti join does not mind).
 
-    return (findings.select(F.explode("messages").alias("m"))
-            .select(F.col("m.source").alias("source"),
-                    F.col("m.message_number").alias("message_number"))
-            .distinct())
+    ``findings`` is the :class:`~dlqlens.detect.findings.Findings` of
+    :func:`dlqlens.detect.run_detectors`, or its links DataFrame; TypeError
+    otherwise (:func:`dlqlens.detect.findings.links_of`).
+    """
+    return links_of(findings).select("source", "message_number")
 
 
 def unexplained_messages(df, findings):
-    """The rows of ``df`` that no finding points at (a left-anti join; lazy)."""
+    """The rows of ``df`` that no finding points at (a left-anti join with the
+    findings' links; lazy)."""
     return df.join(covered_messages(findings), ["source", "message_number"], "left_anti")
 
 
@@ -51,8 +55,8 @@ def unexplained(df, findings):
     df : pyspark.sql.DataFrame
         Capture rows (``source``, ``message_number``, ``dlh``, ``reason_name``,
         ``dlh_put_ts``).
-    findings : pyspark.sql.DataFrame
-        Findings (:func:`dlqlens.detect.run`) over ``df``.
+    findings : Findings or pyspark.sql.DataFrame
+        :func:`dlqlens.detect.run_detectors` over ``df``, or its links.
 
     Returns
     -------
@@ -164,8 +168,8 @@ def coverage(df, findings, *, top: int | None = 50, dlq=None, dlq_qmgr=None) -> 
 
     Parameters
     ----------
-    df, findings : pyspark.sql.DataFrame
-        As for :func:`unexplained`.
+    df, findings
+        As for :func:`unexplained` (the capture rows; the Findings or their links).
     top : int, optional
         Groups brought to the driver (most messages first); all when None.
         The counts are always over every message.

@@ -7,10 +7,11 @@ their units in words (one small table per detector kind, :data:`EVIDENCE`,
 mapping the evidence keys the detectors emit to labels); the severity and
 why (the scale is :data:`dlqlens.detect.findings.SEVERITY_SCALE`); what to
 check or do next, with the finding's real queue and queue-manager names
-(:mod:`dlqlens.mq.remedies`); and its messages as a filter
+(:mod:`dlqlens.mq.remedies`); its ``finding_id``, the key of the links
+DataFrame that holds all its messages (:mod:`dlqlens.detect.findings`); and
+the sample of its messages the record carries as a filter
 (:class:`MessageFilter`: a Spark column expression and a
-``(source, message_number)`` predicate the explorer and the report apply),
-not a list in the text.
+``(source, message_number)`` predicate), not a list in the text.
 
 Capture content is untrusted: :meth:`FindingExplanation.to_text` escapes
 every character a terminal acts on (:func:`dlqlens.safe.one_line`),
@@ -458,7 +459,12 @@ class FindingExplanation:
         ``key``, ``label``, ``value``, ``text`` (:func:`evidence_facts`).
     next_steps : list of NextStep
     messages : MessageFilter
-        The finding's messages, as a filter.
+        The messages the record listed (a sample: at most
+        :data:`dlqlens.detect.findings.SAMPLE_SIZE` by default), as a filter.
+        All of them: the links with this ``finding_id``
+        (``Findings.messages(df, finding_id)``).
+    finding_id : str or None
+        The finding's stable id (:func:`dlqlens.detect.findings.finding_id_column`).
     """
 
     kind: str
@@ -472,6 +478,17 @@ class FindingExplanation:
     evidence: list = field(default_factory=list)
     next_steps: list = field(default_factory=list)
     messages: MessageFilter = field(default_factory=MessageFilter)
+    finding_id: str | None = None
+
+    def _messages_text(self) -> str:
+        listed = self.messages.count
+        if listed >= self.message_count:
+            head = f"Messages ({listed}, as a filter)"
+        else:
+            head = f"Messages (the first {listed} of {self.message_count}, as a filter)"
+        rest = (f"; all of them: the links of finding {self.finding_id}"
+                if self.finding_id and listed < self.message_count else "")
+        return f"{head}: {self.messages.describe()}{rest}"
 
     def heading(self) -> str:
         """``[SEVERITY] kind  queues  start .. end  N message(s)`` (escaped)."""
@@ -492,8 +509,7 @@ class FindingExplanation:
             width = max(len(f["label"]) for f in self.evidence)
             lines += [f"      {one_line(f['label']):<{width}}  {one_line(f['text'])}"
                       for f in self.evidence]
-        lines.append(f"    Messages ({self.messages.count}, as a filter): "
-                     f"{one_line(self.messages.describe())}")
+        lines.append("    " + one_line(self._messages_text()))
         if self.next_steps:
             lines.append("    What to check or do next:")
             for step in self.next_steps:
@@ -509,11 +525,11 @@ class FindingExplanation:
         return (f"<div><p><b>{esc(self.severity.upper())}</b> <code>{esc(self.kind)}</code> "
                 f"{esc(', '.join(self.queues))} — {self.message_count} message(s)</p>"
                 f"<p>{esc(self.statement)}</p><p><i>Severity {esc(self.severity_reason)}</i></p>"
-                f"<table>{rows}</table><p>Messages: {esc(self.messages.describe())}</p>"
+                f"<table>{rows}</table><p>{esc(self._messages_text())}</p>"
                 + (f"<h4>What to check or do next</h4>{steps}" if steps else "") + "</div>")
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "severity": self.severity,
+        return {"finding_id": self.finding_id, "kind": self.kind, "severity": self.severity,
                 "severity_reason": self.severity_reason, "statement": self.statement,
                 "queues": list(self.queues), "window_start": self.window_start,
                 "window_end": self.window_end, "message_count": self.message_count,
@@ -529,8 +545,9 @@ def explain_finding(record, *, qmgr: str | None = None, capture_queues: Mapping 
     Parameters
     ----------
     record : mapping or Row
-        A :func:`~dlqlens.detect.findings.finding_record` dict, or a row of a
-        findings DataFrame.
+        A :func:`~dlqlens.detect.findings.finding_record` dict (its
+        ``messages`` a sample), or a row of a findings DataFrame (no messages:
+        the filter is empty, the count and ``finding_id`` say where they are).
     qmgr : str, optional
         The queue manager of the finding's queue when the finding does not
         name it (backout loops, storms, trigger failures); commands then run
@@ -573,7 +590,8 @@ def explain_finding(record, *, qmgr: str | None = None, capture_queues: Mapping 
         message_count=int(record.get("message_count") or 0),
         evidence=evidence_facts(kind, ev),
         next_steps=finding_steps(kind, queues, ev, qmgr=qmgr, dlq=dlq, dlq_qmgr=dlq_qmgr),
-        messages=MessageFilter.from_refs(record.get("messages")))
+        messages=MessageFilter.from_refs(record.get("messages")),
+        finding_id=record.get("finding_id"))
 
 
 __all__ = ["EVIDENCE", "FindingExplanation", "MessageFilter", "SIGNAL_WORDS", "evidence_facts",

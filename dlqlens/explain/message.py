@@ -363,7 +363,9 @@ def explain(row: Mapping, *, findings=None, replay: Mapping | None = None, captu
         ``decode_issues`` are used when present.
     findings : iterable of mapping, optional
         Finding records (:func:`dlqlens.detect.findings.finding_record`); those
-        whose ``messages`` hold this message are named.
+        whose ``messages`` hold this message are named (a record's
+        ``messages`` is a sample: :func:`explain_messages`, given the
+        Findings, picks each message's own findings in Spark).
     replay : mapping, optional
         This message's row of a rules-table replay (:mod:`dlqlens.rules.replay`:
         ``tried``, ``rule_index``, ``action``, ``target_queue``...).
@@ -705,10 +707,11 @@ def explain_messages(df, limit: int = 20, *, findings=None, replay=None, capture
     limit : int
         At most this many rows come to the driver, in (source,
         message_number) order.
-    findings : pyspark.sql.DataFrame or list, optional
-        Findings (:func:`dlqlens.detect.run`) or finding records: each
-        explanation names the findings its message belongs to. A DataFrame
-        is joined to the selected rows in Spark; only their findings come back.
+    findings : Findings or list, optional
+        The ``(findings, links)`` of :func:`dlqlens.detect.run_detectors`, or
+        finding records: each explanation names the findings its message
+        belongs to. The links are joined to the selected rows in Spark; only
+        those rows' links and findings come back.
     replay : pyspark.sql.DataFrame, optional
         A rules-table replay (:func:`dlqlens.rules.replay.replay`) of the
         capture: each explanation shows its message's row.
@@ -735,15 +738,26 @@ def explain_messages(df, limit: int = 20, *, findings=None, replay=None, capture
     keys = [(r["source"], r["message_number"]) for r in rows]
 
     records = None
-    if findings is not None and not isinstance(findings, (list, tuple)):
-        from dlqlens.detect.findings import finding_record
+    if findings is not None and not isinstance(findings, list):
+        from dlqlens.detect.findings import Findings, finding_record
 
+        if not isinstance(findings, Findings):
+            raise TypeError("findings: expected the Findings of dlqlens.detect.run_detectors "
+                            f"or a list of finding records, not {type(findings).__name__}")
         wanted = picked.select("source", "message_number")
-        hits = (findings.withColumn("_m", F.explode("messages"))
-                .join(wanted, (F.col("_m.source") == wanted["source"])
-                      & (F.col("_m.message_number") == wanted["message_number"]), "left_semi")
-                .drop("_m").dropDuplicates(["kind", "statement", "window_start"]))
-        records = [finding_record(r) for r in hits.collect()]
+        hits = (findings.links.join(wanted, ["source", "message_number"], "left_semi")
+                .join(F.broadcast(findings.findings), "finding_id"))
+        by_id: dict = {}
+        refs: dict = {}
+        for r in hits.collect():
+            by_id.setdefault(r["finding_id"], r)
+            refs.setdefault(r["finding_id"], []).append(
+                {"source": r["source"], "message_number": r["message_number"]})
+        # most severe first, as the findings are listed
+        order = sorted(by_id, key=lambda i: (by_id[i]["severity_rank"], by_id[i]["window_start"]
+                                             is None, by_id[i]["window_start"] or 0,
+                                             by_id[i]["kind"], i))
+        records = [finding_record(by_id[i], messages=refs[i]) for i in order]
     elif findings is not None:
         records = list(findings)
     replays = {}

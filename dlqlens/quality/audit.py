@@ -64,8 +64,9 @@ def _observed(check, outcome):
     return outcome.success, f"{unexpected:,} of {nonmissing:,} unexpected", unexpected
 
 
-def _selection(check, frames, dlq_predicate):
-    """The failing messages of ``check`` as a filter over the capture DataFrame."""
+def _selection(check, frames, dlq_predicate, links=None):
+    """The failing messages of ``check`` as a filter over the capture DataFrame
+    (``links``: the findings' links, for the checks over findings)."""
     from pyspark.sql import functions as F
 
     sql = failing_sql(check)
@@ -76,8 +77,9 @@ def _selection(check, frames, dlq_predicate):
         return MessageSelection(pred, f"DLQ rows where {sql}")
     frame = frames[check.frame]
     if check.frame == "findings":
-        rows = (frame.where(sql).select(F.explode("messages").alias("m"))
-                .select("m.source", "m.message_number"))
+        # a lazy semi join of the links with the failing findings (a few ids, broadcast)
+        rows = links.join(F.broadcast(frame.where(sql).select("finding_id")), "finding_id",
+                          "left_semi").select("source", "message_number")
         return MessageSelection(None, f"the messages of the findings where {check.expr} <> 0",
                                 rows)
     if check.frame == "depth":
@@ -146,7 +148,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     -----
     The session's configuration is left as it was found.
     """
-    from dlqlens.detect import run
+    from dlqlens.detect import run_detectors
     from dlqlens.errors import UsageError
     from dlqlens.quality.engine import validate
     from dlqlens.rules.model import RulesTable
@@ -175,7 +177,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     notes = []
     was_cached = df.is_cached
     df = df.cache()
-    findings = None
+    findings = links = None
     try:
         frames = {"messages": df}
         dlq_predicate = None if dlq_sources is None else _source_literals(dlq_sources)
@@ -185,8 +187,9 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
             kinds = list(policy.forbidden_findings)
             if kinds:
                 timing = {} if capture_time is None else {"capture_time": capture_time}
-                findings = run(df, kinds, queue_defs=defs, capture_queues=capture_queues or None,
-                               **timing).cache()
+                findings, links = run_detectors(df, kinds, queue_defs=defs,
+                                                capture_queues=capture_queues or None, **timing)
+                findings = findings.cache()
                 frames["findings"] = findings
             if table is not None:
                 from dlqlens.rules.replay import replay
@@ -219,7 +222,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
                 continue
             passed, observed, value = _observed(check, outcome)
             results.append(Result(check, passed, observed, value,
-                                  _selection(check, frames, dlq_predicate),
+                                  _selection(check, frames, dlq_predicate, links),
                                   error=str(outcome.error) if outcome.error else None))
     finally:
         if findings is not None:

@@ -25,11 +25,12 @@ _FAILING = {
     "ExpectColumnSumToBeBetween": "({e}) <> 0",
 }
 
-#: Which frame a check reads, and the columns that name its messages.
+#: Which frame a check reads, and the columns that name its messages (a finding
+#: names them through the links of its ``finding_id``: :mod:`dlqlens.detect.findings`).
 FRAMES = {
     "messages": ("source", "message_number"),
     "dlq": ("source", "message_number"),
-    "findings": ("source", "message_number"),
+    "findings": ("finding_id",),
     "replay": ("source", "message_number"),
     "depth": ("source",),
 }

@@ -37,10 +37,11 @@ REDACTED = "payload redacted: {n} bytes; --show-payloads to include"
 #: The captures named in the report's header before "and N more".
 SHOWN_SOURCES = 12
 #: Messages named under a finding.
-#: Messages of a finding brought to the driver to list it as ranges of message numbers
-#: per capture (every message of the finding reachable from the page); beyond that
-#: the page says how many more there are and how to list them.
-LISTED_REFS = 10_000
+#: Messages of a finding brought to the driver (the first, by capture and message
+#: number, from the findings' links) to list it as ranges of message numbers per
+#: capture; beyond that the page says how many more there are and how to list them.
+#: Bounded so that the report's driver memory does not grow with the capture.
+LISTED_REFS = 1_000
 #: Lines of a rules table listed.
 LISTED_LINES = 400
 
@@ -179,25 +180,31 @@ def _time_span(df) -> dict:
     return {k: _utc(row[k]) for k in row.asDict()}
 
 
-def _collect_findings(findings, max_findings: int, examples: int,
+def _collect_findings(findings, links, max_findings: int, examples: int,
                       capture_queues=None) -> list[dict]:
     from pyspark.sql import functions as F
 
+    from dlqlens.detect import sample_links
     from dlqlens.explain import explain_finding
 
     rows = (findings.select(
-        "kind", "severity", "severity_rank", "queues",
+        "finding_id", "kind", "severity", "severity_rank", "queues",
         F.unix_micros("window_start").alias("start"), F.unix_micros("window_end").alias("end"),
-        "message_count", F.slice("messages", 1, LISTED_REFS).alias("messages"),
-        "evidence", "statement")
-        .orderBy("severity_rank", "window_start", "kind").limit(int(max_findings)).collect())
+        "message_count", "evidence", "statement")
+        .orderBy("severity_rank", "window_start", "kind", "finding_id")
+        .limit(int(max_findings)).collect())
+    # the first LISTED_REFS messages of each finding shown: the only links that come here
+    listed = ({r["finding_id"]: r["messages"] for r in sample_links(
+        links, LISTED_REFS, [r["finding_id"] for r in rows]).collect()} if rows else {})
     out = []
     for r in rows:
         out.append({
+            "finding_id": r["finding_id"],
             "kind": r["kind"], "severity": r["severity"], "queues": list(r["queues"] or []),
             "start": _utc(r["start"]), "end": _utc(r["end"]),
             "message_count": int(r["message_count"] or 0),
-            "messages": [(m["source"], m["message_number"]) for m in (r["messages"] or [])],
+            "messages": [(m["source"], m["message_number"])
+                         for m in listed.get(r["finding_id"]) or []],
             "evidence": json.loads(r["evidence"]) if r["evidence"] else {},
             "statement": r["statement"] or "",
         })
@@ -410,7 +417,8 @@ def _finding_views(findings):
             severity_reason=explained.severity_reason,
             next_steps=[Markup(step.to_html()) for step in explained.next_steps],
             evidence=[(e["label"], e["text"]) for e in explained.evidence],
-            messages=shown, more_messages=max(f["message_count"] - listed.count, 0)))
+            messages=shown, more_messages=max(f["message_count"] - listed.count, 0),
+            finding_id=f["finding_id"]))
     return views
 
 
@@ -726,7 +734,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
            quality=None) -> ReportData:
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
-    from dlqlens.detect import run
+    from dlqlens.detect import Findings, run_detectors
     from dlqlens.explain import summarize
     from dlqlens.rules.model import RulesTable
     from dlqlens.rules.parser import parse_file
@@ -756,12 +764,14 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         span = _time_span(df)
         plots = [fn(df) for fn in (figures if figures is not None else default_figures())]
         timing = {} if capture_time is None else {"capture_time": capture_time}
-        findings_df = run(df, queue_defs=defs, capture_queues=capture_queues or None,
-                          **timing).cache()
+        findings_df, links = run_detectors(df, queue_defs=defs,
+                                           capture_queues=capture_queues or None, **timing)
+        findings_df = findings_df.cache()
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
-        findings = _collect_findings(findings_df, max_findings, examples, capture_queues)
-        nf_total, nf_groups, nf_shown, nf_samples = _no_finding(df, findings_df, top, examples)
+        findings = _collect_findings(findings_df, links, max_findings, examples, capture_queues)
+        nf_total, nf_groups, nf_shown, nf_samples = _no_finding(
+            df, Findings(findings_df, links), top, examples)
         rules_part = _rules_part(table, df, world, top) if table is not None else None
         destinations = _destinations(df) if defs is not None else None
         refs = [(None, s, n) for f in findings for s, n in f["messages"][:examples]]

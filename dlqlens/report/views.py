@@ -150,6 +150,7 @@ class FindingView(_View):
     evidence: list = field(default_factory=list)  # (label, text)
     messages: list = field(default_factory=list)  # "source #n"
     more_messages: int = 0
+    finding_id: str = ""
     macro = "finding"
 
 

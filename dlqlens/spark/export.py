@@ -197,18 +197,19 @@ def reason_codes(values: Iterable) -> list[int]:
 
 
 def _refs(messages):
-    """``(source, message_number)`` rows of a reference DataFrame: a findings
-    DataFrame (its ``messages`` arrays exploded) or any DataFrame with
-    ``source`` and ``message_number`` (a filtered replay)."""
-    from pyspark.sql import functions as F
-
-    if "messages" in messages.columns and "source" not in messages.columns:
-        return messages.select(F.explode("messages").alias("_m")).select(
-            "_m.source", "_m.message_number").distinct()
+    """``(source, message_number)`` rows of a reference DataFrame: the links of
+    findings (``dlqlens.detect.run_detectors``: the ``Findings`` pair, or its
+    ``links`` filtered as you like) or any DataFrame with ``source`` and
+    ``message_number`` (a filtered replay)."""
+    links = getattr(messages, "links", None)
+    if links is not None and not callable(links):  # the Findings pair
+        messages = links
     missing = [c for c in ("source", "message_number") if c not in messages.columns]
     if missing:
-        raise UsageError("messages: expected a findings DataFrame (a 'messages' column) or "
-                         f"rows with 'source' and 'message_number'; missing {', '.join(missing)}")
+        what = (" (a findings DataFrame holds no messages: pass its links, or the Findings "
+                "pair)" if "finding_id" in messages.columns else "")
+        raise UsageError("messages: expected the links of findings or rows with 'source' and "
+                         f"'message_number'; missing {', '.join(missing)}{what}")
     return messages.select("source", "message_number").distinct()
 
 
@@ -227,11 +228,12 @@ def select_messages(df, *, reasons=None, dest_queues=None, dest_qmgrs=None, mess
     dest_queues, dest_qmgrs : iterable of str, optional
         ``dlh.DestQName`` / ``dlh.DestQMgrName`` values; a value ending in
         ``*`` matches names that begin with the rest (as in a rules table).
-    messages : pyspark.sql.DataFrame, optional
-        The messages to keep: a findings DataFrame (:func:`dlqlens.detect.run`,
-        its ``messages`` column, filtered as you like), or rows with
-        ``source`` and ``message_number`` (a replay filtered by fate:
-        :func:`dlqlens.rules.replay.where_fate`).
+    messages : pyspark.sql.DataFrame or Findings, optional
+        The messages to keep: the links of findings
+        (:func:`dlqlens.detect.run_detectors`: the ``(findings, links)``
+        pair, or ``links`` filtered as you like, e.g. semi-joined with some
+        findings), or any rows with ``source`` and ``message_number`` (a
+        replay filtered by fate: :func:`dlqlens.rules.replay.where_fate`).
 
     Returns
     -------

@@ -16,9 +16,9 @@ for notebooks saved without a widget frontend and for reports.
 """
 
 from dlqlens.widgets.browser import browse
-from dlqlens.widgets.explorer import Explorer, ExplorerModel, Filters, explore
+from dlqlens.widgets.explorer import NO_FINDING, Explorer, ExplorerModel, Filters, explore
 from dlqlens.widgets.findings import FindingsBrowser, findings_browser
 from dlqlens.widgets.trace import RuleTrace, rule_trace
 
 __all__ = ["browse", "explore", "Explorer", "ExplorerModel", "Filters", "findings_browser",
-           "FindingsBrowser", "rule_trace", "RuleTrace"]
+           "NO_FINDING", "FindingsBrowser", "rule_trace", "RuleTrace"]

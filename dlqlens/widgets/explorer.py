@@ -7,7 +7,9 @@ selected message ever travel to the driver.
   columns (``F.col("Reason").isin(...)``, runmqdlq generic patterns through
   :func:`dlqlens.rules.compile.string_predicate`, a ``dlh_put_ts`` range,
   the replay's ``disposition`` / ``left_reason``); a finding's messages are a
-  left-semi join with the finding's ``messages`` references, in Spark.
+  left-semi join with the findings' links (``finding_id, source,
+  message_number``: :mod:`dlqlens.detect.findings`), the messages in no
+  finding a left-anti join with them, in Spark and paged like any filter.
 * **Pages** are ``orderBy(sort key, source, message_number)`` plus
   ``limit``: a total order, so pages are stable and complete. The next page
   after one already seen is a keyset query (rows after the last row's key),
@@ -150,6 +152,10 @@ def _values_predicate(column: str, values: tuple):
     return pred
 
 
+#: The ``finding`` filter's value for the messages in no finding.
+NO_FINDING = 0
+
+
 @dataclass(frozen=True)
 class Filters:
     """What the explorer's table shows; every field empty means no filter.
@@ -167,7 +173,8 @@ class Filters:
         ``dlh_put_ts`` from (inclusive) and to (exclusive), UTC; ISO text and
         naive datetimes are taken as UTC.
     finding : int or None
-        A finding's number (:meth:`ExplorerModel.findings`): its messages.
+        A finding's number (:meth:`ExplorerModel.findings`, from 1): its
+        messages; :data:`NO_FINDING` (0): the messages in no finding.
     dispositions, left_reasons : tuple of str
         The replay's ``disposition`` / ``left_reason`` (needs ``replayed``).
     """
@@ -192,6 +199,9 @@ class Filters:
         object.__setattr__(self, "dlq_put_to", _utc(self.dlq_put_to))
         if self.finding is not None:
             object.__setattr__(self, "finding", int(self.finding))
+            if self.finding < 0:
+                raise ValueError(f"finding must be a finding's number (1...) or NO_FINDING (0), "
+                                 f"not {self.finding}")
 
     @property
     def needs_replay(self) -> bool:
@@ -240,7 +250,9 @@ class Filters:
             parts.append(f"put on the DLQ from {self.dlq_put_from:%Y-%m-%d %H:%M:%S} UTC")
         if self.dlq_put_to is not None:
             parts.append(f"put on the DLQ before {self.dlq_put_to:%Y-%m-%d %H:%M:%S} UTC")
-        if self.finding is not None:
+        if self.finding == NO_FINDING:
+            parts.append("messages in no finding")
+        elif self.finding is not None:
             parts.append(f"messages of finding {self.finding}")
         if self.dispositions:
             parts.append(f"disposition in {names(self.dispositions)}")
@@ -364,9 +376,10 @@ class ExplorerModel:
     df : pyspark.sql.DataFrame
         Capture rows (:func:`dlqlens.spark.load_capture`); columns it lacks are
         shown as null.
-    findings : pyspark.sql.DataFrame, optional
-        Findings (:mod:`dlqlens.detect.findings`) over ``df``: enables the
-        ``finding`` filter.
+    findings : Findings, optional
+        The ``(findings, links)`` of :func:`dlqlens.detect.run_detectors`
+        over ``df``: enables the ``finding`` filter (a finding's messages,
+        or those in no finding).
     replayed : pyspark.sql.DataFrame, optional
         :func:`dlqlens.rules.replay.replay` over ``df``: enables the
         ``dispositions`` / ``left_reasons`` filters and the fate columns.
@@ -381,8 +394,8 @@ class ExplorerModel:
     ascending : bool
         Nulls come first ascending, last descending.
     cache : bool
-        Persist the narrow index (``MEMORY_AND_DISK``) and the findings;
-        :meth:`close` releases them.
+        Persist the narrow index, the numbered findings and their links
+        (``MEMORY_AND_DISK``); :meth:`close` releases them.
     top : int
         Values listed per facet by :meth:`choices`.
     findings_top : int
@@ -415,9 +428,16 @@ class ExplorerModel:
         self._cached: list = []
         self.has_replay = replayed is not None
         self._index = self._build_index(df, replayed)
-        self._findings = None
+        self._findings = self._links = None
         if findings is not None:
-            self._findings = self._number_findings(findings)
+            from dlqlens.detect.findings import Findings
+
+            if not isinstance(findings, Findings):
+                raise TypeError("findings: expected the Findings of "
+                                "dlqlens.detect.run_detectors (findings, links), not "
+                                f"{type(findings).__name__}")
+            self._findings = self._number_findings(findings.findings)
+            self._links = findings.links.select("finding_id", "source", "message_number")
         if cache:
             from pyspark import StorageLevel
 
@@ -425,7 +445,8 @@ class ExplorerModel:
             self._cached.append(self._index)
             if self._findings is not None:
                 self._findings = self._findings.persist(StorageLevel.MEMORY_AND_DISK)
-                self._cached.append(self._findings)
+                self._links = self._links.persist(StorageLevel.MEMORY_AND_DISK)
+                self._cached += [self._findings, self._links]
         self._filters = Filters()
         self._sort = "dlq_put"
         self._ascending = True
@@ -473,7 +494,7 @@ class ExplorerModel:
         from pyspark.sql import functions as F
 
         order = Window.orderBy(F.asc_nulls_last("severity_rank"), F.asc_nulls_last("window_start"),
-                               "kind", "statement", "evidence")
+                               "kind", "finding_id")
         return findings.withColumn("finding", F.row_number().over(order))
 
     def _fetch(self, what: str, frame, limit: int) -> list:
@@ -489,7 +510,7 @@ class ExplorerModel:
         return F.date_format(F.to_utc_timestamp(F.col(column), self._zone), _TS_FORMAT)
 
     def close(self) -> None:
-        """Release what the model persisted (the index, the numbered findings)."""
+        """Release what the model persisted (the index, the numbered findings, the links)."""
         for frame in self._cached:
             frame.unpersist()
         self._cached = []
@@ -515,7 +536,7 @@ class ExplorerModel:
         if value.needs_replay and not self.has_replay:
             raise ValueError("the disposition and left_reason filters need a replay (replayed=...)")
         if value.finding is not None and self._findings is None:
-            raise ValueError("the finding filter needs findings (findings=...)")
+            raise ValueError("the finding filter needs findings (findings=run_detectors(df))")
         if value != self._filters:
             self._filters = value
             self._reset_pages(count=True)
@@ -553,11 +574,14 @@ class ExplorerModel:
         for _label, pred in self._filters.predicates():
             frame = frame.where(pred)
         if self._filters.finding is not None:
-            refs = (self._findings.where(F.col("finding") == F.lit(self._filters.finding))
-                    .select(F.explode("messages").alias("m"))
-                    .select(F.col("m.source").alias("source"),
-                            F.col("m.message_number").alias("message_number")))
-            frame = frame.join(refs, ["source", "message_number"], "left_semi")
+            if self._filters.finding == NO_FINDING:
+                frame = frame.join(self._links.select("source", "message_number"),
+                                   ["source", "message_number"], "left_anti")
+            else:
+                chosen = self._findings.where(F.col("finding") == F.lit(self._filters.finding))
+                refs = self._links.join(F.broadcast(chosen.select("finding_id")), "finding_id",
+                                        "left_semi").select("source", "message_number")
+                frame = frame.join(refs, ["source", "message_number"], "left_semi")
         return frame
 
     def count(self) -> int:
@@ -786,14 +810,14 @@ class ExplorerModel:
 
     def findings(self) -> list[dict]:
         """The first :attr:`findings_top` findings, most severe first, without their
-        message lists: ``finding`` (the number the filter takes), ``kind``,
+        messages: ``finding`` (the number the filter takes), ``finding_id``, ``kind``,
         ``severity``, ``queues``, ``window_start``/``window_end`` (UTC text),
         ``message_count``, ``statement``."""
         if self._findings is None:
             return []
         if self._findings_list is None:
             frame = self._findings.select(
-                "finding", "kind", "severity", "queues",
+                "finding", "finding_id", "kind", "severity", "queues",
                 self._ts_text("window_start").alias("window_start"),
                 self._ts_text("window_end").alias("window_end"),
                 "message_count", "statement").orderBy("finding")
@@ -947,7 +971,7 @@ class Explorer:
         self.finding = None
         if model._findings is not None:
             self.finding = W.Dropdown(
-                options=[("(all messages)", None)] + [
+                options=[("(all messages)", None), ("(messages in no finding)", NO_FINDING)] + [
                     (f"{f['finding']}. [{f['severity']}] {f['kind']} "
                      f"{', '.join(f['queues'] or [])} ({f['message_count']})", f["finding"])
                     for f in model.findings()],
@@ -1110,8 +1134,9 @@ def explore(df, *, findings=None, replayed=None, table=None, world=None, page_si
     ----------
     df : pyspark.sql.DataFrame
         Capture rows (:func:`dlqlens.spark.load_capture`), any size.
-    findings : pyspark.sql.DataFrame, optional
-        Findings over ``df`` (:func:`dlqlens.detect.run`): filter by finding.
+    findings : Findings, optional
+        :func:`dlqlens.detect.run_detectors` over ``df``: filter by finding
+        (its messages, or those in no finding).
     replayed : pyspark.sql.DataFrame, optional
         :func:`dlqlens.rules.replay.replay` over ``df``: filter by fate.
     table : RulesTable, optional
@@ -1136,5 +1161,5 @@ def explore(df, *, findings=None, replayed=None, table=None, world=None, page_si
     return Explorer(model)
 
 
-__all__ = ["SORTS", "FACETS", "Filters", "Choice", "Choices", "Page", "Selection",
+__all__ = ["NO_FINDING", "SORTS", "FACETS", "Filters", "Choice", "Choices", "Page", "Selection",
            "ExplorerModel", "Explorer", "explore"]

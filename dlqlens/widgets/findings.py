@@ -1,17 +1,17 @@
 """Findings browser: pick a detector finding, see its messages in the explorer.
 
-:func:`findings_browser` lists the findings of :func:`dlqlens.detect.run`
-(most severe first, at most ``top`` of them; their message lists stay in
-Spark) and opens the chosen finding's messages in an
-:class:`~dlqlens.widgets.explorer.ExplorerModel` filtered by that finding (a
-left-semi join with the finding's ``messages`` references).
+:func:`findings_browser` lists the findings of
+:func:`dlqlens.detect.run_detectors` (most severe first, at most ``top`` of
+them; their links stay in Spark) and opens the chosen finding's messages in
+an :class:`~dlqlens.widgets.explorer.ExplorerModel` filtered by that finding
+(a left-semi join with the findings' links, paged).
 """
 
 from __future__ import annotations
 
 from dlqlens.safe import printable
 from dlqlens.widgets._render import esc, table, text_table
-from dlqlens.widgets.explorer import Explorer, ExplorerModel
+from dlqlens.widgets.explorer import NO_FINDING, Explorer, ExplorerModel
 
 
 class FindingsBrowser:
@@ -40,7 +40,8 @@ class FindingsBrowser:
         return self.model.filters.finding
 
     def choose(self, finding: int | None) -> None:
-        """Show the messages of finding number ``finding`` (None: all messages)."""
+        """Show the messages of finding number ``finding`` (None: all messages;
+        :data:`~dlqlens.widgets.explorer.NO_FINDING`: the messages in no finding)."""
         self.model.set_filters(finding=finding)
         if self._explorer is not None:
             if self._explorer.finding is not None:
@@ -57,6 +58,8 @@ class FindingsBrowser:
                 "statement")
 
     def _statement_html(self) -> str:
+        if self.finding == NO_FINDING:
+            return "<p>The messages in no finding.</p>"
         f = next((f for f in self.findings if f["finding"] == self.finding), None)
         if f is None:
             return "<p>All messages.</p>"
@@ -67,7 +70,8 @@ class FindingsBrowser:
         if not self.findings:
             return "<div><h3>Findings</h3><p>No findings.</p></div>"
         return ("<div><h3>Findings</h3>" + table(self._HEADERS, self._rows())
-                + f"<p>Showing the messages of finding {esc(self.finding)}.</p>"
+                + ("<p>Showing the messages in no finding.</p>" if self.finding == NO_FINDING
+                   else f"<p>Showing the messages of finding {esc(self.finding)}.</p>")
                 + self.model.to_html() + "</div>")
 
     def _repr_html_(self) -> str:
@@ -88,7 +92,8 @@ class FindingsBrowser:
             self.pick = W.Select(
                 options=[(f"{f['finding']}. [{f['severity']}] {f['kind']} "
                           f"{', '.join(f['queues'] or [])} ({f['message_count']} messages)",
-                          f["finding"]) for f in self.findings],
+                          f["finding"]) for f in self.findings]
+                + [("(messages in no finding)", NO_FINDING)],
                 value=self.finding if self.findings else None, rows=min(8, max(1, len(self.findings))),
                 layout=W.Layout(width="100%"))
             self.pick.observe(lambda change: self.choose(change["new"]), names="value")
@@ -114,8 +119,8 @@ def findings_browser(findings, df, *, replayed=None, table=None, world=None, pag
 
     Parameters
     ----------
-    findings : pyspark.sql.DataFrame
-        Findings over ``df`` (:func:`dlqlens.detect.run`).
+    findings : Findings
+        The ``(findings, links)`` of :func:`dlqlens.detect.run_detectors` over ``df``.
     df : pyspark.sql.DataFrame
         The capture rows the findings point at.
     replayed, table, world, page_size, cache

@@ -41,12 +41,23 @@ def test_jsonl_one_object_per_finding(spark, poison, capsys):
     records = [json.loads(line) for line in out.splitlines()]
     assert records and {r["kind"] for r in records} == {"backout_loop"}
     for r in records:
-        assert set(r) == {"kind", "severity", "queues", "window_start", "window_end",
-                          "message_count", "messages", "evidence", "statement"}
-        assert r["message_count"] == len(r["messages"]) > 0
+        assert set(r) == {"finding_id", "kind", "severity", "queues", "window_start",
+                          "window_end", "message_count", "messages", "evidence", "statement"}
+        assert r["finding_id"].startswith("backout_loop:")
+        # a bounded sample: the first 10 by capture and message number, and the count of all
+        assert len(r["messages"]) == min(10, r["message_count"]) > 0
+        assert r["messages"] == sorted(r["messages"],
+                                       key=lambda m: (m["source"], m["message_number"]))
         assert r["window_start"].endswith("Z")
         assert {"source", "message_number"} == set(r["messages"][0])
     assert {r["evidence"]["signal"] for r in records} >= {"threshold_reached", "backout_queue"}
+    assert any(r["message_count"] > 10 for r in records)
+    assert main(["detect", str(poison), "--jsonl", "--detectors", "backout_loop", "--sample", "2",
+                 "--param", "backout_threshold=3", "--master", "local[2]"]) == 0
+    two = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["finding_id"] for r in two] == [r["finding_id"] for r in records]  # stable
+    assert [r["messages"] for r in two] == [r["messages"][:2] for r in records]
+    assert main(["detect", str(poison), "--sample", "0", "--master", "local[2]"]) == 2
 
 
 def test_unknown_parameter_is_a_usage_error(spark, poison, capsys):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dlqlens.capture.reader import read_capture
@@ -52,6 +54,7 @@ def test_usage_errors_before_spark(tmp_path, capsys):
             (["--fate", "left"], "--fate needs --rules"),
             (["--reason", "MQRC_NOPE"], "MQRC_NOPE"),
             (["--finding", "poison"], "expected a kind"),
+            (["--finding-id", "backout_loop:XYZ"], "expected KIND:16 hex digits"),
             (["--rules", SHOP, "--fate", "gone"], "expected one of")):
         assert main(["export", cap, "--out", str(tmp_path / "x.dmp"), *argv]) == 2
         assert says in capsys.readouterr().err
@@ -68,6 +71,18 @@ def test_a_findings_messages(spark, tmp_path, capsys):
     rows = read_capture(out).table.to_pylist()
     assert len(rows) == 63 and {r["dlh"]["Reason"] for r in rows} == {2362}
     assert "63 of 63 selected" in capsys.readouterr().out
+    # --finding-id: one finding, by the id 'dlqlens detect --jsonl' and the report show
+    assert main(["detect", str(DATASETS / "dlq_aix_mq7.bcg"), str(DATASETS / "dlq_aix.dmp"),
+                 "--jsonl", "--detectors", "backout_loop", "--master", "local[2]"]) == 0
+    [loop] = [r for r in map(json.loads, capsys.readouterr().out.splitlines())
+              if r["queues"] == ["APP.IN"]]
+    by_id = tmp_path / "by-id.dmp"
+    assert main(["export", str(DATASETS / "dlq_aix_mq7.bcg"), str(DATASETS / "dlq_aix.dmp"),
+                 "--out", str(by_id), "--finding-id", loop["finding_id"],
+                 "--master", "local[2]"]) == 0
+    got = read_capture(by_id).table.to_pylist()
+    assert sorted(r["md"]["MsgId"] for r in got) == sorted(r["md"]["MsgId"] for r in rows)
+    capsys.readouterr()
     assert main(["export", str(DATASETS / "dlq_aix.dmp"), "--out", str(out),
                  "--finding", "backout_loop:NO.SUCH.QUEUE", "--master", "local[2]"]) == 1
     captured = capsys.readouterr()

@@ -7,6 +7,7 @@ import json
 import pytest
 from detect_frames import frame, msgid, row
 
+from tests.findings_rows import collect_findings
 from dlqlens.detect import backout
 
 pytestmark = pytest.mark.spark
@@ -16,7 +17,7 @@ DLQ = "QM.T_SYSTEM.DEAD.LETTER.QUEUE.raw"
 
 def signals(findings):
     out = {}
-    for f in findings.collect():
+    for f in collect_findings(findings):
         ev = json.loads(f.evidence)
         out[(ev["signal"], ev["queue"])] = sorted(m.message_number for m in f.messages)
         assert f.kind == "backout_loop" and f.message_count == len(f.messages)
@@ -58,7 +59,7 @@ def test_queue_definitions_set_threshold_and_backout_queue(spark):
             row("QM.T_PARKED.raw", 1, put=3)]
     defs = {"WORK.IN": {"bothresh": 2, "boqname": ""},
             "OTHER.IN": {"bothresh": 4, "boqname": "PARKED"}}
-    findings = backout.detect(frame(spark, rows), queue_defs=defs).collect()
+    findings = collect_findings(backout.detect(frame(spark, rows), queue_defs=defs))
     by_signal = {json.loads(f.evidence)["signal"]: f for f in findings}
     count = by_signal["backout_count"]
     assert [m.message_number for m in count.messages] == [1]

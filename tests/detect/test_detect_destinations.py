@@ -8,6 +8,7 @@ import json
 import pytest
 from detect_frames import frame, row
 
+from tests.findings_rows import collect_findings
 from dlqlens.detect import DETECTORS, detector
 from dlqlens.detect.findings import FINDINGS_COLUMNS
 from dlqlens.explain import explain_finding
@@ -51,10 +52,11 @@ def test_registered():
 def test_unknown_destination_at_any_rate_one_finding_per_destination(spark):
     """IBM MQ, "2085 (0825) (RC2085): MQRC_UNKNOWN_OBJECT_NAME": the queue is not defined on
     the queue manager that put to it; two dead letters two hours apart are a finding."""
-    found = {r["queues"][0]: r for r in detector("unknown_destination")(_mixed(spark)).collect()}
+    found = {r["queues"][0]: r
+             for r in collect_findings(detector("unknown_destination")(_mixed(spark)))}
     assert set(found) == {"STOCK.QRY", "LEDGER.REPORT"}  # not AMQ.*, not 2053
     f = found["STOCK.QRY"]
-    assert tuple(f.asDict()) == FINDINGS_COLUMNS
+    assert tuple(f.asDict()) == FINDINGS_COLUMNS + ("messages",)  # collect_findings adds them
     assert sorted(m["message_number"] for m in f["messages"]) == [1, 2]
     ev = json.loads(f["evidence"])
     assert ev["messages"] == 2 and ev["dest_qmgr"] == "QM.HUB" and ev["senders"] == ["stock-ui"]
@@ -65,8 +67,8 @@ def test_unknown_destination_at_any_rate_one_finding_per_destination(spark):
     assert "DISPLAY QUEUE('STOCK.QRY')" in text
     assert "DISPLAY QREMOTE(*) WHERE(RNAME EQ 'STOCK.QRY')" in text
     # still arriving at a known capture time: high
-    (late,) = [r for r in detector("unknown_destination")(
-        _mixed(spark), capture_time="2024-03-15T10:00:30Z").collect()
+    (late,) = [r for r in collect_findings(detector("unknown_destination")(
+        _mixed(spark), capture_time="2024-03-15T10:00:30Z"))
         if r["queues"] == ["STOCK.QRY"]]
     assert late["severity"] == "high" and "Still arriving" in late["statement"]
     with pytest.raises(ValueError, match="min_messages"):
@@ -76,7 +78,7 @@ def test_unknown_destination_at_any_rate_one_finding_per_destination(spark):
 def test_persistent_reply_groups_2048_to_temporary_dynamic_queues(spark):
     """IBM MQ, "2048 (0800) (RC2048): MQRC_PERSISTENT_NOT_ALLOWED" and "Persistence (MQLONG)":
     persistent messages cannot be placed on temporary dynamic queues."""
-    (f,) = detector("persistent_reply")(_mixed(spark)).collect()
+    (f,) = collect_findings(detector("persistent_reply")(_mixed(spark)))
     assert f["queues"] == ["AMQ.*"]
     assert sorted(m["message_number"] for m in f["messages"]) == [5, 6]  # not SHARED.Q
     ev = json.loads(f["evidence"])
@@ -112,6 +114,6 @@ def _flagged(rows):
                                            ("clean_baseline", "unknown_destination")])
 def test_bundled_scenarios_against_ground_truth(spark, datasets, scenario, kind):
     df, truth = _bundled(spark, datasets, scenario)
-    flagged = _flagged(detector(kind)(df).collect())
+    flagged = _flagged(collect_findings(detector(kind)(df)))
     actual = {k for k, v in truth.items() if kind in v}
     assert actual and flagged == actual, (len(flagged), len(actual))

@@ -8,6 +8,7 @@ from datetime import datetime
 import pytest
 from detect_frames import frame, msgid, row
 
+from tests.findings_rows import collect_findings
 from dlqlens.detect import expiry
 from dlqlens.mq.constants import MQRO
 
@@ -24,7 +25,7 @@ def test_remaining_expiry_curve_and_reports(spark):
             for i in range(1, 13)]
     rows.append(row("QM.T_DLQ.raw", 13, reason=2053, dest_qname="X", put=100,
                     dlh_put=100))  # no expiry
-    [f] = expiry.detect(frame(spark, rows)).collect()
+    [f] = collect_findings(expiry.detect(frame(spark, rows)))
     ev = json.loads(f.evidence)
     assert f.kind == "expiry_buildup" and f.queues == ["DLQ"]
     assert ev["depth"] == 13 and ev["finite_expiry"] == 12
@@ -37,12 +38,12 @@ def test_remaining_expiry_curve_and_reports(spark):
     assert f.window_end == datetime(2024, 3, 15, 8, 13, 40)
     assert sorted(m.message_number for m in f.messages) == list(range(1, 13))
     # an explicit capture time moves every expiry instant
-    [g] = expiry.detect(frame(spark, rows), capture_time="2024-03-15T09:00:00Z").collect()
+    [g] = collect_findings(expiry.detect(frame(spark, rows), capture_time="2024-03-15T09:00:00Z"))
     assert json.loads(g.evidence)["first_expiry"] == "2024-03-15T09:01:00.000000Z"
     # a shorter horizon makes the queue less dominated
-    [h] = expiry.detect(frame(spark, rows), soon=120).collect()
+    [h] = collect_findings(expiry.detect(frame(spark, rows), soon=120))
     assert json.loads(h.evidence)["expiring_soon"] == 2 and h.severity == "medium"
-    assert expiry.detect(frame(spark, rows), min_messages=13).count() == 0
+    assert expiry.detect(frame(spark, rows), min_messages=13).findings.count() == 0
 
 
 def test_messages_vanished_by_expiry_between_snapshots(spark):
@@ -60,8 +61,8 @@ def test_messages_vanished_by_expiry_between_snapshots(spark):
                    expiry=-1) for j in range(2, 4)]
     qmap = {DLQ1: "DLQ", dlq2: "DLQ"}
     found = {json.loads(f.evidence)["source"]: json.loads(f.evidence)
-             for f in expiry.detect(frame(spark, first + second), capture_queues=qmap,
-                                    min_messages=1).collect()}
+             for f in collect_findings(expiry.detect(frame(spark, first + second),
+                                                     capture_queues=qmap, min_messages=1))}
     ev = found[DLQ1]
     assert ev["queue"] == "DLQ" and ev["next_capture"] == dlq2
     assert ev["vanished_by_expiry"] == 9 and ev["vanished_otherwise"] == 2
@@ -77,7 +78,7 @@ def test_snapshots_are_of_one_queue_manager_and_queue(spark):
             row(b, 1, msg_id=msgid(2), reason=2051, dest_qname="R", put=20, dlh_put=20, expiry=100)]
 
     def next_capture(qmap):
-        found = expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1).collect()
+        found = collect_findings(expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1))
         evs = {json.loads(f.evidence)["source"]: json.loads(f.evidence) for f in found}
         assert {ev["queue"] for ev in evs.values()} == {"SYSTEM.DEAD.LETTER.QUEUE"}
         return evs[a]["next_capture"]
@@ -97,7 +98,7 @@ def test_file_names_give_the_queue_manager_of_a_snapshot(spark):
                     expiry=100),
                 row(second, 1, msg_id=msgid(2), reason=2051, dest_qname="R", put=20, dlh_put=20,
                     expiry=100)]
-        found = expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1).collect()
+        found = collect_findings(expiry.detect(frame(spark, rows), capture_queues=qmap, min_messages=1))
         evs = {json.loads(f.evidence)["source"]: json.loads(f.evidence) for f in found}
         assert {ev["queue"] for ev in evs.values()} == {"DLQ"}
         return evs[first]["next_capture"] == second

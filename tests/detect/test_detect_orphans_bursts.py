@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from detect_frames import frame, msgid, row
 
+from tests.findings_rows import collect_findings
 from dlqlens.detect import bursts, orphans
 
 pytestmark = pytest.mark.spark
@@ -30,7 +31,7 @@ def test_orphaned_replies_grouped_by_requester(spark):
                     dest_qmgr_name="QM.FRONT", msg_type=2, put=7,
                     dlh_put=7))      # persistent to a temporary queue: not it
     rows.append(row(DLQ, 8, reason=2085, dest_qname="STOCK.QRY", msg_type=8, put=8, dlh_put=8))
-    found = orphans.detect(frame(spark, rows)).collect()
+    found = collect_findings(orphans.detect(frame(spark, rows)))
     assert len(found) == 1
     [f] = found
     ev = json.loads(f.evidence)
@@ -38,7 +39,8 @@ def test_orphaned_replies_grouped_by_requester(spark):
     assert ev["replies"] == 4 and ev["reports"] == 1 and ev["distinct_queues"] == 5
     assert ev["reasons"] == {"2085": 4, "2052": 1}
     assert sorted(m.message_number for m in f.messages) == [1, 2, 3, 4, 5]
-    with_model = orphans.detect(frame(spark, rows), model_prefixes=["QUOTE.REPLY.*"]).collect()
+    with_model = collect_findings(orphans.detect(frame(spark, rows),
+                                                 model_prefixes=["QUOTE.REPLY.*"]))
     assert sorted(json.loads(g.evidence)["queue_prefix"] for g in with_model) == \
         ["AMQ.", "QUOTE.REPLY."]
     with pytest.raises(ValueError):
@@ -62,7 +64,8 @@ def test_bursts_onset_end_and_rate_but_not_the_trickle(spark):
     for i in range(20):          # backout-threshold dead letters: the backout detector's
         n += 1
         rows.append(row(DLQ, n, reason=2362, dest_qname="APP.IN", put=300 + i, dlh_put=300 + i))
-    found = sorted(bursts.detect(frame(spark, rows)).collect(), key=lambda f: f.window_start)
+    found = sorted(collect_findings(bursts.detect(frame(spark, rows))),
+                   key=lambda f: f.window_start)
     assert [f.queues for f in found] == [["ORDERS.IN"], ["ORDERS.IN"]]
     first, second = (json.loads(f.evidence) for f in found)
     assert first["messages"] == 30 and first["first_message"]["message_number"] == 1
@@ -77,16 +80,18 @@ def test_bursts_onset_end_and_rate_but_not_the_trickle(spark):
     assert found[0].statement.startswith("Burst of 30 dead letters with MQRC_Q_FULL (2053)")
     # a capture time 20 s after its last dead letter shows it still going (SEVERITY_SCALE: high)
     last = found[1].window_end
-    at = bursts.detect(frame(spark, rows), capture_time=last + timedelta(seconds=20)).collect()
+    at = collect_findings(bursts.detect(frame(spark, rows),
+                                        capture_time=last + timedelta(seconds=20)))
     going = max(at, key=lambda f: f.window_start)
     assert json.loads(going.evidence)["ongoing_at_capture"] is True and going.severity == "high"
     assert "still going when the capture was taken" in going.statement
     assert "the capture time given" in going.statement
-    later = bursts.detect(frame(spark, rows), capture_time=last + timedelta(seconds=600)).collect()
+    later = collect_findings(bursts.detect(frame(spark, rows),
+                                           capture_time=last + timedelta(seconds=600)))
     assert {f.severity for f in later} == {"medium"}
-    with_all = bursts.detect(frame(spark, rows), exclude_reasons=()).collect()
+    with_all = collect_findings(bursts.detect(frame(spark, rows), exclude_reasons=()))
     assert sorted(f.queues[0] for f in with_all) == ["APP.IN", "ORDERS.IN", "ORDERS.IN"]
-    slow = bursts.detect(frame(spark, rows), min_rate=0.04, max_gap=30).collect()
+    slow = collect_findings(bursts.detect(frame(spark, rows), min_rate=0.04, max_gap=30))
     assert "ARCHVE" in {f.queues[0] for f in slow}
     with pytest.raises(ValueError):
         bursts.detect(frame(spark, rows), max_gap=0)

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from dlqlens.detect import DETECTORS, KINDS, finding_record, run
+from dlqlens.detect import DETECTORS, KINDS, finding_record, run_detectors
 from dlqlens.spark.session import load_capture
+from tests.findings_rows import collect_findings
 
 pytestmark = pytest.mark.spark
 
@@ -19,10 +20,11 @@ def test_detectors_run_on_the_real_captures(spark, real_captures):
         pytest.skip(f"no amqsbcg captures under {real_captures}")
     df = load_capture(spark, files).cache()
     assert df.count() >= 4
-    records = [finding_record(r) for r in run(df).collect()]
+    records = [finding_record(r) for r in collect_findings(run_detectors(df))]
     df.unpersist()
     for rec in records:
         assert rec["kind"] in KINDS and rec["message_count"] == len(rec["messages"]) > 0
+        assert rec["finding_id"].startswith(rec["kind"] + ":")
         json.dumps(rec)
     kinds = {rec["kind"] for rec in records}
     # one 2051 dead letter, one MQTM dead letter, plain messages: no loop, no burst,

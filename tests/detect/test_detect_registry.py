@@ -9,7 +9,7 @@ import pytest
 
 import dlqlens.detect as detect_pkg
 from dlqlens.cli import COMMAND_MODULES
-from dlqlens.detect import DETECTORS, KINDS, detector, run
+from dlqlens.detect import DETECTORS, KINDS, detector, run_detectors
 from dlqlens.commands.detect import detector_names, format_finding, parse_params
 from dlqlens.safe import one_line
 from dlqlens.errors import UsageError
@@ -40,9 +40,9 @@ def test_registry_names_are_finding_kinds_and_resolve():
 def test_run_refuses_a_parameter_no_selected_detector_takes():
     # checked before the DataFrame is touched
     with pytest.raises(TypeError, match="max_gapp"):
-        run(None, ["reason_burst"], max_gapp=5)
+        run_detectors(None, ["reason_burst"], max_gapp=5)
     with pytest.raises(TypeError, match="backout_threshold"):
-        run(None, ["reason_burst", "orphaned_reply"], backout_threshold=5)
+        run_detectors(None, ["reason_burst", "orphaned_reply"], backout_threshold=5)
 
 
 def test_params_and_detector_names_from_the_command_line():
@@ -83,6 +83,12 @@ def test_text_form_escapes_capture_values():
     assert "Messages (7, as a filter): f1.raw #1; f2.raw #2; f3.raw #3; and 4 more capture(s)" \
         in text
     assert "f4.raw" not in text
+    # a record listing a sample only says how many it lists, and where the rest are
+    text = format_finding({**rec, "finding_id": "reason_burst:0123456789abcdef",
+                           "message_count": 700000})
+    assert ("Messages (the first 7 of 700000, as a filter): f1.raw #1; f2.raw #2; f3.raw #3; "
+            "and 4 more capture(s); all of them: the links of finding "
+            "reason_burst:0123456789abcdef") in text
     # it ends with what to do next, the hostile name quoted as an MQSC literal and escaped
     assert "DISPLAY QLOCAL('EVIL\\x1b[2J.Q') CURDEPTH MAXDEPTH" in text
     assert "\n\n" not in text  # one block: the summary splits findings on blank lines

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from tests.findings_rows import collect_findings
 from dlqlens.detect import DETECTORS, detector
 from dlqlens.detect.findings import FINDINGS_COLUMNS
 from dlqlens.mq.mqsc import parse_mqsc
@@ -47,9 +48,9 @@ def test_registered():
 
 def test_trigger_storm_scenario_precision_recall_and_clean_baseline(spark, tmp_path):
     df, truth = _scenario(spark, tmp_path, "trigger_storm", 600, encoding=785)  # z/OS, CKTI
-    storms = detector("trigger_storm")(df).collect()
-    fails = detector("trigger_failure")(df).collect()
-    assert tuple(storms[0].asDict()) == FINDINGS_COLUMNS
+    storms = collect_findings(detector("trigger_storm")(df))
+    fails = collect_findings(detector("trigger_failure")(df))
+    assert tuple(storms[0].asDict()) == FINDINGS_COLUMNS + ("messages",)  # collect_findings
     precision, recall, actual = _score(storms, truth, "trigger_storm")
     assert actual > 5 and precision >= 0.95 and recall >= 0.95, (precision, recall, actual)
     precision, recall, actual = _score(fails, truth, "trigger_failure")
@@ -64,26 +65,26 @@ def test_trigger_storm_scenario_precision_recall_and_clean_baseline(spark, tmp_p
 
     # with the queue definitions: judged against TRIGINT (item 11); EVERY queues are not storms
     defs = parse_mqsc("ALTER QMGR TRIGINT(200)\nDEFINE QLOCAL(APP.WORK) TRIGGER TRIGTYPE(FIRST)")
-    judged = detector("trigger_storm")(df, queue_defs=defs).collect()
+    judged = collect_findings(detector("trigger_storm")(df, queue_defs=defs))
     ev = json.loads(judged[0]["evidence"])
     assert len(judged) == 1 and ev["trigtype"] == "FIRST" and ev["trigint_ms"] == 200
     assert ev["allowed"] == int(ev["span_seconds"] * 5) + 1
     slow = parse_mqsc("ALTER QMGR TRIGINT(60000)\nDEFINE QLOCAL(APP.WORK) TRIGGER")
-    judged = detector("trigger_storm")(df, queue_defs=slow).collect()
+    judged = collect_findings(detector("trigger_storm")(df, queue_defs=slow))
     assert "item 12" in judged[0]["statement"]
     every = parse_mqsc("DEFINE QLOCAL(APP.WORK) TRIGGER TRIGTYPE(EVERY)")
-    assert detector("trigger_storm")(df, queue_defs=every).count() == 0
+    assert detector("trigger_storm")(df, queue_defs=every).findings.count() == 0
 
     clean, _ = _scenario(spark, tmp_path, "clean_baseline", 400)
-    assert detector("trigger_storm")(clean).count() == 0
-    assert detector("trigger_failure")(clean).count() == 0
+    assert detector("trigger_storm")(clean).findings.count() == 0
+    assert detector("trigger_failure")(clean).findings.count() == 0
 
 
 def test_real_dead_lettered_mqtm_is_a_trigger_failure(spark, real_captures):
     from dlqlens.spark.session import load_capture
 
     df = load_capture(spark, [str(real_captures / REAL_DLQ)])
-    rows = detector("trigger_failure")(df).collect()
+    rows = collect_findings(detector("trigger_failure")(df))
     assert len(rows) == 1
     f = rows[0]
     ev = json.loads(f["evidence"])
@@ -91,7 +92,7 @@ def test_real_dead_lettered_mqtm_is_a_trigger_failure(spark, real_captures):
     assert f["queues"] == ["102881000019_2", "SYSTEM.CICS.INITIATION.QUEUE"]
     assert ev["process"] == "UNIX.PRO2" and ev["applid"] == "/bepsmbfe/bin/lib/MQcrecv"
     assert f["message_count"] == 1 and f["messages"][0]["message_number"] == 1
-    assert detector("trigger_storm")(df).count() == 0
+    assert detector("trigger_storm")(df).findings.count() == 0
 
 
 TRIGGER_FRAME = (
@@ -122,7 +123,7 @@ def test_a_depth_storm_is_blamed_on_trigger_turned_back_on_not_trigint(spark):
     df = _initq_capture(spark, "APP.DEPTH", 12, 2.0)  # 12 in 22 s
     depth = parse_mqsc("ALTER QMGR TRIGINT(60000)\n"
                        "DEFINE QLOCAL(APP.DEPTH) TRIGGER TRIGTYPE(DEPTH) TRIGDPTH(5)")
-    (f,) = detector("trigger_storm")(df, queue_defs=depth).collect()
+    (f,) = collect_findings(detector("trigger_storm")(df, queue_defs=depth))
     ev = json.loads(f["evidence"])
     assert ev["trigtype"] == "DEPTH" and ev["count"] == 12
     # judged by TRIGINT it would be "more than the 1 TRIGINT allows (item 12)": not for DEPTH
@@ -135,16 +136,16 @@ def test_a_depth_storm_is_blamed_on_trigger_turned_back_on_not_trigint(spark):
     # the same burst on a FIRST queue is judged by TRIGINT: 1 allowed in 22 s -> item 12
     first = parse_mqsc("ALTER QMGR TRIGINT(60000)\nDEFINE QLOCAL(APP.DEPTH) TRIGGER "
                        "TRIGTYPE(FIRST)")
-    (f,) = detector("trigger_storm")(df, queue_defs=first).collect()
+    (f,) = collect_findings(detector("trigger_storm")(df, queue_defs=first))
     ev = json.loads(f["evidence"])
     assert ev["allowed"] == 1 and ev["item"] == 12 and "item 12" in f["statement"]
     # and with a TRIGINT that lets them all through, TRIGINT is too low (item 11)
     low = parse_mqsc("ALTER QMGR TRIGINT(1000)\nDEFINE QLOCAL(APP.DEPTH) TRIGGER TRIGTYPE(FIRST)")
-    (f,) = detector("trigger_storm")(df, queue_defs=low).collect()
+    (f,) = collect_findings(detector("trigger_storm")(df, queue_defs=low))
     ev = json.loads(f["evidence"])
     assert ev["allowed"] == 23 and ev["item"] == 11 and "TRIGINT is too low" in f["statement"]
     # without definitions nothing is blamed, and the statement names the three possibilities
-    (f,) = detector("trigger_storm")(df).collect()
+    (f,) = collect_findings(detector("trigger_storm")(df))
     assert json.loads(f["evidence"])["item"] is None and "item 13" in f["statement"]
 
 
@@ -162,11 +163,11 @@ def test_bundled_trigger_storm_scenario_has_its_storm(spark, datasets):
             record = json.loads(line)
             truth[(record["source"], record["message_number"])] = set(record["patterns"])
     df = load_capture(spark, files)
-    (storm,) = detector("trigger_storm")(df).collect()
+    (storm,) = collect_findings(detector("trigger_storm")(df))
     precision, recall, actual = _score([storm], truth, "trigger_storm")
     assert actual == 28 and precision == recall == 1.0, (precision, recall, actual)
     ev = json.loads(storm["evidence"])
     assert storm["queues"] == ["APP.WORK"] and ev["count"] == 28 and ev["dead_lettered"] == 25
     assert "25 of these trigger messages are on a dead-letter queue" in storm["statement"]
-    (failure,) = detector("trigger_failure")(df).collect()
+    (failure,) = collect_findings(detector("trigger_failure")(df))
     assert _score([failure], truth, "trigger_failure")[:2] == (1.0, 1.0)

@@ -10,6 +10,7 @@ import pytest
 
 from dlqlens.detect.findings import SEVERITIES
 from dlqlens.explain import coverage, explain_finding, explain_messages, unexplained
+from tests.findings_rows import collect_findings
 from dlqlens.explain.finding import EVIDENCE
 from tests.conftest import DATASETS
 
@@ -37,18 +38,21 @@ EXPECTED = [
 @pytest.fixture(scope="module")
 def sample(spark):
     from dlqlens.capture.reader import ReadOptions, captured_queues, captured_times, plan_pieces
-    from dlqlens.detect import finding_record, run
+    from dlqlens.detect import Findings, finding_record, run_detectors
     from dlqlens.detect.common import CaptureTimes
     from dlqlens.spark.session import load_capture
 
     pieces = plan_pieces([DATASETS], ReadOptions())
     queues = captured_queues(pieces)
     df = load_capture(spark, DATASETS).cache()
-    findings = run(df, capture_queues=queues,
-                   capture_time=CaptureTimes(captured_times(pieces), origin="banner")).cache()
-    records = [finding_record(r) for r in findings.collect()]
-    yield df, findings, records, queues
-    findings.unpersist()
+    findings, links = run_detectors(
+        df, capture_queues=queues, capture_time=CaptureTimes(captured_times(pieces),
+                                                             origin="banner"))
+    found = Findings(findings.cache(), links)
+    # every message of each finding (the sample is small)
+    records = [finding_record(r) for r in collect_findings(found)]
+    yield df, found, records, queues
+    found.findings.unpersist()
     df.unpersist()
 
 
@@ -90,6 +94,31 @@ def test_the_finding_filter_selects_its_messages(sample):
         assert df.where(f.messages.column()).count() == r["message_count"]
 
 
+def test_a_sampled_record_says_where_the_rest_is(sample):
+    """What --jsonl and the report bring to the driver: the first messages of a finding
+    (sample_links), its count of all of them, and its id, the key of its links."""
+    from dlqlens.detect import finding_record, sample_links
+
+    df, found, _, _ = sample
+    rows = found.findings.collect()
+    samples = {r.finding_id: r.messages for r in sample_links(found.links, 3).collect()}
+    assert set(samples) == {r.finding_id for r in rows}
+    for row in rows:
+        rec = finding_record(row, messages=samples[row.finding_id])
+        assert len(rec["messages"]) == min(3, rec["message_count"])
+        assert rec["messages"] == sorted(rec["messages"], key=lambda m: (m["source"],
+                                                                         m["message_number"]))
+        f = explain_finding(rec)
+        assert f.finding_id == row.finding_id and f.messages.count == len(rec["messages"])
+        if rec["message_count"] > 3:
+            assert f"the first 3 of {rec['message_count']}" in f.to_text()
+            assert row.finding_id in f.to_text()
+        # all of them, lazily: the finding's rows of the capture
+        assert found.messages(df, row.finding_id).count() == row.message_count
+    with pytest.raises(ValueError, match="n must be 1 or more"):
+        sample_links(found.links, 0)
+
+
 def test_messages_in_no_finding_grouped_with_counts(sample):
     from pyspark.sql import DataFrame
 
@@ -104,7 +133,7 @@ def test_messages_in_no_finding_grouped_with_counts(sample):
     assert cov.total == total == cov.covered and cov.unexplained == 0 and cov.groups == []
     assert cov.to_text().startswith(f"Messages in no finding (0 of {total};")
     assert "<script>" not in cov._repr_html_()
-    kinds = {(r["kind"], r["queues"][0]): r for r in findings.collect()}
+    kinds = {(r["kind"], r["queues"][0]): r for r in findings.findings.collect()}
     assert kinds[("persistent_reply", "AMQ.*")]["message_count"] == 27
     assert kinds[("unknown_destination", "LEDGER.REPORT")]["message_count"] == 5
     assert kinds[("unknown_destination", "ORDERS.ARCHVE")]["message_count"] == 1

@@ -83,7 +83,7 @@ def test_sample_report_from_the_command_line(sample_report):
     assert "DISPLAY QLOCAL(&#x27;ORDERS.IN&#x27;) CURDEPTH MAXDEPTH" in html  # real names
     # every message of every finding is on the page, as message-number ranges per capture
     assert re.search(r"dlq_linux_x86\.raw #1-#42, #44-#103</code>", html)
-    assert "more (<code>dlqlens detect" not in html
+    assert "more (<code>dlqlens export" not in html
     # the figure: one embedded PNG
     imgs = [a for t, a in page.tags if t == "img"]
     # the six summary figures and the rules table's coverage, each with its title as alt text

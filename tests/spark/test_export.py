@@ -81,7 +81,7 @@ def test_strip_dlh_does_what_runmqdlq_header_no_does(spark, name, tmp_path):
 def test_selection_by_reason_destination_finding_and_fate(spark, tmp_path):
     from pyspark.sql import functions as F
 
-    from dlqlens.detect import run
+    from dlqlens.detect import run_detectors
     from dlqlens.rules import parse_file
     from dlqlens.rules.replay import replay, where_fate
 
@@ -99,9 +99,11 @@ def test_selection_by_reason_destination_finding_and_fate(spark, tmp_path):
                                            & F.col("dlh.DestQName").startswith("ORDERS.")))
         assert 0 < both.count() < q_full.count()
 
-        findings = run(df, ["backout_loop"])
-        refs = findings.select(F.explode("messages").alias("m")).select("m.*")
-        assert keys(select_messages(df, messages=findings)) == keys(refs) != set()
+        found = run_detectors(df, ["backout_loop"])
+        assert keys(select_messages(df, messages=found)) == keys(found.links) != set()
+        assert keys(select_messages(df, messages=found.links)) == keys(found.links)
+        with pytest.raises(UsageError, match="holds no messages"):
+            select_messages(df, messages=found.findings)
 
         table = parse_file(str(ROOT / "datasets" / "rules" / "shop.rul"))
         replayed = replay(table, df, "pessimistic")

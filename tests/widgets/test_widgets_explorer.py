@@ -258,26 +258,38 @@ def test_static_twin_escapes_a_hostile_queue_name(spark, tmp_path):
 # ---------------------------------------------------------------------------
 
 def test_findings_browser_opens_a_findings_messages(spark, sample, rows):
-    from dlqlens.detect.findings import FINDINGS_SCHEMA
-    from dlqlens.widgets import findings_browser
+    from dlqlens.detect.findings import FINDINGS_SCHEMA, LINKS_SCHEMA, Findings
+    from dlqlens.widgets import NO_FINDING, findings_browser
 
     q_full = sorted(key(r) for r in rows if r["dlh"]["Reason"] == 2053)[:30]
     inhibited = sorted(key(r) for r in rows if r["dlh"]["Reason"] == 2051)
     t0 = dt.datetime(2024, 3, 11, 9, 0)
     findings = spark.createDataFrame([
-        ("reason_burst", "medium", 2, ["ORDERS.IN"], t0, t0, len(q_full),
-         [{"source": s, "message_number": n} for s, n in q_full], "{}",
-         "Q full <script>burst</script>"),
-        ("backout_loop", "high", 1, ["RATES.IN"], t0, t0, len(inhibited),
-         [{"source": s, "message_number": n} for s, n in inhibited], "{}", "inhibited"),
+        ("reason_burst:00000000000000aa", "reason_burst", "medium", 2, ["ORDERS.IN"], t0, t0,
+         len(q_full), "{}", "Q full <script>burst</script>"),
+        ("backout_loop:00000000000000bb", "backout_loop", "high", 1, ["RATES.IN"], t0, t0,
+         len(inhibited), "{}", "inhibited"),
     ], FINDINGS_SCHEMA)
-    browser = findings_browser(findings, sample, page_size=50)
+    links = spark.createDataFrame(
+        [("reason_burst:00000000000000aa", s, n) for s, n in q_full]
+        + [("backout_loop:00000000000000bb", s, n) for s, n in inhibited], LINKS_SCHEMA)
+    with pytest.raises(TypeError, match="Findings"):
+        findings_browser(findings, sample)  # findings alone hold no messages
+    browser = findings_browser(Findings(findings, links), sample, page_size=50)
     try:
         assert [f["kind"] for f in browser.findings] == ["backout_loop", "reason_burst"]
+        assert browser.findings[0]["finding_id"] == "backout_loop:00000000000000bb"
         assert browser.finding == 1 and browser.model.count() == len(inhibited)
         browser.choose(2)
         assert all_pages(browser.model) == sorted(
             q_full, key=lambda k: dlq_order(next(r for r in rows if key(r) == k)))
+        # the messages in no finding: an anti join with the links, paged like any filter
+        browser.choose(NO_FINDING)
+        rest = {key(r) for r in rows} - set(q_full) - set(inhibited)
+        assert browser.model.count() == len(rest) and set(all_pages(browser.model)) == rest
+        assert "messages in no finding" in browser.model.filters.describe()
+        assert "Showing the messages in no finding" in browser.to_html()
+        browser.choose(2)
         page = browser.to_html()
         assert "Q full &lt;script&gt;burst&lt;/script&gt;" in page and "<script" not in page
         bundle = browser._repr_mimebundle_()
