@@ -275,50 +275,41 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         For a column name that does not exist; for a Parquet directory
         without dlqlens's marker, or such directories mixed with captures.
     """
+    found = _message_directories(paths)
+    if found is not None:  # decoded before: read the Parquet (dlqlens.spark.parquet)
+        from dlqlens.spark.parquet import load_messages
+
+        return load_messages(spark, found, columns=columns, mode=mode)
     path_list = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
+    schema = None
+    if columns is not None:
+        from pyspark.sql.types import StructType
+
+        from dlqlens.capture.reader import ReadOptions
+        from dlqlens.spark.schema import spark_schema
+
+        ReadOptions(columns=tuple(columns))  # one clear error for a bad name
+        full = spark_schema()
+        schema = StructType([full[c] for c in columns])
     if local is not False:
         from dlqlens.spark.source import LOCAL_BYTES, local_frame
 
-        schema = None
-        if columns is not None:
-            from pyspark.sql.types import StructType
-
-            from dlqlens.capture.reader import ReadOptions
-            from dlqlens.spark.schema import spark_schema
-
-            ReadOptions(columns=tuple(columns))  # one clear error for a bad name
-            schema = StructType([spark_schema()[c] for c in columns])
         df = local_frame(spark, path_list,
                          {"format": format, "mode": mode, **{k: str(v) for k, v in options.items()}},
                          schema, limit=LOCAL_BYTES if local is None else float("inf"))
         if df is not None:
             return df
     register(spark)
-    found = _message_directories(paths)
-    if found is not None:  # decoded before: read the Parquet (dlqlens.spark.parquet)
-        from dlqlens.spark.parquet import load_messages
-
-        return load_messages(spark, found, columns=columns, mode=mode)
     # relative paths are the caller's: the read is planned by another process (a Python
     # worker of the driver, or of a Spark Connect server) that may have another directory
     reader = (spark.read.format("mqcapture").option("format", format).option("mode", mode)
               .option("relativeTo", os.getcwd()))
-    if columns is not None:
-        from pyspark.sql.types import StructType
-
-        from dlqlens.capture.reader import ReadOptions
-
-        ReadOptions(columns=tuple(columns))  # one clear error for a bad name
-        from dlqlens.spark.schema import spark_schema
-
-        full = spark_schema()
-        reader = reader.schema(StructType([full[c] for c in columns]))
+    if schema is not None:
+        reader = reader.schema(schema)
     for k, v in options.items():
         reader = reader.option(k, str(v))
-    if isinstance(paths, (str, os.PathLike)):
-        return reader.load(os.fspath(paths))
-    return reader.load([os.fspath(p) for p in paths])
+    return reader.load(path_list[0] if isinstance(paths, (str, os.PathLike)) else path_list)
 
 
 def _message_directories(paths):

@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     from pyspark.sql import functions as F
 
     from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
-    from dlqlens.detect import run
+    from dlqlens.detect import run_detectors
     from dlqlens.explain import explain_messages, unexplained
     from dlqlens.mq.mqsc import read_queue_defs
     from dlqlens.quality import audit
@@ -115,7 +115,7 @@ def main(argv=None) -> int:
     df = load_capture(spark, SAMPLE).cache()  # decoded once for the analyses below
     results["rows"] = rows(df)
 
-    sliced = load_capture(spark, SAMPLE, splitBytes=SLICE_BYTES)
+    sliced = load_capture(spark, SAMPLE, local=False, splitBytes=SLICE_BYTES)
     results["sliced_rows"] = rows(sliced)
     results["sliced_partitions"] = sliced.select(F.spark_partition_id()).distinct().count()
     results["files"] = df.select("source").distinct().count()
@@ -125,8 +125,9 @@ def main(argv=None) -> int:
 
     defs = read_queue_defs(QUEUE_DEFS)
     queues = captured_queues(plan_pieces([SAMPLE], ReadOptions()))
-    findings = run(df, queue_defs=defs, capture_queues=queues)
-    results["findings"] = rows(findings)
+    found = run_detectors(df, queue_defs=defs, capture_queues=queues)
+    results["findings"] = rows(found.findings)
+    results["links"] = rows(found.links)
     table = parse_file(RULES)
     results["replay"] = rows(replay(table, df, "pessimistic"))
     quality = audit(df, rules=table, queue_defs=defs, capture_queues=queues)
@@ -134,7 +135,7 @@ def main(argv=None) -> int:
     results["explanations"] = [plain(e.to_dict()) for e in
                                explain_messages(df.where("dlh.Reason = 2053")
                                                 .orderBy("source", "message_number"), limit=5)]
-    results["unexplained"] = rows(unexplained(df, findings))
+    results["unexplained"] = rows(unexplained(df, found))
     # mapInArrow in the executors, toLocalIterator to this process
     from dlqlens.spark.export import export_dmpmqmsg, select_messages
 

@@ -86,9 +86,14 @@ def test_decode_to_then_detect_gives_the_same_findings(spark, decoded, capsys, t
                                     "--to", str(tmp_path / "findings")])
     assert sorted(on_parquet.splitlines()) == sorted(on_captures.splitlines())
     assert len(on_captures.splitlines()) == 13  # the sample's findings
-    assert "13 findings written to" in err
-    back = read_results(spark, str(tmp_path / "findings"))["findings"]
-    assert back.count() == 13
+    assert "13 findings, " in err and " links written to" in err
+    back = read_results(spark, str(tmp_path / "findings"))
+    assert back["findings"].count() == 13
+    # every link names a written finding, and each finding's links are its message_count
+    counts = {r["finding_id"]: r["message_count"] for r in back["findings"].collect()}
+    linked = {r["finding_id"]: r["count"]
+              for r in back["links"].groupBy("finding_id").count().collect()}
+    assert linked == counts
     # text output names the original files (provenance kept), as on the captures
     text_c, _ = _run(capsys, ["detect", str(DATASETS), "--master", "local[2]"])
     text_p, _ = _run(capsys, ["detect", str(decoded), "--master", "local[2]"])

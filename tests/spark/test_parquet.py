@@ -210,13 +210,12 @@ def test_unknown_put_date_partition_and_reader_modes(spark, tmp_path):
 
 @pytest.mark.spark
 def test_write_results_any_named_frames(spark, sample_dir, tmp_path):
-    from dlqlens.detect import run
+    from dlqlens.detect import run_detectors
     from dlqlens.spark import load_capture
 
     out, _ = sample_dir
-    findings = run(load_capture(spark, str(out))).cache()
-    links = findings.selectExpr("kind", "explode(messages) as m").selectExpr(
-        "kind", "m.source as source", "m.message_number as message_number")
+    findings, links = run_detectors(load_capture(spark, str(out)))
+    findings = findings.cache()
     marker = write_results({"findings": findings, "links": links}, str(tmp_path / "res"))
     assert marker["kind"] == "results"
     assert marker["frames"]["findings"]["rows"] == findings.count() > 0

@@ -82,7 +82,7 @@ def test_a_handed_session_is_left_as_it_was(spark, tmp_path, monkeypatch):
     """The session a notebook hands dlqlens: spark_session returns it untouched
     (``--conf`` refused), and loading, the detectors, the replay, the quality
     suites and the report leave its configuration as it was."""
-    from dlqlens.detect import run
+    from dlqlens.detect import run_detectors
     from dlqlens.quality import audit
     from dlqlens.report import build_report
     from dlqlens.rules import parse_file
@@ -100,8 +100,8 @@ def test_a_handed_session_is_left_as_it_was(spark, tmp_path, monkeypatch):
         with pytest.raises(UsageError, match="already active.*does not change a session"):
             spark_session(conf={"spark.sql.shuffle.partitions": "8"})
         df = load_capture(spark, str(DATASETS))
-        findings = run(df)
-        assert findings.count() > 0
+        findings, links = run_detectors(df)
+        assert findings.count() > 0 and links.count() > 0
         table = parse_file(str(ROOT / "datasets/rules/shop.rul"))
         assert replay(table, df).count() == 669
         assert audit(df, rules=table).results
