@@ -106,3 +106,16 @@ def issue(row: dict, code: str) -> dict:
         if i["code"] == code:
             return i
     raise AssertionError(f"no {code!r} issue in {codes(row)}: {row['decode_issues']}")
+
+
+def load_script(path, name: str):
+    """The committed generator script at ``path`` imported as module ``name``
+    (each script its own name: several are called ``generate.py``)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -4,19 +4,18 @@ round trip against the raw capture of the same simulator messages."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from dlqlens.capture.reader import read_capture
+from tests.builders import load_script
 from dlqlens.capture.registry import detect_format
 
 ROOT = Path(__file__).resolve().parents[2]
 HEX = ROOT / "datasets" / "hexdumps"
 MANIFEST = json.loads((HEX / "MANIFEST.json").read_text())
-sys.path.insert(0, str(HEX))
-import generate as hexgen  # noqa: E402
+hexgen = load_script(HEX / "generate.py", "hexdumps_generate")
 
 NAMES = sorted(MANIFEST)
 

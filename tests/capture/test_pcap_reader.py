@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.builders import dlq_message, real
+from tests.builders import dlq_message, load_script, real
 
 from dlqlens.capture.jsonl import records
 from dlqlens.capture.pcap import fap, sniff, write_pcap
@@ -23,8 +23,7 @@ from dlqlens.capture.registry import detect_format
 from dlqlens.errors import CaptureError
 
 GOLDEN = Path(__file__).parent / "pcap_golden"
-sys.path.insert(0, str(GOLDEN))
-import generate as golden  # noqa: E402
+golden = load_script(GOLDEN / "generate.py", "pcap_golden_generate")
 
 UTC = dt.timezone.utc
 #: fields that say where a row came from, not what the message is
