@@ -88,7 +88,8 @@ def detect_format(path: str) -> str:
             return fmt.name
     raise CaptureError(
         f"{path}: unknown capture format: expected one of {', '.join(FORMATS)} "
-        f"(raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg banners, pcap/pcapng magic), "
+        f"(raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg banners, pcap/pcapng magic, "
+        f"hex-dump lines starting with an MQ structure), "
         f"found {head[:24]!r}")
 
 

@@ -19,7 +19,7 @@ from dlqlens.commands.common import (MAX_MESSAGE_NUMBER, UNREAD, add_capture_tim
 
 def register(sub) -> None:
     p = sub.add_parser("decode", help="decode captures to JSON lines, one object per message",
-                       description="Decode capture files (raw, dmpmqmsg, amqsbcg) and print "
+                       description="Decode capture files (raw, dmpmqmsg, amqsbcg, pcap, hex dumps) and print "
                                    "one JSON object per message.")
     add_captures_argument(p)
     p.add_argument("--jsonl", action="store_true",

@@ -237,8 +237,11 @@ def check_readable(paths, pieces) -> None:
                       ([paths] if isinstance(paths, (str, os.PathLike)) else paths))
     unread = unread_files(pieces)
     if not unread:
+        from dlqlens.capture.registry import FORMATS
+
         raise CaptureError(f"{where}: no capture to read: no file found (an empty directory?); "
-                           "expected raw, dmpmqmsg or amqsbcg capture files")
+                           f"expected capture files of a format dlqlens reads "
+                           f"({', '.join(FORMATS)})")
     skipped = [p for p, why in unread if why != "empty file"]
     empty = [p for p, why in unread if why == "empty file"]
     found = []

@@ -758,7 +758,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
 
     was_cached = df.is_cached
     df = df.cache()
-    findings_df = None
+    findings_df = links = None
     try:
         summary = summarize(df, top=top)
         span = _time_span(df)
@@ -766,7 +766,9 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         timing = {} if capture_time is None else {"capture_time": capture_time}
         findings_df, links = run_detectors(df, queue_defs=defs,
                                            capture_queues=capture_queues or None, **timing)
-        findings_df = findings_df.cache()
+        # both read twice below (the listed messages, the messages in no finding):
+        # cached, the detectors run once
+        findings_df, links = findings_df.cache(), links.cache()
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
         findings = _collect_findings(findings_df, links, max_findings, examples, capture_queues)
@@ -781,6 +783,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     finally:
         if findings_df is not None:
             findings_df.unpersist()
+            links.unpersist()
         if not was_cached:
             df.unpersist()
     data = ReportData(

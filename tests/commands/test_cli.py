@@ -79,7 +79,7 @@ def test_decode_reports_drops(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, text", [
     (["decode", "/nonexistent/capture.raw"], "no such file or directory"),
-    (["decode", "--format", "pcap", str(DATASETS / "dlq_zos.raw")], "unknown capture format"),
+    (["decode", "--format", "nosuch", str(DATASETS / "dlq_zos.raw")], "unknown capture format"),
 ])
 def test_errors_are_one_line_without_traceback(argv, text):
     proc = subprocess.run([sys.executable, "-m", "dlqlens.cli", *argv],
@@ -197,7 +197,8 @@ def test_a_folder_with_no_capture_is_an_error_naming_what_was_found(tmp_path, ca
     assert main([*verb, str(empty)]) == 2
     err = capsys.readouterr().err
     assert err == (f"dlqlens: error: {empty}: no capture to read: no file found (an empty "
-                   "directory?); expected raw, dmpmqmsg or amqsbcg capture files\n")
+                   "directory?); expected capture files of a format dlqlens reads (raw, "
+                   "dmpmqmsg, amqsbcg, pcap, ispf, xxd, hexdump-c, od, hex-stream)\n")
 
 
 def test_a_named_empty_file_is_an_error(tmp_path, capsys):
@@ -218,12 +219,14 @@ def test_decode_names_each_file_it_does_not_read_and_why(tmp_path, capsys):
     lines = err.splitlines()
     assert lines[:3] == [
         f"dlqlens: not read: {folder / 'README.md'}: unknown capture format: expected one of "
-        "raw, dmpmqmsg, amqsbcg (raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg "
-        "banners), found b'what happened on Tuesday'",  # (the first 24 bytes)
+        "raw, dmpmqmsg, amqsbcg, pcap, ispf, xxd, hexdump-c, od, hex-stream (raw magic, "
+        "'* QLOAD' banner or 'A xxx' lines, amqsbcg banners, pcap/pcapng magic, hex-dump lines "
+        "starting with an MQ structure), found b'what happened on Tuesday'",  # (the first 24 bytes)
         f"dlqlens: not read: {folder / 'empty.bin'}: empty file",
         f"dlqlens: not read: {folder}/todo\\x1b[31m.txt: unknown capture format: expected one of "
-        "raw, dmpmqmsg, amqsbcg (raw magic, '* QLOAD' banner or 'A xxx' lines, amqsbcg "
-        "banners), found b'call the MQ team\\n'",
+        "raw, dmpmqmsg, amqsbcg, pcap, ispf, xxd, hexdump-c, od, hex-stream (raw magic, "
+        "'* QLOAD' banner or 'A xxx' lines, amqsbcg banners, pcap/pcapng magic, hex-dump lines "
+        "starting with an MQ structure), found b'call the MQ team\\n'",
     ]
     assert lines[3].endswith("; 1 empty file(s); 2 file(s) in no capture format not read")
     assert len(lines) == 4
