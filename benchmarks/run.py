@@ -354,6 +354,7 @@ def _timed_child(*args) -> dict:
     start = time.perf_counter()
     out = _run_child(*args)
     out["seconds"] = time.perf_counter() - start
+    return out
 
 
 def _spark_rss(jvm_pid) -> dict:

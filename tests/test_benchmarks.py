@@ -64,3 +64,14 @@ def test_benchmark_decode_pcap_stage_reports_against_dpkt(tmp_path):
     assert row["stage"] == "decode_pcap" and row["messages"] == 1000
     assert row["baseline"] == "dpkt iteration of the same file"
     assert row["msgs_per_s"] > 0 and row["ratio_vs_baseline"] > 0
+
+
+def test_a_timed_child_gives_its_result_and_the_seconds_it_took(monkeypatch):
+    """The first-answer stages time whole child processes (``_timed_child``)."""
+    from tests.builders import load_script
+
+    bench = load_script(os.path.join(ROOT, "benchmarks", "run.py"), "benchmarks_run")
+
+    monkeypatch.setattr(bench, "_run_child", lambda *args: {"jobs": 3, "args": list(args)})
+    out = bench._timed_child("bare", "local[1]")
+    assert out["jobs"] == 3 and out["args"] == ["bare", "local[1]"] and out["seconds"] >= 0

@@ -322,7 +322,8 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
 
     params = {} if capture_time is None else {"capture_time": capture_time}
     findings, links = run_detectors(df, capture_queues=capture_queues or None, **params)
-    findings = findings.cache()
+    # the links are read twice (the samples, the coverage): cached, the detectors run once
+    findings, links = findings.cache(), links.cache()
     try:
         rows = findings.collect()
         samples = ({r["finding_id"]: r["messages"] for r in sample_links(links).collect()}
@@ -338,4 +339,5 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
             text += "\n" + coverage(df, Findings(findings, links), top=coverage_top).to_text()
     finally:
         findings.unpersist()
+        links.unpersist()
     return text

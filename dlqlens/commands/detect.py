@@ -155,8 +155,8 @@ def run_detect(args) -> int:
                                             capture_queues=capture_queues or None, **params)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
-        if to:  # computed once, written and printed
-            findings = findings.cache()
+        if to:  # computed once, written and printed (the links: sampled, then written)
+            findings, links = findings.cache(), links.cache()
         # the findings are few; of their messages, only the sample comes to the driver
         rows = findings.collect()
         samples = {r["finding_id"]: r["messages"]
@@ -173,6 +173,9 @@ def run_detect(args) -> int:
         out.flush()
         write_results_to(to, {"findings": findings, "links": links})
     finally:
+        if to:
+            findings.unpersist()
+            links.unpersist()
         df.unpersist()
     total = sum(counts.values())
     by = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info")

@@ -520,10 +520,11 @@ def write_results(frames: dict, directory, *, partition_by: dict | None = None) 
     d = check_out_dir(directory)
     partition_by = partition_by or {}
     written = {}
-    for name, df in frames.items():
+    for name in frames:  # every name checked before anything is written
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
             raise UsageError(f"write_results: frame name {one_line(repr(name))}: expected letters, "
                              "digits, _ and -, not starting with _ or -")
+    for name, df in frames.items():
         w = df.write.mode("errorifexists")
         if partition_by.get(name):
             w = w.partitionBy(*partition_by[name])

@@ -100,6 +100,7 @@ def test_round_trip_same_fields_as_the_raw_capture(name):
 def test_cut_dumps_decode_what_is_there_and_say_what_is_not(name):
     got = rows(HEX / f"{name}.txt")
     layout = MANIFEST[name]["layout"]
+    assert got, f"{name}: nothing decoded"
     for row in got:
         assert row["decode_status"] in ("ok", "truncated", "bad_header"), row["decode_issues"]
         codes = {i["code"] for i in row["decode_issues"]}

@@ -443,7 +443,7 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
         row["issues"].append(("too_large", "message data length",
                               f"at most {max_message_bytes:,} bytes (option maxMessageBytes)",
                               f"{stated:,} bytes; the data is not kept", where))
-        row["raw"] = md_bytes
+        row.update(raw=md_bytes, data_length=stated)  # the length is known, the data is not
         return row
     data = bytes(buf[pos:pos + stated])
     row.update(data=data, data_length=stated)
