@@ -191,7 +191,7 @@ def frame_records(recs: list[HexRecord], source: str, capture_format: str, *,
                                  "zone and numeric lines of hex digits, as long as each other",
                                  found, note=f"{len(rec.bad)} line(s) not read; the record is "
                                  "kept as text in raw", at_line=bl)],
-                   raw=rec.text.encode("latin-1", "replace"))
+                   raw=rec.text.encode("latin-1", "replace"), unknown=("payload",))
             continue
         data = rec.data
         if len(data) > max_message_bytes:
@@ -208,7 +208,7 @@ def frame_records(recs: list[HexRecord], source: str, capture_format: str, *,
                                  "an MQMD, MQDLH, MQXQH, MQTM or MQRFH2 at the start of the "
                                  "record, in ASCII or EBCDIC", lead,
                                  note="the record is kept in raw")],
-                   raw=data[:1024 * 1024])
+                   raw=data[:1024 * 1024], unknown=("payload",))
             continue
         issues = []
         if rec.cut:
