@@ -220,7 +220,8 @@ def read_pcap(path: str, *, source: str | None = None, piece: Slice | None = Non
             fb.add(md=row["md"], big_endian=row["big"], codec=row["codec"],
                    blank=0x40 if row["codec"] == "cp500" else 0x20, version=row["version"],
                    data=row["data"], data_length=row["data_length"], number=number,
-                   offset=row["offset"], issues=issues, raw=row["raw"])
+                   offset=row["offset"], issues=issues, raw=row["raw"],
+                   unknown=row.get("unknown", ()))
             net.append(row["network"])
         fr = fb.build()
         fr.network = net
@@ -365,7 +366,7 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
            "completion_code": None, "reason": None, "reason_name": None}
     row = {"order": order, "offset": s.file_offset, "network": net, "issues": [], "raw": None,
            "md": None, "big": False, "codec": "latin-1", "version": 0, "data": b"",
-           "data_length": 0}
+           "data_length": 0, "unknown": ("payload",)}  # null until the data is read
     where = f"frame {s.frame}, {s.stream[0]}:{s.stream[1]} -> {s.stream[2]}:{s.stream[3]}"
     buf = c.data
     pos = fap.API_HEADER
@@ -446,7 +447,7 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
         row.update(raw=md_bytes, data_length=stated)  # the length is known, the data is not
         return row
     data = bytes(buf[pos:pos + stated])
-    row.update(data=data, data_length=stated)
+    row.update(data=data, data_length=stated, unknown=())
     if len(data) < stated:
         row["issues"].append(("data_truncated", "message data", f"{stated} bytes",
                               f"{len(data)} bytes captured",
@@ -467,6 +468,7 @@ def _unframed(frame, ts, at, key, off, chunk) -> dict:
            "completion_code": None, "reason": None, "reason_name": None}
     return {"order": -1, "offset": at, "network": net, "md": None, "big": False, "codec": "latin-1",
             "version": 0, "data": b"", "data_length": 0, "raw": chunk[:MAX_RAW_KEPT],
+            "unknown": ("payload",),
             "issues": [("unframed", "TSH.StrucId",
                         "a TSH segment ('TSH ', 'TSHM' or 'TSHC')",
                         f"X'{chunk[:8].hex().upper()}' ({len(chunk)} bytes not framed)",
