@@ -275,3 +275,20 @@ def test_real_jms_captures_messages_queues_folders_and_texts(parts, count, by_qm
         # frame 217 (1-based, as Wireshark numbers it): the first MQPUT, to QM2
         assert (first["frame"], first["client_port"], first["conversation_id"]) == (217, 37769, 3)
         assert first["packet_ts"] == "2025-09-13T11:12:11.164264Z"
+
+
+@pytest.mark.parametrize("cut, found", [
+    (24 + 7, "a damaged record"),  # inside the first packet record's header
+    (24 + 16 + 5, "1 packet(s) that could not be decoded"),  # 5 bytes of its packet
+])
+def test_a_damaged_packet_record_is_a_row_never_silence(tmp_path, cut, found):
+    """A pcap whose packets could not be read gives a bad_framing row naming the
+    offset, not zero rows read as success."""
+    src = sorted(GOLDEN.glob("*.pcap"))[0].read_bytes()
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(src[:cut])
+    (row,) = _rows(path)
+    assert row["decode_status"] == "bad_framing"
+    (issue,) = row["decode_issues"]
+    assert issue["code"] == "unframed" and found in issue["found"] and "offset 24" in issue["found"]
+    assert row["payload_hex"] is None and row["data_length"] is None

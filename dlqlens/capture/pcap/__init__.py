@@ -100,7 +100,7 @@ def _packets(path: str, source: str):
             raise CaptureError(f"{source}: offset 0: link type: expected one of "
                                f"{', '.join(f'{k} ({v})' for k, v in _LINK_NAMES.items())}, "
                                f"found {link}")
-        out, bad = [], 0
+        out, bad, stopped = [], [], None
         frame = 0
         it = iter(reader)
         while True:
@@ -109,8 +109,10 @@ def _packets(path: str, source: str):
                 ts, buf = next(it)
             except StopIteration:
                 break
-            except (dpkt.UnpackError, ValueError, struct.error):
-                bad += 1  # a damaged record: the file cannot be walked past it
+            except (dpkt.UnpackError, ValueError, struct.error) as exc:
+                # a damaged record: the file cannot be walked past it
+                size = os.fstat(fh.fileno()).st_size
+                stopped = (frame + 1, at, size - at, str(exc) or type(exc).__name__)
                 break
             frame += 1
             try:
@@ -124,12 +126,12 @@ def _packets(path: str, source: str):
                 else:
                     src, dst = socket.inet_ntop(socket.AF_INET6, ip.src), \
                         socket.inet_ntop(socket.AF_INET6, ip.dst)
-            except (dpkt.UnpackError, ValueError, struct.error, AttributeError, OSError):
-                bad += 1
+            except (dpkt.UnpackError, ValueError, struct.error, AttributeError, OSError) as exc:
+                bad.append((frame, at, str(exc) or type(exc).__name__))  # said in a row
                 continue
             out.append((frame, float(ts), src, tcp.sport, dst, tcp.dport, tcp.seq,
                         bool(tcp.flags & dpkt.tcp.TH_SYN), bytes(tcp.data), at))
-    return out, bad
+    return out, bad, stopped
 
 
 def _ip_of(pkt):
@@ -230,7 +232,7 @@ def read_pcap(path: str, *, source: str | None = None, piece: Slice | None = Non
 
 def messages_of(path: str, source: str, max_message_bytes: int = MAX_MESSAGE_BYTES) -> list:
     """The message rows of a capture as dicts (before :class:`Frames`)."""
-    pkts, bad = _packets(path, source)
+    pkts, bad, stopped = _packets(path, source)
     by_dir: dict[tuple, list[Packet]] = defaultdict(list)
     for frame, ts, src, sport, dst, dport, seq, syn, data, at in pkts:
         by_dir[(src, sport, dst, dport)].append(Packet(frame, ts, seq, data, syn, at))
@@ -258,6 +260,24 @@ def messages_of(path: str, source: str, max_message_bytes: int = MAX_MESSAGE_BYT
         if len(chunk) < 12 and not chunk.strip(b"\0"):
             continue
         rows.append(_unframed(frame, ts, at, key, off, chunk))
+    if bad:  # packets that could not be decoded: one row says how many, and the first
+        frame, at, why = bad[0]
+        row = _unframed(frame, 0, at, ("", "", "", ""), at, b"")
+        row["network"]["packet_ts"] = None
+        row["issues"] = [("unframed", "packet", "an Ethernet/IP/TCP packet",
+                          f"{len(bad):,} packet(s) that could not be decoded, the first frame "
+                          f"{frame} at offset {at:,} ({why})",
+                          "MQ data in them, if any, is not in this capture's rows")]
+        rows.append(row)
+    if stopped is not None:  # every packet after a damaged record is lost: say so
+        frame, at, rest, why = stopped
+        row = _unframed(frame, 0, at, ("", "", "", ""), at, b"")
+        row["network"]["packet_ts"] = None  # the record's own time could not be read
+        row["issues"] = [("unframed", "packet record", "a complete pcap/pcapng packet record",
+                          f"a damaged record ({why}); the {rest:,} bytes from offset {at:,} "
+                          "to the end of the file could not be read",
+                          "the packets after it are not in this capture's rows")]
+        rows.append(row)
     rows.sort(key=lambda r: (r["network"]["frame"] or 0, r["order"]))
     return rows
 
