@@ -292,10 +292,14 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
 
     from dlqlens.spark.session import load_capture
 
+    from dlqlens.spark.session import small_input_settings
+
     if pieces is None:
         pieces = plan_captures(paths, args.format, mode)
-    # Spark's console progress bar on a terminal: the long stages show they are moving
-    spark = spark_for(args, spark_ui_showConsoleProgress=str(sys.stderr.isatty()).lower())
+    # Spark's console progress bar on a terminal: the long stages show they are moving;
+    # a small capture gets a session tuned for a short run (only one dlqlens creates)
+    spark = spark_for(args, spark_ui_showConsoleProgress=str(sys.stderr.isatty()).lower(),
+                      **small_input_settings(pieces))
     kw = {**options, **({} if columns is None else {"columns": list(columns)})}
     return load_capture(spark, paths, format=args.format, mode=mode, **kw), pieces
 

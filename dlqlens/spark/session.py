@@ -17,6 +17,19 @@ from dlqlens.errors import DlqlensError, UsageError
 HUGE_METHOD_LIMIT = 8000
 
 
+#: The settings of :func:`get_spark` a session can take at run time (Spark SQL
+#: configurations): :func:`get_spark` sets them with its others, and
+#: :func:`spark_session` sets them on a Spark Connect session it creates (the
+#: others, such as ``spark.ui.enabled``, are the server's).
+#: ``spark.sql.session.timeZone`` matters for results: times are shown in UTC.
+CONNECT_SETTINGS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    # HotSpot's JIT limit; see get_spark's docstring (rules-table replays of 100+ rules)
+    "spark.sql.codegen.hugeMethodLimit": str(HUGE_METHOD_LIMIT),
+}
+
+
 class JavaMissingError(DlqlensError):
     """Spark needs Java 17 or newer and none was found."""
 
@@ -80,14 +93,11 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     settings = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "4",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.driver.host": "127.0.0.1",
-        "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.python.worker.reuse": "true",
-        # HotSpot's JIT limit; see the docstring (rules-table replays of 100+ rules)
-        "spark.sql.codegen.hugeMethodLimit": str(HUGE_METHOD_LIMIT),
+        **CONNECT_SETTINGS,
     }
     settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
     settings.update({k: str(v) for k, v in (spark_conf or {}).items()})
@@ -100,15 +110,51 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     return spark
 
 
-#: The settings of :func:`get_spark` a session can take at run time (Spark SQL
-#: configurations), which :func:`spark_session` sets on a Spark Connect session
-#: it creates (the others, such as ``spark.ui.enabled``, are the server's).
-#: ``spark.sql.session.timeZone`` matters for results: times are shown in UTC.
-CONNECT_SETTINGS = {
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.shuffle.partitions": "4",
-    "spark.sql.codegen.hugeMethodLimit": str(HUGE_METHOD_LIMIT),
+#: Settings of a session dlqlens creates for a command whose captures are small
+#: enough to be decoded on the driver (at most
+#: :data:`dlqlens.spark.source.LOCAL_BYTES` in all, one local relation):
+#: on a few thousand messages every Spark job costs its planning, code
+#: generation and scheduling whatever its rows, so the run is short and the
+#: work is the JVM's own. Adaptive execution off: it runs each query stage as a
+#: job of its own and re-plans between them, which on a local relation only
+#: adds jobs; one shuffle partition: a few thousand rows need no more; the
+#: driver JVM's JIT stops at its first tier (C1): HotSpot's second compiler
+#: (C2) spends seconds of CPU on methods a short run never uses again (it
+#: would slow a long run, which never gets these settings). Measured in
+#: ``docs/performance.md``.
+SMALL_INPUT_SETTINGS = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 }
+
+
+def small_input_settings(pieces) -> dict[str, str]:
+    """:data:`SMALL_INPUT_SETTINGS` when the planned ``pieces`` are decoded on
+    the driver (:func:`dlqlens.spark.source.local_frame`: captures of at most
+    :data:`dlqlens.spark.source.LOCAL_BYTES` in all), else nothing.
+
+    Parameters
+    ----------
+    pieces : list
+        What :func:`dlqlens.commands.common.plan_captures` returns: the planned
+        :class:`dlqlens.capture.reader.Piece` objects, or a
+        :class:`dlqlens.spark.parquet.MessageInput` for directories written by
+        ``dlqlens decode --to`` (never small: their size is not the files').
+
+    Returns
+    -------
+    dict of str to str
+        Spark settings for :func:`get_spark`; :func:`spark_session` applies them
+        only to a session it creates (never to one it is handed or a Spark
+        Connect one), under the user's ``--conf``.
+    """
+    from dlqlens.spark.parquet import MessageInput
+    from dlqlens.spark.source import LOCAL_BYTES, planned_bytes
+
+    if isinstance(pieces, MessageInput) or planned_bytes(pieces) > LOCAL_BYTES:
+        return {}
+    return dict(SMALL_INPUT_SETTINGS)
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, *,

@@ -120,3 +120,53 @@ def test_spark_remote_without_master_makes_a_connect_session(monkeypatch, no_ses
     with pytest.raises(UsageError, match="ftp://not-connect.*expected sc://"):
         spark_session()
     assert os.environ.get("SPARK_CONNECT_MODE_ENABLED") is None
+
+
+# A small capture's session (issue 21, the first answer): tuned for a short run, and only
+# when dlqlens creates the session. No JVM: get_spark is replaced by a recorder.
+
+def test_a_small_capture_gets_the_short_run_settings(monkeypatch):
+    import dlqlens.spark.source as source
+    from dlqlens.commands.common import plan_captures
+    from dlqlens.spark.session import SMALL_INPUT_SETTINGS, small_input_settings
+
+    pieces = plan_captures([str(DATASETS)], "auto")
+    assert small_input_settings(pieces) == SMALL_INPUT_SETTINGS
+    assert SMALL_INPUT_SETTINGS["spark.sql.adaptive.enabled"] == "false"
+    # one byte over the driver-decoding limit: the session keeps get_spark's settings
+    monkeypatch.setattr(source, "LOCAL_BYTES", source.planned_bytes(pieces) - 1)
+    assert small_input_settings(pieces) == {}
+
+
+def test_a_decoded_directory_is_never_taken_as_small():
+    from dlqlens.spark.parquet import MessageInput
+    from dlqlens.spark.session import small_input_settings
+
+    # its sources name the capture files it was decoded from (not the Parquet's size)
+    assert small_input_settings(MessageInput(["d"], [{"sources": []}])) == {}
+
+
+def test_the_short_run_settings_reach_only_a_session_dlqlens_creates(monkeypatch, no_session):
+    import dlqlens.spark.session as session
+    from dlqlens.cli import build_parser
+    from dlqlens.commands.common import load_captures
+
+    made = []
+    monkeypatch.setattr(session, "get_spark", lambda master, app, spark_conf=None, **conf:
+                        made.append((master, dict(spark_conf or {}), conf)) or "session")
+    monkeypatch.setattr(session, "load_capture", lambda spark, paths, **kw: spark)
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    sample = str(DATASETS)
+    args = build_parser().parse_args(
+        ["summary", sample, "--conf", "spark.sql.shuffle.partitions=3"])
+    assert load_captures(args, [sample])[0] == "session"
+    (master, conf, tuning), = made
+    assert tuning["spark.sql.adaptive.enabled"] == "false"
+    assert tuning["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert conf == {"spark.sql.shuffle.partitions": "3"}  # --conf over them (get_spark)
+    # a session already active is handed back as it is: no setting reaches it
+    monkeypatch.setattr(session, "_active_session", lambda: "theirs")
+    monkeypatch.setattr(session, "register", lambda s: None)
+    args = build_parser().parse_args(["summary", sample])
+    assert load_captures(args, [sample])[0] == "theirs"
+    assert len(made) == 1
