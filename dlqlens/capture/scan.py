@@ -262,3 +262,56 @@ def find_all(buf, needle: bytes, end: int) -> np.ndarray:
         i = rfind(needle, 0, i + len(needle) - 1)
     out.reverse()
     return np.array(out, dtype=np.int64)
+
+
+def match_lines(buf, cstart: np.ndarray, crend: np.ndarray, cclean: np.ndarray,
+                cfirst: np.ndarray, ncont: np.ndarray, ci: np.ndarray, ok: np.ndarray,
+                active, program: np.ndarray, md: np.ndarray, values: np.ndarray) -> int:
+    """Match the content lines of many units against line templates, unit by
+    unit, in C (the amqsbcg fast reader's descriptor lines).
+
+    Its numpy version is :class:`dlqlens.capture.amqsbcg.layout._Matcher`,
+    which matches all units at once (it is used when the C loops were not
+    built; the tests compare the two readers).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block's bytes.
+    cstart, crend : numpy.ndarray of int64
+        Per content line: its first byte, and the end of its text without
+        trailing blanks.
+    cclean : numpy.ndarray of uint8
+        Per content line: 1 when it is ASCII and does not end in more than one CR.
+    cfirst, ncont : numpy.ndarray of int64
+        Per unit: its first content line, and how many it has.
+    ci : numpy.ndarray of int64, written
+        Per unit: its current line (from its first); advanced past each line matched.
+    ok : numpy.ndarray of uint8 (or a bool array's uint8 view), written
+        Per unit: still matching; cleared at the first line that does not match.
+    active : numpy.ndarray of uint8, or ``b""`` for every unit
+        The units to match (those also ``ok``).
+    program : numpy.ndarray of int32
+        The templates (see ``_scan.c`` and ``layout._program``).
+    md, values : numpy.ndarray of uint8, ``(units, width)``, written
+        Each unit's MQMD row and its row of other values.
+
+    Returns
+    -------
+    int
+        Units still ok among those matched.
+
+    Raises
+    ------
+    ValueError
+        Arrays of inconsistent sizes, a line or unit outside the buffer, a
+        program that is not one or that writes outside a row.
+    RuntimeError
+        When the C loops were not built (use the numpy matcher).
+    """
+    if _scan is None:
+        raise RuntimeError("match_lines: dlqlens.capture._scan was not built")
+    return _scan.match_lines(buf, cstart, crend, cclean, cfirst, ncont, ci, ok, active,
+                             np.ascontiguousarray(program, dtype=np.int32),
+                             md, md.shape[1] if md.ndim == 2 else 0,
+                             values, values.shape[1] if values.ndim == 2 else 0)

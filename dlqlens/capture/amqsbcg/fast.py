@@ -18,10 +18,12 @@ import numpy as np
 
 from dlqlens.capture.amqsbcg.dump import _dump_bytes, _dump_lines, _hex_columns_ok
 from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF, _LENGTH_ONLY,
-                                            _MD_AT, _MD_LINES, _MD_V2_LINES, _Matcher)
+                                            _MD_AT, _MD_LINES, _MD_V2_LINES, _CMatcher,
+                                            _Matcher)
 from dlqlens.capture.amqsbcg.lines import (_DATA_BANNER, _DLH_BANNER, _END, _MD_BANNER,
                                            _MD_BANNER_B, _MQGET, _frame_lines)
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
+from dlqlens.capture import scan
 from dlqlens.capture.scan import find_all
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, decode_line,
@@ -244,7 +246,8 @@ class _Block(TextBlock):
         ncont = np.searchsorted(content, ue) - cfirst
         ok = (ncont >= 2) & self.mqget[us]
         ok[ok] &= content[cfirst[ok]] == us[ok]  # the MQGET line itself
-        m = _Matcher(self, rend, content, cfirst, ncont, clean, ok)
+        matcher = _CMatcher if scan._scan is not None else _Matcher
+        m = matcher(self, rend, content, cfirst, ncont, clean, ok)
         m.ci[:] = 1
         m.lines(_MD_LINES)
         v2 = m.probe(_MD_V2_LINES[0][0][1])
