@@ -134,6 +134,11 @@ static uint8_t HEX[256];
 /* The byte two hex digits stand for, by the 16-bit word they make in memory;
  * 0xFFFF when either is not a hex digit. */
 static uint16_t HEX_PAIR[65536];
+/* amqsbcg dump lines: the class of each byte (hex digits 'x'; ' ', ':' and
+ * the quote as themselves; anything else '?'), and the classes of a line's
+ * first 52 bytes as amqsbcg prints n bytes (n = 0..16). */
+static uint8_t DUMP_CLASS[256];
+static uint8_t DUMP_PATTERN[17][52];
 
 /* hex_runs(buf, starts, ends, out, digits) -> bytes written.
  *
@@ -601,6 +606,88 @@ match_lines(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(matched);
 }
 
+/* dump_lines(buf, at, length, nbytes, k, out, std, hexok) -> None.
+ *
+ * amqsbcg dump lines 'OOOOOOOO:  XXXX XXXX ... 'chars'' (int64 at: first
+ * byte, length: bytes of text; nbytes: bytes the line shows, 1 to 16; k:
+ * its offset is 16 * k). std[i] (uint8) is 1 when line i is exactly as
+ * amqsbcg prints it: more than 51 bytes, the offset in 8 upper-case hex
+ * digits, ':' and two blanks, the 39 columns of the hex area (groups of four
+ * digits, either case, and a blank; blanks past 2 * nbytes digits), a blank
+ * and a quote. hexok[i] is 1 when every digit column of its hex area holds
+ * a hex digit; then its bytes are written to out, line after line
+ * (sum(nbytes) bytes; zeros for a line without hexok). Bytes past the
+ * buffer read as 0. */
+static PyObject *
+dump_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer b, a, l, nb, kb, o, sb, hb;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &b, &a, &l, &nb, &kb, &o, &sb, &hb))
+        return NULL;
+    const char *err = NULL;
+    Py_ssize_t n = a.len / 8;
+    const int64_t *at = a.buf, *length = l.buf, *nbytes = nb.buf, *k = kb.buf;
+    uint8_t *out = o.buf, *std = sb.buf, *hexok = hb.buf;
+    const uint8_t *buf = b.buf;
+    Py_ssize_t blen = b.len, total = 0;
+    if (a.len % 8 || l.len != a.len || nb.len != a.len || kb.len != a.len || sb.len != n
+            || hb.len != n)
+        err = "dump_lines: buffers of inconsistent sizes";
+    for (Py_ssize_t i = 0; err == NULL && i < n; i++) {
+        if (nbytes[i] < 0 || nbytes[i] > 16 || k[i] < 0 || k[i] > ((int64_t)1 << 58))
+            err = "dump_lines: a line of more than 16 bytes, or a negative offset";
+        total += nbytes[i];
+    }
+    if (err == NULL && total != o.len)
+        err = "dump_lines: out must hold sum(nbytes) bytes";
+    if (err == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t w = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint8_t line[52];
+            int64_t s = at[i];
+            if (s >= 0 && s + 52 <= blen)
+                memcpy(line, buf + s, 52);
+            else
+                for (int c = 0; c < 52; c++)
+                    line[c] = (s + c >= 0 && s + c < blen) ? buf[s + c] : 0;
+            int nb = (int)nbytes[i];
+            uint8_t cls[52];
+            for (int c = 0; c < 52; c++)
+                cls[c] = DUMP_CLASS[line[c]];
+            int ok = length[i] > 51 && memcmp(cls, DUMP_PATTERN[nb], 52) == 0;
+            uint64_t off = (uint64_t)k[i] * 16;
+            for (int c = 0; c < 8 && ok; c++) {
+                unsigned d = (unsigned)(off >> (28 - 4 * c)) & 15;
+                ok = line[c] == (uint8_t)(d < 10 ? '0' + d : 'A' + d - 10);
+            }
+            /* byte j: digits 2j and 2j + 1, side by side in a group of four */
+            int hex = 1;
+            const uint8_t *area = line + 11;
+            for (int j = 0; j < nb; j++) {
+                uint16_t pair;
+                memcpy(&pair, area + 2 * j + j / 2, 2);
+                uint16_t v = HEX_PAIR[pair];
+                hex &= v <= 0xFF;
+                out[w + j] = (uint8_t)v;
+            }
+            if (!hex)
+                memset(out + w, 0, (size_t)nb);
+            std[i] = (uint8_t)ok;
+            hexok[i] = (uint8_t)hex;
+            w += nb;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&b); PyBuffer_Release(&a); PyBuffer_Release(&l); PyBuffer_Release(&nb);
+    PyBuffer_Release(&kb); PyBuffer_Release(&o); PyBuffer_Release(&sb); PyBuffer_Release(&hb);
+    if (err != NULL) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"line_table", line_table, METH_VARARGS, "Starts, ends and first words of the lines of buf[0:n]."},
     {"hex_runs", hex_runs, METH_VARARGS, "Decode the leading hex digits of many runs of a buffer."},
@@ -609,6 +696,8 @@ static PyMethodDef methods[] = {
     {"find_all", find_all, METH_VARARGS, "Offsets of a needle in buf[0:end], overlapping ones too."},
     {"match_lines", match_lines, METH_VARARGS,
      "Match the content lines of many units against line templates (amqsbcg)."},
+    {"dump_lines", dump_lines, METH_VARARGS,
+     "Check amqsbcg dump lines against the layout amqsbcg prints, and decode their hex."},
     {NULL, NULL, 0, NULL}
 };
 
@@ -634,5 +723,17 @@ PyInit__scan(void)
             memcpy(&pair, two, 2);
             HEX_PAIR[pair] = (HEX[hi] | HEX[lo]) & 0xF0 ? 0xFFFF : (uint16_t)(HEX[hi] << 4 | HEX[lo]);
         }
+    for (int c = 0; c < 256; c++)
+        DUMP_CLASS[c] = !(HEX[c] & 0xF0) ? 'x' : (c == ' ' || c == ':' || c == '\'') ? (uint8_t)c : '?';
+    for (int n = 0; n <= 16; n++) {
+        uint8_t *pat = DUMP_PATTERN[n];
+        memset(pat, 'x', 8);
+        pat[8] = ':';
+        pat[9] = pat[10] = ' ';
+        for (int c = 0; c < 39; c++)
+            pat[11 + c] = (c % 5 != 4 && c - c / 5 < 2 * n) ? 'x' : ' ';
+        pat[50] = ' ';
+        pat[51] = '\'';
+    }
     return PyModule_Create(&module);
 }

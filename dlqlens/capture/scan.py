@@ -315,3 +315,58 @@ def match_lines(buf, cstart: np.ndarray, crend: np.ndarray, cclean: np.ndarray,
                              np.ascontiguousarray(program, dtype=np.int32),
                              md, md.shape[1] if md.ndim == 2 else 0,
                              values, values.shape[1] if values.ndim == 2 else 0)
+
+
+def dump_lines(buf, at: np.ndarray, length: np.ndarray, nbytes: np.ndarray,
+               k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check amqsbcg dump lines against the layout amqsbcg prints, and decode
+    their hex, in C.
+
+    Its numpy version is :func:`dlqlens.capture.amqsbcg.dump._dump_lines`
+    with :func:`~dlqlens.capture.amqsbcg.dump._dump_bytes` (used when the C
+    loops were not built; the tests compare the two readers).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block's bytes.
+    at, length : numpy.ndarray of int64
+        Per dump line: its first byte, and its bytes of text.
+    nbytes : numpy.ndarray of int64
+        Per dump line: the bytes it shows (0 to 16).
+    k : numpy.ndarray of int64
+        Per dump line: its offset is ``16 * k``.
+
+    Returns
+    -------
+    std : numpy.ndarray of bool
+        The line is exactly as amqsbcg prints it: more than 51 bytes, the
+        offset in eight upper-case hex digits, ``':  '``, the hex area (groups
+        of four digits of either case and a blank; blanks after ``2 * nbytes``
+        digits), a blank and a quote.
+    hexok : numpy.ndarray of bool
+        Every digit column of the line's hex area holds a hex digit.
+    data : numpy.ndarray of uint8, ``(nbytes.sum(),)``
+        The bytes of each line, line after line (zeros for a line without ``hexok``).
+
+    Raises
+    ------
+    ValueError
+        Arrays of different lengths, or an ``nbytes`` outside 0 to 16.
+    RuntimeError
+        When the C loops were not built (use the numpy functions).
+    """
+    if _scan is None:
+        raise RuntimeError("dump_lines: dlqlens.capture._scan was not built")
+    at, length, nbytes, k = (np.ascontiguousarray(x, dtype=np.int64)
+                             for x in (at, length, nbytes, k))
+    n = len(at)
+    if not len(length) == len(nbytes) == len(k) == n:
+        raise ValueError("dump_lines: at, length, nbytes and k differ in length")
+    if n and (nbytes.min() < 0 or nbytes.max() > 16):
+        raise ValueError("dump_lines: a line of more than 16 bytes")
+    std = np.empty(n, dtype=bool)
+    hexok = np.empty(n, dtype=bool)
+    data = np.empty(int(nbytes.sum()), dtype=np.uint8)
+    _scan.dump_lines(buf, at, length, nbytes, k, data, std.view(np.uint8), hexok.view(np.uint8))
+    return std, hexok, data

@@ -16,7 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from dlqlens.capture.amqsbcg.dump import _dump_bytes, _dump_lines, _hex_columns_ok
+from dlqlens.capture.amqsbcg.dump import (_dump_bytes, _dump_lines, _dump_lines_any,
+                                          _hex_columns_ok)
 from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF, _LENGTH_ONLY,
                                             _MD_AT, _MD_LINES, _MD_V2_LINES, _CMatcher,
                                             _Matcher)
@@ -288,7 +289,17 @@ class _Block(TextBlock):
         k = _ranks(nd[rows])
         dl = content[np.repeat(first[rows], nd[rows]) + k]
         nbytes = np.minimum(np.repeat(shown[rows], nd[rows]) - 16 * k, 16)
-        good, hexarea = _dump_lines(self.p, starts[dl], self.length[dl], nbytes, k)
+        compiled = scan._scan is not None
+        if compiled:  # checked and decoded in C
+            good, hexok, dump_all = scan.dump_lines(self.buf, starts[dl], self.length[dl],
+                                                    nbytes, k)
+            other = np.flatnonzero(~good)
+            if len(other):
+                at_o = starts[dl[other]]
+                good[other] = _dump_lines_any(self.p, at_o, self.length[dl[other]],
+                                              nbytes[other], k[other], windows(self.p, at_o, 52))
+        else:
+            good, hexarea = _dump_lines(self.p, starts[dl], self.length[dl], nbytes, k)
         good &= ~special[dl]
         row_of = np.repeat(rows, nd[rows])
         ok[row_of[~good]] = False
@@ -298,8 +309,16 @@ class _Block(TextBlock):
             ok[r] = self._tail_ok(tail)
         # the data: every dump line's hex area in one bytes.fromhex call
         keep = ok[row_of]
-        dump = _dump_bytes(hexarea, nbytes) if keep.all() else \
-            _dump_bytes(hexarea[keep], nbytes[keep])
+        if compiled:
+            # a digit column that is no hex digit: what bytes.fromhex refuses below
+            bad = keep & ~hexok
+            if bad.any():
+                ok[row_of[bad]] = False
+                keep = ok[row_of]
+            dump = dump_all if keep.all() else dump_all[np.repeat(keep, nbytes)]
+        else:
+            dump = _dump_bytes(hexarea, nbytes) if keep.all() else \
+                _dump_bytes(hexarea[keep], nbytes[keep])
         if dump is None:
             ok[row_of[keep & ~_hex_columns_ok(hexarea, nbytes)]] = False
             keep = ok[row_of]
