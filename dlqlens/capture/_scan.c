@@ -522,7 +522,9 @@ match_lines(PyObject *self, PyObject *args)
     const int32_t *prog = pr.buf;
     if (cs.len % 8 || cr.len != cs.len || cc.len != nl || cf.len % 8 || nc.len != cf.len
             || ci_b.len != cf.len || ok_b.len != n || (act.len != 0 && act.len != n)
-            || pr.len % 4 || mdw < 0 || vw < 0 || mdb.len != n * mdw || vb.len != n * vw)
+            || pr.len % 4 || mdw < 0 || vw < 0
+            || (mdw && n > PY_SSIZE_T_MAX / mdw) || (vw && n > PY_SSIZE_T_MAX / vw)
+            || mdb.len != n * mdw || vb.len != n * vw)
         err = "match_lines: buffers of inconsistent sizes";
     /* the program: every op known, every value inside a row */
     for (Py_ssize_t pc = 0; err == NULL && pc < plen;) {
@@ -581,7 +583,7 @@ match_lines(PyObject *self, PyObject *args)
                     good = match_one(buf, b.len, cstart[k], crend[k], prog, lits, plen, &pc,
                                      mdrow, vrow, cclean[k] != 0);
                 }
-                ci[i] = j + 1;
+                ci[i] = j < INT64_MAX ? j + 1 : j;
                 if (good != 1) {
                     ok[i] = 0;
                     break;
@@ -646,11 +648,14 @@ dump_lines(PyObject *self, PyObject *args)
         for (Py_ssize_t i = 0; i < n; i++) {
             uint8_t line[52];
             int64_t s = at[i];
-            if (s >= 0 && s + 52 <= blen)
+            /* (written so that nothing overflows: s may be near +-2**63) */
+            if (s >= 0 && blen >= 52 && s <= blen - 52)
                 memcpy(line, buf + s, 52);
-            else
-                for (int c = 0; c < 52; c++)
-                    line[c] = (s + c >= 0 && s + c < blen) ? buf[s + c] : 0;
+            else {
+                memset(line, 0, 52);
+                if (s >= 0 && s < blen)
+                    memcpy(line, buf + s, (size_t)(blen - s < 52 ? blen - s : 52));
+            }
             int nb = (int)nbytes[i];
             uint8_t cls[52];
             for (int c = 0; c < 52; c++)
