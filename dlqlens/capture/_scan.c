@@ -386,7 +386,7 @@ put_int(uint8_t *md, uint8_t *vals, int kind, int32_t off, int64_t v)
 /* One line of text buf[start:end] against the template prog[0:...] (up to
  * OP_END): whether it matches; values written as the template says.
  * *next is set to the template's OP_END. */
-static int
+static inline int
 match_one(const uint8_t *buf, Py_ssize_t blen, int64_t start, int64_t end,
           const int32_t *prog, const uint8_t *lits, Py_ssize_t plen, Py_ssize_t *pc_io,
           uint8_t *md, uint8_t *vals, int good)
@@ -410,20 +410,26 @@ match_one(const uint8_t *buf, Py_ssize_t blen, int64_t start, int64_t end,
             int32_t off = prog[pc + 2];
             pc += 3;
             /* the digits (a '-' first for OP_INT) in 12 columns */
+            uint8_t win[12];
+            if (pos >= 0 && blen >= 12 && pos <= blen - 12)
+                memcpy(win, buf + pos, 12);
+            else
+                for (int c = 0; c < 12; c++)
+                    win[c] = AT(pos + c);
             int nd = 0;
             while (nd < 12) {
-                uint8_t b = AT(pos + nd);
+                uint8_t b = win[nd];
                 if ((uint8_t)(b - '0') < 10 || (nd == 0 && op == OP_INT && b == '-'))
                     nd++;
                 else
                     break;
             }
-            int neg = AT(pos) == '-';
+            int neg = win[0] == '-';
             int digits = nd - neg;
             int64_t x = 0;
             int ok = digits >= 1 && digits <= 10;
             for (int c = neg; c < nd; c++) {
-                uint8_t d = (uint8_t)(AT(pos + c) - '0');
+                uint8_t d = (uint8_t)(win[c] - '0');
                 if (d >= 10)
                     ok = 0;
                 else
