@@ -7,6 +7,13 @@ with a first one, and where a short needle stands. ``dlqlens.capture._scan``
 does each in one pass. Without it, the numpy versions here give the same
 results (the tests compare the two), a few times slower.
 
+Two loops are the amqsbcg fast reader's alone and have no numpy version here:
+:func:`match_lines` (descriptor lines against templates) and
+:func:`dump_lines` (dump lines checked and decoded); without the C loops that
+reader uses its numpy matcher and dump checks
+(:mod:`dlqlens.capture.amqsbcg.layout`, :mod:`dlqlens.capture.amqsbcg.dump`),
+and the tests compare the frames of both.
+
 :data:`COMPILED` tells which is in use.
 """
 

@@ -5,7 +5,11 @@ message printed exactly as amqsbcg prints it (its descriptor lines matched
 by :mod:`dlqlens.capture.amqsbcg.layout`, its dump lines read by
 :mod:`dlqlens.capture.amqsbcg.dump`; a 9.3.4 DLH block rebuilt here) and
 hands every other message to the line reader
-(:mod:`dlqlens.capture.amqsbcg.lines`).
+(:mod:`dlqlens.capture.amqsbcg.lines`). Where the C loops were built
+(:data:`dlqlens.capture.scan.COMPILED`), the descriptor lines are matched
+unit by unit in C (:func:`~dlqlens.capture.scan.match_lines`) and the dump
+lines checked and decoded in C (:func:`~dlqlens.capture.scan.dump_lines`);
+the numpy matcher and dump checks are the fallback, with the same frames.
 """
 
 from __future__ import annotations

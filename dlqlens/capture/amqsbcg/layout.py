@@ -4,7 +4,9 @@ The fast reader (:mod:`dlqlens.capture.amqsbcg.fast`) matches the content
 lines of all its units at once against these templates (:class:`_Matcher`):
 literal text, integers, quoted and hex values at fixed places. Values go
 straight into each unit's MQMD row or into per-unit arrays; units whose
-lines do not match are left to the line reader.
+lines do not match are left to the line reader. :class:`_CMatcher` matches
+the same templates unit by unit in C (:func:`dlqlens.capture.scan.match_lines`,
+the templates compiled by :func:`_program`) where the C loops were built.
 """
 
 from __future__ import annotations
