@@ -30,6 +30,14 @@ except ImportError:  # pragma: no cover - depends on the install
 #: True when the C loops are in use.
 COMPILED = _scan is not None
 
+
+def compiled(name: str) -> bool:
+    """Is the C loop ``name`` in use? False without the C loops, and for a
+    loop that an extension built from an older ``_scan.c`` lacks (the
+    extension is built at install, not on checkout: the reader then takes
+    its numpy path, with the same frames)."""
+    return _scan is not None and hasattr(_scan, name)
+
 #: Value of each byte as a hex digit, 255 when it is not one.
 HEX_VALUE = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(b"0123456789ABCDEF"):

@@ -520,3 +520,31 @@ def test_dump_lines_refuses_inconsistent_arrays():
     with pytest.raises(ValueError, match="dump_lines"):
         scan.dump_lines(bytearray(64), np.array([0, 1]), np.array([60]), np.array([16]),
                         np.array([0]))
+
+
+@_C_ONLY
+def test_an_extension_built_before_the_amqsbcg_loops_reads_with_numpy(tmp_path, monkeypatch):
+    # the extension is built at install, not on checkout: one from an older
+    # _scan.c lacks match_lines and dump_lines, and the amqsbcg fast reader
+    # then takes its numpy path (it used to fail on the missing function)
+    import types
+
+    from dlqlens.capture.amqsbcg import fast, write_amqsbcg
+    from dlqlens.capture.message import CaptureMessage
+
+    msgs = [CaptureMessage(md={"MsgId": bytes([i]) * 24, "PutApplName": f"app{i % 3}"},
+                           data=bytes(range(i % 40)) * 2) for i in range(60)]
+    path = tmp_path / "m.bcg"
+    write_amqsbcg(str(path), msgs)
+
+    def frames():
+        return [(f.md.tobytes(), f.data.tobytes(), f.starts.tolist()) for f in
+                fast.read_amqsbcg(str(path))]
+
+    want = frames()
+    old = types.SimpleNamespace(**{k: getattr(scan._scan, k) for k in
+                                   ("line_table", "hex_runs", "rows_like_first", "find_all")})
+    monkeypatch.setattr(scan, "_scan", old)
+    assert not scan.compiled("match_lines") and not scan.compiled("dump_lines")
+    assert frames() == want
+    assert sum(len(f[2]) for f in want) == 60

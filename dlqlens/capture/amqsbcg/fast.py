@@ -251,7 +251,7 @@ class _Block(TextBlock):
         ncont = np.searchsorted(content, ue) - cfirst
         ok = (ncont >= 2) & self.mqget[us]
         ok[ok] &= content[cfirst[ok]] == us[ok]  # the MQGET line itself
-        matcher = _CMatcher if scan._scan is not None else _Matcher
+        matcher = _CMatcher if scan.compiled("match_lines") else _Matcher
         m = matcher(self, rend, content, cfirst, ncont, clean, ok)
         m.ci[:] = 1
         m.lines(_MD_LINES)
@@ -293,7 +293,7 @@ class _Block(TextBlock):
         k = _ranks(nd[rows])
         dl = content[np.repeat(first[rows], nd[rows]) + k]
         nbytes = np.minimum(np.repeat(shown[rows], nd[rows]) - 16 * k, 16)
-        compiled = scan._scan is not None
+        compiled = scan.compiled("dump_lines")
         if compiled:  # checked and decoded in C
             good, hexok, dump_all = scan.dump_lines(self.buf, starts[dl], self.length[dl],
                                                     nbytes, k)
