@@ -708,13 +708,22 @@ def scan_calls(draw):
     data = draw(st.binary(max_size=200))
     near = st.integers(-3, len(data) + 3)
     offsets = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)), max_size=12))
-    func = draw(st.sampled_from(["rows_like_first", "hex_runs", "line_table"]))
+    func = draw(st.sampled_from(["rows_like_first", "hex_runs", "line_table", "dump_lines",
+                                 "match_lines"]))
     if func == "rows_like_first":
         width = draw(st.one_of(st.integers(0, 24), st.sampled_from(_EXTREME)))
         return func, data, offsets, width
-    if func == "hex_runs":
+    if func in ("hex_runs", "dump_lines", "match_lines"):
         ends = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)),
                              min_size=len(offsets), max_size=len(offsets)))
+        if func == "match_lines":  # a unit's first content line and line count, and a program
+            units = draw(st.lists(st.tuples(st.one_of(st.integers(-1, 13),
+                                                      st.sampled_from(_EXTREME)),
+                                            st.one_of(st.integers(-1, 13),
+                                                      st.sampled_from(_EXTREME))), max_size=4))
+            prog = draw(st.lists(st.one_of(st.integers(0, 7), st.sampled_from(_EXTREME)),
+                                 max_size=12))
+            return func, data, offsets, (ends, units, prog)
         return func, data, offsets, ends
     return func, data, offsets, draw(st.one_of(near, st.sampled_from(_EXTREME)))
 
@@ -768,6 +777,42 @@ def check_scan(call) -> None:
         assert fine and 0 <= got <= cap
         want, _ = scan._hex_runs_numpy(np.frombuffer(buf, np.uint8), at, ends)
         assert got == len(want)
+    elif func == "dump_lines":
+        # lines anywhere (bytes past the buffer read as 0); byte counts 0..16 only
+        length = np.array(extra, dtype=np.int64)
+        nbytes = np.array([abs(int(x)) % 18 for x in extra], dtype=np.int64)
+        k = np.array([abs(int(x)) % 5 for x in offsets], dtype=np.int64)
+        fine = bool((nbytes <= 16).all())
+        out = bytearray(int(nbytes.sum()))
+        std, hexok = bytearray(len(at)), bytearray(len(at))
+        try:
+            c.dump_lines(buf, at.tobytes(), length.tobytes(), nbytes.tobytes(), k.tobytes(),
+                         out, std, hexok)
+        except (ValueError, OverflowError):
+            assert not fine, (offsets, extra)
+            return
+        assert fine and set(std) <= {0, 1} and set(hexok) <= {0, 1}
+    elif func == "match_lines":
+        # content lines [at, ends), units, and a program of random words: refused
+        # (ValueError) or run inside the buffers
+        ends, units, prog = extra
+        cstart = at
+        crend = np.array(ends, dtype=np.int64)
+        cfirst = np.array([u[0] for u in units], dtype=np.int64)
+        ncont = np.array([u[1] for u in units], dtype=np.int64)
+        n, mdw, vw = len(units), 16, 16
+        ci, ok = np.zeros(n, np.int64), np.ones(n, np.uint8)
+        md, vals = bytearray(n * mdw), bytearray(n * vw)
+        try:
+            c.match_lines(buf, cstart.tobytes(), crend.tobytes(), bytes(len(at)),
+                          cfirst.tobytes(), ncont.tobytes(), ci, ok, b"",
+                          np.array(prog, dtype=np.int64).clip(-2**31, 2**31 - 1)
+                          .astype(np.int32).tobytes(), md, mdw, vals, vw)
+        except (ValueError, OverflowError):
+            return
+        assert ((cstart >= 0) & (crend >= cstart) & (crend <= len(buf))).all()
+        assert ((cfirst >= 0) & (ncont >= 0) & (cfirst + ncont <= len(at))).all()
+        assert set(ok.tolist()) <= {0, 1}
     else:
         n = extra
         try:

@@ -134,6 +134,11 @@ static uint8_t HEX[256];
 /* The byte two hex digits stand for, by the 16-bit word they make in memory;
  * 0xFFFF when either is not a hex digit. */
 static uint16_t HEX_PAIR[65536];
+/* amqsbcg dump lines: the class of each byte (hex digits 'x'; ' ', ':' and
+ * the quote as themselves; anything else '?'), and the classes of a line's
+ * first 52 bytes as amqsbcg prints n bytes (n = 0..16). */
+static uint8_t DUMP_CLASS[256];
+static uint8_t DUMP_PATTERN[17][52];
 
 /* hex_runs(buf, starts, ends, out, digits) -> bytes written.
  *
@@ -344,12 +349,366 @@ find_all(PyObject *self, PyObject *args)
     return res;
 }
 
+/* Template matching of the amqsbcg fast reader (match_lines).
+ *
+ * A program is an int32 array: the templates of a section's lines, one after
+ * another, each ending with OP_END. Tokens (see layout.py, _Matcher._match):
+ *   OP_LIT n b1..bn        the n bytes, literally
+ *   OP_INT kind off        -?[0-9]{1,10} in the MQLONG range (up to 12 columns)
+ *   OP_UINT kind off       [0-9]{1,10}, the same way
+ *   OP_Q size kind off     up to a quote within size + 1 columns; the value
+ *                          is the size bytes before it, blank-padded
+ *   OP_HEX size kind off   2 * size hex digits (either case)
+ *   OP_BRACKET             anything up to a ']' ending the line
+ * Where a value goes (kind): 0 nowhere; 1 an int32 (little-endian) at off in
+ * the unit's MQMD row; 2 an int64 (native) at off in its values row; 3 bytes
+ * at off in its MQMD row; 4 bytes at off in its values row; 5 the MQMD
+ * Version (an int32 at off: 1 or 2 as printed, 2 for anything else). */
+enum { OP_END = 0, OP_LIT = 1, OP_INT = 2, OP_UINT = 3, OP_Q = 4, OP_HEX = 5, OP_BRACKET = 6 };
+
+/* The byte at, or 0 past the buffer (the text readers' blocks are padded
+ * with zero bytes: the numpy matcher's windows read those). */
+#define AT(i) ((i) >= 0 && (i) < blen ? buf[i] : 0)
+
+static void
+put_int(uint8_t *md, uint8_t *vals, int kind, int32_t off, int64_t v)
+{
+    if (kind == 1 || kind == 5) {
+        int32_t x = (int32_t)v;
+        if (kind == 5 && v != 1 && v != 2)
+            x = 2;
+        uint8_t le[4] = {(uint8_t)x, (uint8_t)(x >> 8), (uint8_t)(x >> 16), (uint8_t)(x >> 24)};
+        memcpy(md + off, le, 4);
+    } else if (kind == 2)
+        memcpy(vals + off, &v, 8);
+}
+
+/* One line of text buf[start:end] against the template prog[0:...] (up to
+ * OP_END): whether it matches; values written as the template says.
+ * *next is set to the template's OP_END. */
+static inline int
+match_one(const uint8_t *buf, Py_ssize_t blen, int64_t start, int64_t end,
+          const int32_t *prog, const uint8_t *lits, Py_ssize_t plen, Py_ssize_t *pc_io,
+          uint8_t *md, uint8_t *vals, int good)
+{
+    Py_ssize_t pc = *pc_io;
+    int64_t pos = start;
+    while (pc < plen && prog[pc] != OP_END) {
+        int op = prog[pc];
+        if (op == OP_LIT) {
+            int32_t n = prog[pc + 1];
+            const int32_t *lit = prog + pc + 2;
+            if (good && pos >= 0 && pos + n <= blen)
+                good = memcmp(buf + pos, lits + pc + 2, (size_t)n) == 0;
+            else
+                for (int32_t c = 0; c < n && good; c++)
+                    good = AT(pos + c) == (uint8_t)lit[c];
+            pos += n;
+            pc += 2 + n;
+        } else if (op == OP_INT || op == OP_UINT) {
+            int kind = prog[pc + 1];
+            int32_t off = prog[pc + 2];
+            pc += 3;
+            /* the digits (a '-' first for OP_INT) in 12 columns */
+            uint8_t win[12];
+            if (pos >= 0 && blen >= 12 && pos <= blen - 12)
+                memcpy(win, buf + pos, 12);
+            else
+                for (int c = 0; c < 12; c++)
+                    win[c] = AT(pos + c);
+            int nd = 0;
+            while (nd < 12) {
+                uint8_t b = win[nd];
+                if ((uint8_t)(b - '0') < 10 || (nd == 0 && op == OP_INT && b == '-'))
+                    nd++;
+                else
+                    break;
+            }
+            int neg = win[0] == '-';
+            int digits = nd - neg;
+            int64_t x = 0;
+            int ok = digits >= 1 && digits <= 10;
+            for (int c = neg; c < nd; c++) {
+                uint8_t d = (uint8_t)(win[c] - '0');
+                if (d >= 10)
+                    ok = 0;
+                else
+                    x = x * 10 + d;
+            }
+            int64_t v = neg ? -x : x;
+            ok = ok && v >= -2147483648LL && v < 2147483648LL;
+            good = good && ok;
+            if (good)
+                put_int(md, vals, kind, off, v);
+            pos += nd;
+        } else if (op == OP_Q) {
+            int32_t size = prog[pc + 1];
+            int kind = prog[pc + 2];
+            int32_t off = prog[pc + 3];
+            pc += 4;
+            int32_t q = 0;
+            if (pos >= 0 && pos + size + 1 <= blen) {
+                const uint8_t *hit = memchr(buf + pos, '\'', (size_t)size + 1);
+                q = hit == NULL ? size + 1 : (int32_t)(hit - (buf + pos));
+            } else
+                while (q <= size && AT(pos + q) != '\'')
+                    q++;
+            if (q > size) {
+                good = 0;
+                q = 0;
+            }
+            if (good) {
+                uint8_t *dst = kind == 3 ? md + off : kind == 4 ? vals + off : NULL;
+                if (dst != NULL) {
+                    if (pos >= 0 && pos + q <= blen)
+                        memcpy(dst, buf + pos, (size_t)q);
+                    else
+                        for (int32_t c = 0; c < q; c++)
+                            dst[c] = AT(pos + c);
+                    memset(dst + q, 0x20, (size_t)(size - q));
+                }
+            }
+            pos += q;
+        } else if (op == OP_HEX) {
+            int32_t size = prog[pc + 1];
+            int kind = prog[pc + 2];
+            int32_t off = prog[pc + 3];
+            pc += 4;
+            uint8_t *dst = kind == 3 ? md + off : kind == 4 ? vals + off : NULL;
+            for (int32_t c = 0; c < size && good; c++) {
+                uint8_t hi = HEX[AT(pos + 2 * c)], lo = HEX[AT(pos + 2 * c + 1)];
+                if ((hi | lo) & 0xF0)
+                    good = 0;
+                else if (dst != NULL)
+                    dst[c] = (uint8_t)(hi << 4 | lo);
+            }
+            pos += 2 * (int64_t)size;
+        } else if (op == OP_BRACKET) {
+            pc += 1;
+            good = good && pos < end && AT(end > 0 ? end - 1 : 0) == ']';
+            pos = end;
+        } else {
+            return -1;  /* not a program: refused by the caller */
+        }
+        good = good && pos <= end;
+        if (pos > end)
+            pos = end;
+    }
+    *pc_io = pc;
+    return good && pos == end;
+}
+#undef AT
+
+/* match_lines(buf, cstart, crend, cclean, cfirst, ncont, ci, ok, active,
+ *             prog, md, mdw, vals, vw) -> units matched.
+ *
+ * Content lines (int64 cstart, crend: first byte and end of text without
+ * trailing blanks; uint8 cclean: ASCII and not ending in more than one CR);
+ * units (int64 cfirst, ncont: their first content line and how many; int64
+ * ci: the unit's current line, advanced; uint8 ok: cleared when a line does
+ * not match; uint8 active, or an empty buffer for every unit). For each ok
+ * and active unit, its next lines are matched against the templates of prog
+ * in turn, values written into its rows of md (mdw bytes a row) and vals (vw
+ * bytes a row); a unit stops at the first line that does not match (or is
+ * missing), and is no longer ok. Each line matched advances ci. */
+static PyObject *
+match_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer b, cs, cr, cc, cf, nc, ci_b, ok_b, act, pr, mdb, vb;
+    Py_ssize_t mdw, vw;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*w*y*y*w*nw*n", &b, &cs, &cr, &cc, &cf, &nc,
+                          &ci_b, &ok_b, &act, &pr, &mdb, &mdw, &vb, &vw))
+        return NULL;
+    const char *err = NULL;
+    Py_ssize_t nl = cs.len / 8, n = cf.len / 8, plen = pr.len / 4, matched = 0;
+    const int64_t *cstart = cs.buf, *crend = cr.buf, *cfirst = cf.buf, *ncont = nc.buf;
+    const uint8_t *cclean = cc.buf, *active = act.buf, *buf = b.buf;
+    int64_t *ci = ci_b.buf;
+    uint8_t *ok = ok_b.buf;
+    const int32_t *prog = pr.buf;
+    if (cs.len % 8 || cr.len != cs.len || cc.len != nl || cf.len % 8 || nc.len != cf.len
+            || ci_b.len != cf.len || ok_b.len != n || (act.len != 0 && act.len != n)
+            || pr.len % 4 || mdw < 0 || vw < 0
+            || (mdw && n > PY_SSIZE_T_MAX / mdw) || (vw && n > PY_SSIZE_T_MAX / vw)
+            || mdb.len != n * mdw || vb.len != n * vw)
+        err = "match_lines: buffers of inconsistent sizes";
+    /* the program: every op known, every value inside a row */
+    for (Py_ssize_t pc = 0; err == NULL && pc < plen;) {
+        int op = prog[pc], kind = 0;
+        int64_t off = 0, size = 0;
+        if (op == OP_END || op == OP_BRACKET)
+            pc += 1;
+        else if (op == OP_LIT && pc + 1 < plen && prog[pc + 1] >= 0 && prog[pc + 1] <= plen - pc - 2)
+            pc += 2 + prog[pc + 1];
+        else if ((op == OP_INT || op == OP_UINT) && pc + 2 < plen) {
+            kind = prog[pc + 1], off = prog[pc + 2], size = kind == 2 ? 8 : 4;
+            pc += 3;
+        } else if ((op == OP_Q || op == OP_HEX) && pc + 3 < plen) {
+            size = prog[pc + 1], kind = prog[pc + 2], off = prog[pc + 3];
+            pc += 4;
+        } else {
+            err = "match_lines: not a program";
+            break;
+        }
+        if (kind != 0) {
+            int64_t width = (kind == 2 || kind == 4) ? vw : mdw;
+            int okind = (op == OP_INT || op == OP_UINT) ? (kind == 1 || kind == 2 || kind == 5)
+                                                        : (kind == 3 || kind == 4);
+            if (!okind || size < 0 || off < 0 || off + size > width)
+                err = "match_lines: a value outside its row";
+        }
+    }
+    for (Py_ssize_t i = 0; err == NULL && i < n; i++)
+        if (ncont[i] < 0 || cfirst[i] < 0 || cfirst[i] > nl - ncont[i])
+            err = "match_lines: a unit's lines outside the content lines";
+    for (Py_ssize_t k = 0; err == NULL && k < nl; k++)
+        if (cstart[k] < 0 || crend[k] < cstart[k] || crend[k] > b.len)
+            err = "match_lines: a line outside the buffer";
+    /* the program's bytes (its literals, compared with memcmp) */
+    uint8_t *lits = NULL;
+    if (err == NULL) {
+        lits = PyMem_RawMalloc(plen ? (size_t)plen : 1);
+        if (lits == NULL)
+            err = "";
+        else
+            for (Py_ssize_t pc = 0; pc < plen; pc++)
+                lits[pc] = (uint8_t)prog[pc];
+    }
+    if (err == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!ok[i] || (act.len && !active[i]))
+                continue;
+            uint8_t *mdrow = (uint8_t *)mdb.buf + i * mdw, *vrow = (uint8_t *)vb.buf + i * vw;
+            Py_ssize_t pc = 0;
+            while (pc < plen) {
+                int64_t j = ci[i];
+                int good = 0;
+                if (j >= 0 && j < ncont[i]) {
+                    int64_t k = cfirst[i] + j;
+                    good = match_one(buf, b.len, cstart[k], crend[k], prog, lits, plen, &pc,
+                                     mdrow, vrow, cclean[k] != 0);
+                }
+                ci[i] = j < INT64_MAX ? j + 1 : j;
+                if (good != 1) {
+                    ok[i] = 0;
+                    break;
+                }
+                pc++;  /* past OP_END */
+            }
+            matched += ok[i] != 0;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(lits);
+    PyBuffer_Release(&b); PyBuffer_Release(&cs); PyBuffer_Release(&cr); PyBuffer_Release(&cc);
+    PyBuffer_Release(&cf); PyBuffer_Release(&nc); PyBuffer_Release(&ci_b); PyBuffer_Release(&ok_b);
+    PyBuffer_Release(&act); PyBuffer_Release(&pr); PyBuffer_Release(&mdb); PyBuffer_Release(&vb);
+    if (err != NULL) {
+        if (*err)
+            PyErr_SetString(PyExc_ValueError, err);
+        else
+            PyErr_NoMemory();
+        return NULL;
+    }
+    return PyLong_FromSsize_t(matched);
+}
+
+/* dump_lines(buf, at, length, nbytes, k, out, std, hexok) -> None.
+ *
+ * amqsbcg dump lines 'OOOOOOOO:  XXXX XXXX ... 'chars'' (int64 at: first
+ * byte, length: bytes of text; nbytes: bytes the line shows, 1 to 16; k:
+ * its offset is 16 * k). std[i] (uint8) is 1 when line i is exactly as
+ * amqsbcg prints it: more than 51 bytes, the offset in 8 upper-case hex
+ * digits, ':' and two blanks, the 39 columns of the hex area (groups of four
+ * digits, either case, and a blank; blanks past 2 * nbytes digits), a blank
+ * and a quote. hexok[i] is 1 when every digit column of its hex area holds
+ * a hex digit; then its bytes are written to out, line after line
+ * (sum(nbytes) bytes; zeros for a line without hexok). Bytes past the
+ * buffer read as 0. */
+static PyObject *
+dump_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer b, a, l, nb, kb, o, sb, hb;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*w*w*", &b, &a, &l, &nb, &kb, &o, &sb, &hb))
+        return NULL;
+    const char *err = NULL;
+    Py_ssize_t n = a.len / 8;
+    const int64_t *at = a.buf, *length = l.buf, *nbytes = nb.buf, *k = kb.buf;
+    uint8_t *out = o.buf, *std = sb.buf, *hexok = hb.buf;
+    const uint8_t *buf = b.buf;
+    Py_ssize_t blen = b.len, total = 0;
+    if (a.len % 8 || l.len != a.len || nb.len != a.len || kb.len != a.len || sb.len != n
+            || hb.len != n)
+        err = "dump_lines: buffers of inconsistent sizes";
+    for (Py_ssize_t i = 0; err == NULL && i < n; i++) {
+        if (nbytes[i] < 0 || nbytes[i] > 16 || k[i] < 0 || k[i] > ((int64_t)1 << 58))
+            err = "dump_lines: a line of more than 16 bytes, or a negative offset";
+        total += nbytes[i];
+    }
+    if (err == NULL && total != o.len)
+        err = "dump_lines: out must hold sum(nbytes) bytes";
+    if (err == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t w = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint8_t line[52];
+            int64_t s = at[i];
+            /* (written so that nothing overflows: s may be near +-2**63) */
+            if (s >= 0 && blen >= 52 && s <= blen - 52)
+                memcpy(line, buf + s, 52);
+            else {
+                memset(line, 0, 52);
+                if (s >= 0 && s < blen)
+                    memcpy(line, buf + s, (size_t)(blen - s < 52 ? blen - s : 52));
+            }
+            int nb = (int)nbytes[i];
+            uint8_t cls[52];
+            for (int c = 0; c < 52; c++)
+                cls[c] = DUMP_CLASS[line[c]];
+            int ok = length[i] > 51 && memcmp(cls, DUMP_PATTERN[nb], 52) == 0;
+            uint64_t off = (uint64_t)k[i] * 16;
+            for (int c = 0; c < 8 && ok; c++) {
+                unsigned d = (unsigned)(off >> (28 - 4 * c)) & 15;
+                ok = line[c] == (uint8_t)(d < 10 ? '0' + d : 'A' + d - 10);
+            }
+            /* byte j: digits 2j and 2j + 1, side by side in a group of four */
+            int hex = 1;
+            const uint8_t *area = line + 11;
+            for (int j = 0; j < nb; j++) {
+                uint16_t pair;
+                memcpy(&pair, area + 2 * j + j / 2, 2);
+                uint16_t v = HEX_PAIR[pair];
+                hex &= v <= 0xFF;
+                out[w + j] = (uint8_t)v;
+            }
+            if (!hex)
+                memset(out + w, 0, (size_t)nb);
+            std[i] = (uint8_t)ok;
+            hexok[i] = (uint8_t)hex;
+            w += nb;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&b); PyBuffer_Release(&a); PyBuffer_Release(&l); PyBuffer_Release(&nb);
+    PyBuffer_Release(&kb); PyBuffer_Release(&o); PyBuffer_Release(&sb); PyBuffer_Release(&hb);
+    if (err != NULL) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"line_table", line_table, METH_VARARGS, "Starts, ends and first words of the lines of buf[0:n]."},
     {"hex_runs", hex_runs, METH_VARARGS, "Decode the leading hex digits of many runs of a buffer."},
     {"rows_like_first", rows_like_first, METH_VARARGS,
      "Compare fixed-width rows of a buffer with the first row."},
     {"find_all", find_all, METH_VARARGS, "Offsets of a needle in buf[0:end], overlapping ones too."},
+    {"match_lines", match_lines, METH_VARARGS,
+     "Match the content lines of many units against line templates (amqsbcg)."},
+    {"dump_lines", dump_lines, METH_VARARGS,
+     "Check amqsbcg dump lines against the layout amqsbcg prints, and decode their hex."},
     {NULL, NULL, 0, NULL}
 };
 
@@ -375,5 +734,17 @@ PyInit__scan(void)
             memcpy(&pair, two, 2);
             HEX_PAIR[pair] = (HEX[hi] | HEX[lo]) & 0xF0 ? 0xFFFF : (uint16_t)(HEX[hi] << 4 | HEX[lo]);
         }
+    for (int c = 0; c < 256; c++)
+        DUMP_CLASS[c] = !(HEX[c] & 0xF0) ? 'x' : (c == ' ' || c == ':' || c == '\'') ? (uint8_t)c : '?';
+    for (int n = 0; n <= 16; n++) {
+        uint8_t *pat = DUMP_PATTERN[n];
+        memset(pat, 'x', 8);
+        pat[8] = ':';
+        pat[9] = pat[10] = ' ';
+        for (int c = 0; c < 39; c++)
+            pat[11 + c] = (c % 5 != 4 && c - c / 5 < 2 * n) ? 'x' : ' ';
+        pat[50] = ' ';
+        pat[51] = '\'';
+    }
     return PyModule_Create(&module);
 }

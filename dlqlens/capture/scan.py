@@ -7,6 +7,13 @@ with a first one, and where a short needle stands. ``dlqlens.capture._scan``
 does each in one pass. Without it, the numpy versions here give the same
 results (the tests compare the two), a few times slower.
 
+Two loops are the amqsbcg fast reader's alone and have no numpy version here:
+:func:`match_lines` (descriptor lines against templates) and
+:func:`dump_lines` (dump lines checked and decoded); without the C loops that
+reader uses its numpy matcher and dump checks
+(:mod:`dlqlens.capture.amqsbcg.layout`, :mod:`dlqlens.capture.amqsbcg.dump`),
+and the tests compare the frames of both.
+
 :data:`COMPILED` tells which is in use.
 """
 
@@ -22,6 +29,14 @@ except ImportError:  # pragma: no cover - depends on the install
 
 #: True when the C loops are in use.
 COMPILED = _scan is not None
+
+
+def compiled(name: str) -> bool:
+    """Is the C loop ``name`` in use? False without the C loops, and for a
+    loop that an extension built from an older ``_scan.c`` lacks (the
+    extension is built at install, not on checkout: the reader then takes
+    its numpy path, with the same frames)."""
+    return _scan is not None and hasattr(_scan, name)
 
 #: Value of each byte as a hex digit, 255 when it is not one.
 HEX_VALUE = np.full(256, 255, dtype=np.uint8)
@@ -262,3 +277,111 @@ def find_all(buf, needle: bytes, end: int) -> np.ndarray:
         i = rfind(needle, 0, i + len(needle) - 1)
     out.reverse()
     return np.array(out, dtype=np.int64)
+
+
+def match_lines(buf, cstart: np.ndarray, crend: np.ndarray, cclean: np.ndarray,
+                cfirst: np.ndarray, ncont: np.ndarray, ci: np.ndarray, ok: np.ndarray,
+                active, program: np.ndarray, md: np.ndarray, values: np.ndarray) -> int:
+    """Match the content lines of many units against line templates, unit by
+    unit, in C (the amqsbcg fast reader's descriptor lines).
+
+    Its numpy version is :class:`dlqlens.capture.amqsbcg.layout._Matcher`,
+    which matches all units at once (it is used when the C loops were not
+    built; the tests compare the two readers).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block's bytes.
+    cstart, crend : numpy.ndarray of int64
+        Per content line: its first byte, and the end of its text without
+        trailing blanks.
+    cclean : numpy.ndarray of uint8
+        Per content line: 1 when it is ASCII and does not end in more than one CR.
+    cfirst, ncont : numpy.ndarray of int64
+        Per unit: its first content line, and how many it has.
+    ci : numpy.ndarray of int64, written
+        Per unit: its current line (from its first); advanced past each line matched.
+    ok : numpy.ndarray of uint8 (or a bool array's uint8 view), written
+        Per unit: still matching; cleared at the first line that does not match.
+    active : numpy.ndarray of uint8, or ``b""`` for every unit
+        The units to match (those also ``ok``).
+    program : numpy.ndarray of int32
+        The templates (see ``_scan.c`` and ``layout._program``).
+    md, values : numpy.ndarray of uint8, ``(units, width)``, written
+        Each unit's MQMD row and its row of other values.
+
+    Returns
+    -------
+    int
+        Units still ok among those matched.
+
+    Raises
+    ------
+    ValueError
+        Arrays of inconsistent sizes, a line or unit outside the buffer, a
+        program that is not one or that writes outside a row.
+    RuntimeError
+        When the C loops were not built (use the numpy matcher).
+    """
+    if _scan is None:
+        raise RuntimeError("match_lines: dlqlens.capture._scan was not built")
+    return _scan.match_lines(buf, cstart, crend, cclean, cfirst, ncont, ci, ok, active,
+                             np.ascontiguousarray(program, dtype=np.int32),
+                             md, md.shape[1] if md.ndim == 2 else 0,
+                             values, values.shape[1] if values.ndim == 2 else 0)
+
+
+def dump_lines(buf, at: np.ndarray, length: np.ndarray, nbytes: np.ndarray,
+               k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check amqsbcg dump lines against the layout amqsbcg prints, and decode
+    their hex, in C.
+
+    Its numpy version is :func:`dlqlens.capture.amqsbcg.dump._dump_lines`
+    with :func:`~dlqlens.capture.amqsbcg.dump._dump_bytes` (used when the C
+    loops were not built; the tests compare the two readers).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block's bytes.
+    at, length : numpy.ndarray of int64
+        Per dump line: its first byte, and its bytes of text.
+    nbytes : numpy.ndarray of int64
+        Per dump line: the bytes it shows (0 to 16).
+    k : numpy.ndarray of int64
+        Per dump line: its offset is ``16 * k``.
+
+    Returns
+    -------
+    std : numpy.ndarray of bool
+        The line is exactly as amqsbcg prints it: more than 51 bytes, the
+        offset in eight upper-case hex digits, ``':  '``, the hex area (groups
+        of four digits of either case and a blank; blanks after ``2 * nbytes``
+        digits), a blank and a quote.
+    hexok : numpy.ndarray of bool
+        Every digit column of the line's hex area holds a hex digit.
+    data : numpy.ndarray of uint8, ``(nbytes.sum(),)``
+        The bytes of each line, line after line (zeros for a line without ``hexok``).
+
+    Raises
+    ------
+    ValueError
+        Arrays of different lengths, or an ``nbytes`` outside 0 to 16.
+    RuntimeError
+        When the C loops were not built (use the numpy functions).
+    """
+    if _scan is None:
+        raise RuntimeError("dump_lines: dlqlens.capture._scan was not built")
+    at, length, nbytes, k = (np.ascontiguousarray(x, dtype=np.int64)
+                             for x in (at, length, nbytes, k))
+    n = len(at)
+    if not len(length) == len(nbytes) == len(k) == n:
+        raise ValueError("dump_lines: at, length, nbytes and k differ in length")
+    if n and (nbytes.min() < 0 or nbytes.max() > 16):
+        raise ValueError("dump_lines: a line of more than 16 bytes")
+    std = np.empty(n, dtype=bool)
+    hexok = np.empty(n, dtype=bool)
+    data = np.empty(int(nbytes.sum()), dtype=np.uint8)
+    _scan.dump_lines(buf, at, length, nbytes, k, data, std.view(np.uint8), hexok.view(np.uint8))
+    return std, hexok, data

@@ -321,3 +321,230 @@ def test_masked_rows_follows_the_rule(n, width, data):
     columns = data.draw(st.none() | st.lists(st.integers(0, width - 1), unique=True).map(sorted))
     for _ in _impls():
         assert masked_rows(block, columns).tolist() == _masked_rule(block, columns)
+
+
+# --- the amqsbcg fast reader's C loops against its numpy versions ------------
+# (match_lines: the descriptor templates, layout._Matcher._match the reference;
+# dump_lines: the dump lines, dump._dump_lines and _dump_bytes the reference)
+
+_C_ONLY = pytest.mark.skipif(not scan.COMPILED, reason="dlqlens.capture._scan was not built")
+
+
+def _numpy_matcher(buf: bytearray, starts: np.ndarray, rend: np.ndarray, clean: np.ndarray):
+    """A numpy matcher (layout._Matcher) over the lines of ``buf``, one unit a line."""
+    from dlqlens.capture.amqsbcg.layout import _Matcher
+
+    m = _Matcher.__new__(_Matcher)
+    m.buf, m.p, m.starts, m.rend, m.clean = buf, np.frombuffer(buf, np.uint8), starts, rend, clean
+    return m
+
+
+def _lines_of(text: bytes):
+    from dlqlens.capture.text import PAD
+
+    raw = text.split(b"\n")
+    starts = np.cumsum([0] + [len(r) + 1 for r in raw[:-1]]).astype(np.int64)
+    rend = np.array([s + len(r.rstrip(b" ")) for s, r in zip(starts, raw)], dtype=np.int64)
+    clean = np.array([r.isascii() and not r.endswith(b"\r\r") for r in raw], dtype=bool)
+    return bytearray(text + bytes(PAD)), starts, rend, clean
+
+
+def _templates():
+    from dlqlens.capture.amqsbcg import layout
+
+    return (layout._MD_LINES + layout._MD_V2_LINES + layout._DLH_LINES
+            + [layout._LENGTH_OF, layout._LENGTH_ONLY])
+
+
+_LINE_TEXT = st.lists(st.sampled_from(
+    [b"  Priority : ", b"  Persistence : ", b"0", b"7", b"-", b"12345678901", b"2147483648",
+     b"'", b"MQDEAD  ", b" ", b"  Format : '", b"X'", b"00FF", b"a1", b"zz", b" [", b"]",
+     b" length - ", b" of ", b" bytes", b"  StrucId  : '", b"MD  ", b"'  Version : ",
+     b"  Reason   : ", b"\xe9", b"\r"]), max_size=8).map(b"".join)
+
+
+@_C_ONLY
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, len(_templates()) - 1), st.lists(_LINE_TEXT, min_size=1, max_size=6),
+       st.booleans())
+def test_match_lines_matches_as_the_numpy_matcher(which, texts, like_template):
+    from dlqlens.capture.amqsbcg import layout
+
+    tokens = _templates()[which]
+    if like_template:  # a line printed by the template itself, its values varied
+        texts = texts[:-1] + [b"".join(t[1].tobytes() if t[0] == "lit" else texts[-1][:4]
+                                       for t in tokens)]
+    buf, starts, rend, clean = _lines_of(b"\n".join(texts))
+    n = len(texts)
+    m = _numpy_matcher(buf, starts, rend, clean)
+    want, values = m._match(tokens, np.arange(n), np.ones(n, bool))
+    md = np.zeros((n, len(layout._MD_TEMPLATE)), np.uint8)
+    vals = np.zeros((n, layout._VALUES_WIDTH), np.uint8)
+    ci = np.zeros(n, np.int64)
+    ok = np.ones(n, np.uint8)
+    matched = scan.match_lines(buf, starts, rend, clean.astype(np.uint8), np.arange(n),
+                               np.ones(n, np.int64), ci, ok, b"",
+                               layout._program([tokens]), md, vals)
+    assert ok.astype(bool).tolist() == want.tolist()
+    assert matched == int(want.sum()) and ci.tolist() == [1] * n
+    for name, v in values.items():  # the values of the lines that match
+        if name in layout._MD_AT:
+            at, size, kind = layout._MD_AT[name]
+            if kind == "MQLONG":
+                got = md[:, at:at + 4].copy().view("<i4")[:, 0]
+                v = np.where((v == 1) | (v == 2), v, 2) if name == "Version" else v
+            else:
+                got = md[:, at:at + size]
+        else:
+            off, size, integer = layout._VALUES[name]
+            got = vals[:, off:off + size].copy().view(np.int64)[:, 0] if integer \
+                else vals[:, off:off + size]
+        assert (got[want] == np.asarray(v)[want]).all(), name
+
+
+@_C_ONLY
+def test_match_lines_stops_a_unit_at_its_first_line_that_does_not_match():
+    from dlqlens.capture.amqsbcg import layout
+
+    text = b"****Message descriptor****\n  StrucId  : 'MD  '  Version : 2\n  Report   : x"
+    buf, starts, rend, clean = _lines_of(text)
+    section = layout._MD_LINES[:3]
+    args = (buf, starts, rend, clean.astype(np.uint8), np.array([0, 0]), np.array([3, 2]))
+    ci, ok = np.zeros(2, np.int64), np.ones(2, np.uint8)
+    md = np.zeros((2, len(layout._MD_TEMPLATE)), np.uint8)
+    vals = np.zeros((2, layout._VALUES_WIDTH), np.uint8)
+    got = scan.match_lines(*args, ci, ok, np.array([1, 1], np.uint8), layout._program(section),
+                           md, vals)
+    # unit 0 fails at its third line ('x' is no number), unit 1 has only two lines
+    assert got == 0 and ok.tolist() == [0, 0] and ci.tolist() == [3, 3]
+    assert md[0, layout._MD_AT["Version"][0]] == 2
+    # an inactive unit is left alone
+    ci, ok = np.zeros(2, np.int64), np.ones(2, np.uint8)
+    scan.match_lines(*args, ci, ok, np.array([0, 1], np.uint8), layout._program(section[:2]),
+                     md, vals)
+    assert ok.tolist() == [1, 1] and ci.tolist() == [0, 2]
+
+
+@_C_ONLY
+@pytest.mark.parametrize("case", ["op", "lit_len", "md_off", "val_off", "kind", "unit", "line",
+                                  "sizes"])
+def test_match_lines_refuses_what_is_not_a_program_or_not_in_the_buffer(case):
+    from dlqlens.capture.amqsbcg import layout
+
+    buf, starts, rend, clean = _lines_of(b"  BackoutCount : 0\n")
+    prog = layout._program([layout._MD_LINES[9]])
+    cfirst, ncont = np.array([0]), np.array([1])
+    md = np.zeros((1, 364), np.uint8)
+    vals = np.zeros((1, layout._VALUES_WIDTH), np.uint8)
+    if case == "op":
+        prog = np.array([9, 0], np.int32)
+    elif case == "lit_len":
+        prog = np.array([layout._OP_LIT, 1000, 65], np.int32)
+    elif case == "md_off":
+        prog = np.array([layout._OP_INT, layout._TO_MD_INT, 362, layout._OP_END], np.int32)
+    elif case == "val_off":
+        prog = np.array([layout._OP_Q, 48, layout._TO_VAL_BYTES, layout._VALUES_WIDTH - 8,
+                         layout._OP_END], np.int32)
+    elif case == "kind":
+        prog = np.array([layout._OP_Q, 4, layout._TO_MD_INT, 0, layout._OP_END], np.int32)
+    elif case == "unit":
+        cfirst, ncont = np.array([2]), np.array([1])  # (two lines: the text, then "")
+    elif case == "line":
+        rend = np.array([len(buf) + 1])
+    elif case == "sizes":
+        md = np.zeros((2, 364), np.uint8)
+    with pytest.raises(ValueError, match="match_lines"):
+        scan.match_lines(buf, starts, rend, clean.astype(np.uint8), cfirst, ncont,
+                         np.zeros(1, np.int64), np.ones(1, np.uint8), b"", prog, md, vals)
+
+
+def _dump_line(data: bytes, k: int) -> bytes:
+    """A dump line as amqsbcg prints it (``amqsbcg.writer.format_message``)."""
+    groups = " ".join(data[i:i + 2].hex().upper() for i in range(0, len(data), 2))
+    chars = "".join(chr(b) if 32 <= b < 127 else "." for b in data)
+    return f"{16 * k:08X}:  {groups.ljust(39)} '{chars.ljust(16)}'".encode()
+
+
+_DUMP_EDIT = st.tuples(st.integers(0, 60), st.integers(0, 3), st.sampled_from(
+    [b"", b" ", b"a", b"f", b"Z", b"0", b":", b"'", b"\t", b"\xff", b"  ", b"4142"]))
+
+
+@_C_ONLY
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.binary(min_size=1, max_size=16), st.integers(0, 300),
+                          st.lists(_DUMP_EDIT, max_size=2), st.booleans()),
+                min_size=1, max_size=8))
+def test_dump_lines_check_as_the_numpy_version(lines):
+    from dlqlens.capture.amqsbcg.dump import (_dump_lines, _dump_lines_any, _hex_columns_ok,
+                                              _WANT)
+    from dlqlens.capture.text import windows
+
+    texts, nbytes, ks = [], [], []
+    for data, k, edits, lower in lines:
+        t = _dump_line(data, k)
+        if lower:
+            t = t[:11] + t[11:50].lower() + t[50:]
+        for at, cut, new in edits:  # damage: bytes replaced, cut out or added
+            t = t[:at] + new + t[at + cut:]
+        texts.append(t)
+        nbytes.append(len(data))
+        ks.append(k)
+    buf, starts, rend, _ = _lines_of(b"\n".join(texts))
+    length = np.array([len(t) for t in texts], np.int64)
+    nbytes, ks = np.array(nbytes, np.int64), np.array(ks, np.int64)
+    p = np.frombuffer(buf, np.uint8)
+    want_good, area = _dump_lines(p, starts, length, nbytes, ks)
+    std, hexok, data = scan.dump_lines(buf, starts, length, nbytes, ks)
+    good = std.copy()
+    other = np.flatnonzero(~std)
+    if len(other):  # the fast reader's numpy checks for lines of another layout
+        good[other] = _dump_lines_any(p, starts[other], length[other], nbytes[other], ks[other],
+                                      windows(p, starts[other], 52))
+    assert good.tolist() == want_good.tolist()
+    assert hexok.tolist() == _hex_columns_ok(area, nbytes).tolist()
+    ends = np.cumsum(nbytes)
+    for i in np.flatnonzero(hexok):  # the bytes of every line with hex digits throughout
+        digits = bytes(area[i][_WANT[nbytes[i]]])
+        assert data[ends[i] - nbytes[i]:ends[i]].tobytes() == bytes.fromhex(digits.decode())
+    assert not data[np.repeat(~hexok, nbytes)].any()
+    for i, (d, k, edits, _) in enumerate(lines):  # an undamaged line is read as printed
+        if not edits:
+            assert std[i] and data[ends[i] - nbytes[i]:ends[i]].tobytes() == d
+
+
+@_C_ONLY
+def test_dump_lines_refuses_inconsistent_arrays():
+    with pytest.raises(ValueError, match="dump_lines"):
+        scan.dump_lines(bytearray(64), np.array([0]), np.array([60]), np.array([17]),
+                        np.array([0]))
+    with pytest.raises(ValueError, match="dump_lines"):
+        scan.dump_lines(bytearray(64), np.array([0, 1]), np.array([60]), np.array([16]),
+                        np.array([0]))
+
+
+@_C_ONLY
+def test_an_extension_built_before_the_amqsbcg_loops_reads_with_numpy(tmp_path, monkeypatch):
+    # the extension is built at install, not on checkout: one from an older
+    # _scan.c lacks match_lines and dump_lines, and the amqsbcg fast reader
+    # then takes its numpy path (it used to fail on the missing function)
+    import types
+
+    from dlqlens.capture.amqsbcg import fast, write_amqsbcg
+    from dlqlens.capture.message import CaptureMessage
+
+    msgs = [CaptureMessage(md={"MsgId": bytes([i]) * 24, "PutApplName": f"app{i % 3}"},
+                           data=bytes(range(i % 40)) * 2) for i in range(60)]
+    path = tmp_path / "m.bcg"
+    write_amqsbcg(str(path), msgs)
+
+    def frames():
+        return [(f.md.tobytes(), f.data.tobytes(), f.starts.tolist()) for f in
+                fast.read_amqsbcg(str(path))]
+
+    want = frames()
+    old = types.SimpleNamespace(**{k: getattr(scan._scan, k) for k in
+                                   ("line_table", "hex_runs", "rows_like_first", "find_all")})
+    monkeypatch.setattr(scan, "_scan", old)
+    assert not scan.compiled("match_lines") and not scan.compiled("dump_lines")
+    assert frames() == want
+    assert sum(len(f[2]) for f in want) == 60

@@ -19,7 +19,7 @@ from tests.builders import FAST, dlq_message, plain_message, write_capture
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dlqlens.capture import amqsbcg, dmpmqmsg
+from dlqlens.capture import amqsbcg, dmpmqmsg, scan
 from dlqlens.capture.amqsbcg import fast as amqsbcg_fast
 from dlqlens.capture.amqsbcg import layout as amqsbcg_layout
 from dlqlens.capture.amqsbcg import lines as amqsbcg_lines
@@ -67,11 +67,18 @@ FAST_READER = {dmpmqmsg: dmpmqmsg_fast, amqsbcg: amqsbcg_fast}
 LINE_READER = {dmpmqmsg: dmpmqmsg_lines, amqsbcg: amqsbcg_lines}
 
 
-@pytest.fixture(autouse=True)
-def fast_even_for_small_files(monkeypatch):
-    """The readers leave small files to the line reader: not here."""
+@pytest.fixture(autouse=True, params=[
+    "numpy", pytest.param("c", marks=pytest.mark.skipif(
+        not scan.COMPILED, reason="dlqlens.capture._scan was not built (no C compiler at install)"))])
+def fast_even_for_small_files(request, monkeypatch):
+    """The readers leave small files to the line reader: not here. Every test
+    runs with the fast readers' byte loops in numpy and in C (``_scan``,
+    where the amqsbcg descriptor lines are matched unit by unit)."""
     monkeypatch.setattr(dmpmqmsg_fast, "MIN_FAST_UNITS", 0)
     monkeypatch.setattr(amqsbcg_fast, "MIN_FAST_UNITS", 0)
+    if request.param == "numpy":
+        monkeypatch.setattr(scan, "_scan", None)
+    return request.param
 
 
 def read_both(path, monkeypatch=None, chunk=None, batch_size=65536, module=dmpmqmsg):

@@ -5,7 +5,11 @@ message printed exactly as amqsbcg prints it (its descriptor lines matched
 by :mod:`dlqlens.capture.amqsbcg.layout`, its dump lines read by
 :mod:`dlqlens.capture.amqsbcg.dump`; a 9.3.4 DLH block rebuilt here) and
 hands every other message to the line reader
-(:mod:`dlqlens.capture.amqsbcg.lines`).
+(:mod:`dlqlens.capture.amqsbcg.lines`). Where the C loops were built
+(:data:`dlqlens.capture.scan.COMPILED`), the descriptor lines are matched
+unit by unit in C (:func:`~dlqlens.capture.scan.match_lines`) and the dump
+lines checked and decoded in C (:func:`~dlqlens.capture.scan.dump_lines`);
+the numpy matcher and dump checks are the fallback, with the same frames.
 """
 
 from __future__ import annotations
@@ -16,12 +20,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from dlqlens.capture.amqsbcg.dump import _dump_bytes, _dump_lines, _hex_columns_ok
+from dlqlens.capture.amqsbcg.dump import (_dump_bytes, _dump_lines, _dump_lines_any,
+                                          _hex_columns_ok)
 from dlqlens.capture.amqsbcg.layout import (_DATA_LINES, _DLH_LINES, _LENGTH_OF, _LENGTH_ONLY,
-                                            _MD_AT, _MD_LINES, _MD_V2_LINES, _Matcher)
+                                            _MD_AT, _MD_LINES, _MD_V2_LINES, _CMatcher,
+                                            _Matcher)
 from dlqlens.capture.amqsbcg.lines import (_DATA_BANNER, _DLH_BANNER, _END, _MD_BANNER,
                                            _MD_BANNER_B, _MQGET, _frame_lines)
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
+from dlqlens.capture import scan
 from dlqlens.capture.scan import find_all
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, decode_line,
@@ -244,7 +251,8 @@ class _Block(TextBlock):
         ncont = np.searchsorted(content, ue) - cfirst
         ok = (ncont >= 2) & self.mqget[us]
         ok[ok] &= content[cfirst[ok]] == us[ok]  # the MQGET line itself
-        m = _Matcher(self, rend, content, cfirst, ncont, clean, ok)
+        matcher = _CMatcher if scan.compiled("match_lines") else _Matcher
+        m = matcher(self, rend, content, cfirst, ncont, clean, ok)
         m.ci[:] = 1
         m.lines(_MD_LINES)
         v2 = m.probe(_MD_V2_LINES[0][0][1])
@@ -285,7 +293,17 @@ class _Block(TextBlock):
         k = _ranks(nd[rows])
         dl = content[np.repeat(first[rows], nd[rows]) + k]
         nbytes = np.minimum(np.repeat(shown[rows], nd[rows]) - 16 * k, 16)
-        good, hexarea = _dump_lines(self.p, starts[dl], self.length[dl], nbytes, k)
+        compiled = scan.compiled("dump_lines")
+        if compiled:  # checked and decoded in C
+            good, hexok, dump_all = scan.dump_lines(self.buf, starts[dl], self.length[dl],
+                                                    nbytes, k)
+            other = np.flatnonzero(~good)
+            if len(other):
+                at_o = starts[dl[other]]
+                good[other] = _dump_lines_any(self.p, at_o, self.length[dl[other]],
+                                              nbytes[other], k[other], windows(self.p, at_o, 52))
+        else:
+            good, hexarea = _dump_lines(self.p, starts[dl], self.length[dl], nbytes, k)
         good &= ~special[dl]
         row_of = np.repeat(rows, nd[rows])
         ok[row_of[~good]] = False
@@ -295,8 +313,16 @@ class _Block(TextBlock):
             ok[r] = self._tail_ok(tail)
         # the data: every dump line's hex area in one bytes.fromhex call
         keep = ok[row_of]
-        dump = _dump_bytes(hexarea, nbytes) if keep.all() else \
-            _dump_bytes(hexarea[keep], nbytes[keep])
+        if compiled:
+            # a digit column that is no hex digit: what bytes.fromhex refuses below
+            bad = keep & ~hexok
+            if bad.any():
+                ok[row_of[bad]] = False
+                keep = ok[row_of]
+            dump = dump_all if keep.all() else dump_all[np.repeat(keep, nbytes)]
+        else:
+            dump = _dump_bytes(hexarea, nbytes) if keep.all() else \
+                _dump_bytes(hexarea[keep], nbytes[keep])
         if dump is None:
             ok[row_of[keep & ~_hex_columns_ok(hexarea, nbytes)]] = False
             keep = ok[row_of]

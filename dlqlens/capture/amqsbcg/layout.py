@@ -4,14 +4,16 @@ The fast reader (:mod:`dlqlens.capture.amqsbcg.fast`) matches the content
 lines of all its units at once against these templates (:class:`_Matcher`):
 literal text, integers, quoted and hex values at fixed places. Values go
 straight into each unit's MQMD row or into per-unit arrays; units whose
-lines do not match are left to the line reader.
+lines do not match are left to the line reader. :class:`_CMatcher` matches
+the same templates unit by unit in C (:func:`dlqlens.capture.scan.match_lines`,
+the templates compiled by :func:`_program`) where the C loops were built.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dlqlens.capture.scan import rows_of
+from dlqlens.capture.scan import match_lines, rows_of
 from dlqlens.capture.text import PAD, decimals, hex_values, pack_text_md, windows
 from dlqlens.mq.structs import MQLONG, MQMD
 
@@ -394,3 +396,102 @@ class _Matcher:
             np.copyto(self.version, np.where((val == 1) | (val == 2), val, 2), where=units)
         target, val = self._target(name, val)
         np.copyto(target, val, where=units.reshape((-1,) + (1,) * (target.ndim - 1)))
+
+
+# ---------------------------------------------------------------------------
+# the same matching in C (dlqlens.capture._scan.match_lines), unit by unit
+# ---------------------------------------------------------------------------
+
+_OP_END, _OP_LIT, _OP_INT, _OP_UINT, _OP_Q, _OP_HEX, _OP_BRACKET = range(7)
+#: Where a value goes (see ``_scan.c``): an MQMD int32, a values int64, MQMD
+#: bytes, values bytes, the MQMD Version.
+_TO_MD_INT, _TO_VAL_INT, _TO_MD_BYTES, _TO_VAL_BYTES, _TO_VERSION = 1, 2, 3, 4, 5
+
+
+def _value_layout() -> tuple[dict[str, tuple[int, int, bool]], int]:
+    """The values that are not MQMD fields (MQDLH fields, the length line),
+    as columns of one row of bytes a unit: name -> (offset, size, integer),
+    and the row's width."""
+    layout, width = {}, 0
+    for section in (_DLH_LINES, [_LENGTH_OF], [_LENGTH_ONLY]):
+        for tokens in section:
+            for tok in tokens:
+                if tok[0] in ("int", "uint", "q", "hex") and tok[1] not in _MD_AT \
+                        and tok[1] not in layout:
+                    size = 8 if tok[0] in ("int", "uint") else tok[2]
+                    layout[tok[1]] = (width, size, tok[0] in ("int", "uint"))
+                    width += size
+    return layout, width
+
+
+_VALUES, _VALUES_WIDTH = _value_layout()
+
+
+def _program(section) -> np.ndarray:
+    """The templates ``section`` (lines of tokens) as a ``match_lines`` program."""
+    prog = []
+    for tokens in section:
+        for tok in tokens:
+            kind = tok[0]
+            if kind == "lit":
+                prog += [_OP_LIT, len(tok[1])] + tok[1].tolist()
+            elif kind == "bracket":
+                prog.append(_OP_BRACKET)
+            else:
+                name = tok[1]
+                integer = kind in ("int", "uint")
+                if name in _MD_AT:
+                    off = _MD_AT[name][0]
+                    to = (_TO_VERSION if name == "Version" else _TO_MD_INT) if integer \
+                        else _TO_MD_BYTES
+                else:
+                    off = _VALUES[name][0]
+                    to = _TO_VAL_INT if integer else _TO_VAL_BYTES
+                if integer:
+                    prog += [_OP_INT if kind == "int" else _OP_UINT, to, off]
+                else:
+                    prog += [_OP_Q if kind == "q" else _OP_HEX, tok[2], to, off]
+        prog.append(_OP_END)
+    return np.array(prog, dtype=np.int32)
+
+
+_PROGRAMS: dict = {}
+
+
+def _program_of(section) -> np.ndarray:
+    key = tuple(map(id, section))
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _PROGRAMS[key] = _program(section)
+    return prog
+
+
+class _CMatcher(_Matcher):
+    """:class:`_Matcher` with each unit's lines matched in C
+    (:func:`dlqlens.capture.scan.match_lines`): the same values and the same
+    units matched, line by line, without looking for units alike."""
+
+    def __init__(self, block, rend, content, cfirst, ncont, clean, ok):
+        super().__init__(block, rend, content, cfirst, ncont, clean, ok)
+        self._cstart = np.ascontiguousarray(self.starts[content], dtype=np.int64)
+        self._crend = np.ascontiguousarray(rend[content], dtype=np.int64)
+        self._cclean = np.ascontiguousarray(clean[content], dtype=np.uint8)
+        self._cfirst = np.ascontiguousarray(cfirst, dtype=np.int64)
+        self._ncont = np.ascontiguousarray(ncont, dtype=np.int64)
+        self._vals = np.zeros((len(ok), _VALUES_WIDTH), dtype=np.uint8)
+        for name, (off, size, integer) in _VALUES.items():
+            col = self._vals[:, off:off + size]
+            self.values[name] = col.view(np.int64)[:, 0] if integer else col
+
+    def _match_units(self, section, active):
+        ok = self.ok.view(np.uint8)
+        act = b"" if active is None else np.ascontiguousarray(active, dtype=np.uint8)
+        match_lines(self.buf, self._cstart, self._crend, self._cclean, self._cfirst,
+                    self._ncont, self.ci, ok, act, _program_of(section), self.md, self._vals)
+        self.version = self.md.view("<i4")[:, _MD_AT["Version"][0] // 4].astype(np.int32)
+
+    def lines(self, section, active=None, depth=0):
+        self._match_units(section, active)
+
+    def line(self, tokens, active=None):
+        self._match_units([tokens], active)
