@@ -65,7 +65,8 @@ class CaptureSummary:
         message on the DLQ (MQDLH), ``messages``.
     times : dict
         ``oldest_put``, ``newest_put`` (MQMD put, UTC), ``oldest_dlq_put``,
-        ``newest_dlq_put`` (MQDLH put, UTC), each a ``pandas.Timestamp`` or None.
+        ``newest_dlq_put`` (MQDLH put, UTC, whatever the session's time zone), each a
+        naive ``pandas.Timestamp`` or None.
     without_dlh : int
         Messages that do not start with an MQDLH (runmqdlq leaves them alone).
     issue_codes : pandas.DataFrame
@@ -230,8 +231,12 @@ def _grouped_tables(df, top: int):
         F.min(F.when(with_dlh, F.col("dlh_put_ts"))).alias("first_dlq_put"),
         F.max(F.when(with_dlh, F.col("dlh_put_ts"))).alias("last_dlq_put"),
         F.countDistinct(F.when(with_dlh, F.col("_dest"))).alias("queues"),
-        F.min("put_ts").alias("oldest_put"), F.max("put_ts").alias("newest_put"),
-        F.min("dlh_put_ts").alias("oldest_dlq_put"), F.max("dlh_put_ts").alias("newest_dlq_put"),
+        # microseconds since the epoch: UTC whatever the session's time zone (toPandas
+        # would give a timestamp in the session's wall clock)
+        F.unix_micros(F.min("put_ts")).alias("oldest_put"),
+        F.unix_micros(F.max("put_ts")).alias("newest_put"),
+        F.unix_micros(F.min("dlh_put_ts")).alias("oldest_dlq_put"),
+        F.unix_micros(F.max("dlh_put_ts")).alias("newest_dlq_put"),
         F.count_if(F.col("decode_status") != "ok").alias("problems"),
         *[F.grouping(keys[0]).alias(f"_not_{name}")
           for name, (keys, _, _) in _GROUPINGS.items()])
@@ -263,7 +268,7 @@ def _grouped_tables(df, top: int):
                                                        "problems": 0}
     for k in ("oldest_put", "newest_put", "oldest_dlq_put", "newest_dlq_put"):
         v = agg.get(k)
-        agg[k] = None if v is None or pd.isna(v) else v
+        agg[k] = None if v is None or pd.isna(v) else pd.Timestamp(int(v), unit="us")
     agg["without_dlh"] = int(agg.get("messages_all", 0) or 0) - int(agg.get("messages_dlh", 0) or 0)
     return tables, agg
 

@@ -36,21 +36,42 @@ def reasons_by_destination(df, *, top: int = 15, top_reasons: int = 8):
     ValueError
         When ``top`` or ``top_reasons`` is not an integer of at least 1.
     """
-    from pyspark.sql import functions as F
+    return C.draw_plans(df, [DestinationsPlan(top=top, top_reasons=top_reasons)])[0]
 
-    top, top_reasons = C.check_top(top), C.check_top(top_reasons)
-    title = "Messages by destination (dlh.DestQName @ dlh.DestQMgrName) and reason"
-    rows = df.select(C.DESTINATION.key_column().alias("dest"),
-                     C.REASON.key_column().alias("reason"))
-    dests = C.top_keys(rows, F.col("dest"), top)
-    if not dests.messages:
-        return C.empty_figure(title)
-    reasons = C.top_keys(rows, F.col("reason"), top_reasons)
-    agg = (rows.groupBy(C.bucket_column(F.col("dest"), dests).alias("d"),
-                        C.bucket_column(F.col("reason"), reasons).alias("r"))
-           .agg(F.count(F.lit(1)).alias("n")))
-    counts = {(r["d"], r["r"]): int(r["n"])
-              for r in C.collect(agg, (len(dests.keys) + 1) * (len(reasons.keys) + 1))}
+
+class DestinationsPlan(C.Plan):
+    """:func:`reasons_by_destination` as a :class:`~dlqlens.plots.common.Plan`:
+    cells (destination, reason), both folded into "other"."""
+
+    b_type = str
+
+    def __init__(self, *, top: int = 15, top_reasons: int = 8):
+        self.top_a, self.top_b = C.check_top(top), C.check_top(top_reasons)
+
+    def frame(self, df, tag):
+        return (df.withColumn(f"{tag}_dest", C.DESTINATION.key_column())
+                .withColumn(f"{tag}_reason", C.REASON.key_column()))
+
+    def stats(self, tag):
+        from pyspark.sql import functions as F
+
+        return [F.count(F.lit(1)).alias(f"{tag}_n")]
+
+    def cells(self, stats, tag):
+        from pyspark.sql import functions as F
+
+        if not stats["n"]:
+            return None
+        return [(F.lit(True), F.col(f"{tag}_dest"), F.col(f"{tag}_reason"))]
+
+    def draw(self, stats, cells):
+        title = "Messages by destination (dlh.DestQName @ dlh.DestQMgrName) and reason"
+        if cells is None:
+            return C.empty_figure(title)
+        return _draw(title, cells.a, cells.b, cells.folded())
+
+
+def _draw(title, dests, reasons, counts):
     dest_keys, reason_keys = dests.buckets, reasons.buckets
     dest_labels = C.display_labels(C.key_labels(C.DESTINATION, dests), 48)
     reason_labels = C.display_labels(C.key_labels(C.REASON, reasons))
@@ -84,3 +105,7 @@ def reasons_by_destination(df, *, top: int = 15, top_reasons: int = 8):
                title=C.REASON.title, loc="outside lower center", ncols=3, fontsize=9,
                title_fontsize=9)
     return C.finish(fig)
+
+
+# the plan of each figure, for dlqlens.plots.figures (its aggregates computed with others')
+reasons_by_destination.plan = DestinationsPlan

@@ -3,10 +3,19 @@
 * **Spark to driver**: :func:`collect` is the only way a figure brings rows to
   the driver; it takes an aggregate and the most rows it may have, so a figure
   can never pull a capture by mistake.
-* **Top N + other**: :func:`top_keys` finds the N largest categories of a
-  :class:`Dimension` in Spark, :func:`bucket_column` folds the rest into one
-  "other" bucket, :func:`display_labels` turns the keys into short, distinct,
-  safe labels.
+* **Figures computed together**: a figure is a :class:`Plan` (its columns,
+  its statistics, the cells it counts, and how it draws them);
+  :func:`draw_plans` computes any number of plans with two Spark queries in
+  all: one aggregation of every plan's statistics (one row), then one
+  grouping-sets aggregation of every plan's cells ranked in Spark (the top
+  keys of each plan and their cells: bounded rows). On a small capture each
+  Spark job costs its planning and scheduling whatever its size, so the
+  figures' time follows the number of queries (``docs/performance.md``).
+* **Top N + other**: a :class:`Plan`'s categories (a :class:`Dimension`'s
+  key) are ranked in Spark by :func:`draw_plans`, the N largest kept
+  (:class:`TopKeys`) and the rest folded into one "other" bucket
+  (:meth:`Cells.folded`); :func:`display_labels` turns the keys into short,
+  distinct, safe labels.
 * **Time bins**: :func:`bin_width` chooses a "nice" bin width (1 s, 10 s,
   1 min, 5 min, 15 min, 1 h, 6 h, 1 day ...) from a time span, or checks the
   caller's.
@@ -23,7 +32,7 @@ import datetime as _dt
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dlqlens.explain.summary import destination_group
 from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
@@ -41,7 +50,7 @@ NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 2 * 360
                 30 * 86400, 91 * 86400, 365 * 86400)
 #: Colour of the "other" bucket and of what is not a category of its own.
 OTHER_COLOR = "#b0b0b0"
-#: Key of the "other" bucket in :func:`bucket_column` (``to_json`` never makes it).
+#: Key of the "other" bucket in :meth:`Cells.folded` (``to_json`` never makes it).
 OTHER = ""
 UTC = _dt.timezone.utc
 
@@ -74,6 +83,205 @@ def collect(aggregate, max_rows: int) -> list:
     if len(rows) > max_rows:
         raise RuntimeError(f"an aggregate of more than {max_rows} rows would reach the driver")
     return rows
+
+
+class Plan:
+    """One figure's work, in the steps :func:`draw_plans` runs for many figures at once.
+
+    A subclass sets :attr:`top_a` (and :attr:`top_b` when its second key is
+    folded into "other" too) and defines:
+
+    ``frame(df, tag)``
+        ``df`` with the figure's columns added, each named ``{tag}_...``
+        (row-preserving column expressions: a row the figure does not count
+        gets nulls, never a filter).
+    ``stats(tag)``
+        The figure's aggregates over those columns, each aliased ``{tag}_name``
+        (one row in all, with every other plan's).
+    ``cells(stats, tag)``
+        The cells to count, chosen from the statistics (bin widths, for
+        example): a list of ``(condition, a, b)`` columns, a row counted once
+        in the cell ``(a, b)`` of each condition it meets; ``a`` is a
+        category (a string, never null where the condition holds), ``b`` a
+        bin or a second category (cast to string). None: nothing to count (the
+        figure says why).
+    ``max_b(stats)``
+        The most distinct ``b`` a plan with ``top_b`` None can have (its
+        bins), bounding what reaches the driver.
+    ``draw(stats, cells)``
+        The :class:`matplotlib.figure.Figure`, from the statistics (a dict
+        without the tag) and the :class:`Cells` (None when ``cells`` gave None).
+    """
+
+    #: Values of ``a`` kept on their own (largest first), the rest "other".
+    top_a: int = 1
+    #: Values of ``b`` kept on their own, or None: every ``b`` (bins).
+    top_b: int | None = None
+    #: How ``b`` is read back on the driver.
+    b_type: type = int
+
+    def frame(self, df, tag: str):  # pragma: no cover - every plan defines it
+        raise NotImplementedError
+
+    def stats(self, tag: str) -> list:  # pragma: no cover - every plan defines it
+        raise NotImplementedError
+
+    def cells(self, stats: dict, tag: str):  # pragma: no cover - every plan defines it
+        raise NotImplementedError
+
+    def max_b(self, stats: dict) -> int:
+        return int(self.top_b or 1)
+
+    def draw(self, stats: dict, cells):  # pragma: no cover - every plan defines it
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The counted cells of one :class:`Plan`, on the driver.
+
+    Attributes
+    ----------
+    a, b : TopKeys
+        The top values of each key (all of ``b`` when the plan keeps every
+        ``b``), each with its messages, the distinct values and the cells
+        counted in all.
+    counts : dict
+        ``(a, b) -> count`` for the top values of both keys (nonzero only).
+    """
+
+    a: TopKeys
+    b: TopKeys
+    counts: dict = field(default_factory=dict)
+
+    def folded(self) -> dict:
+        """``(a or OTHER, b or OTHER) -> count``: every cell, the values that are
+        not top values folded into :data:`OTHER` (nonzero only), as a
+        ``groupBy`` of both keys, each folded into "other", would give them."""
+        out = dict(self.counts)
+        if self.a.others:
+            for b, n in zip(self.b.keys, self.b.counts):
+                rest = n - sum(self.counts.get((a, b), 0) for a in self.a.keys)
+                if rest:
+                    out[(OTHER, b)] = rest
+        if self.b.others:
+            for a, n in zip(self.a.keys, self.a.counts):
+                rest = n - sum(self.counts.get((a, b), 0) for b in self.b.keys)
+                if rest:
+                    out[(a, OTHER)] = rest
+            if self.a.others:
+                rest = self.a.messages - sum(out.values())
+                if rest:
+                    out[(OTHER, OTHER)] = rest
+        return out
+
+
+def draw_plans(df, plans: Sequence[Plan]) -> list:
+    """The figures of ``plans`` over ``df``, their aggregates computed together.
+
+    Two Spark queries whatever the number of plans: the statistics of every
+    plan (one row), then the cells of every plan that has some, in one
+    grouping-sets aggregation (cells, totals of each ``a``, of each ``b``, of
+    each plan) whose keys are ranked in Spark (``row_number`` per plan: most
+    cells first, ties by key), so that only the top keys' cells and totals
+    reach the driver; what is folded into "other" is the difference of the
+    totals and the top keys' cells.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (what every plan reads).
+    plans : sequence of Plan
+
+    Returns
+    -------
+    list of matplotlib.figure.Figure
+        In the order of ``plans``.
+
+    Raises
+    ------
+    RuntimeError
+        When more rows would reach the driver than the plans' bounds (a bug).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    plans = list(plans)
+    tags = [f"f{i}" for i in range(len(plans))]
+    framed = df
+    for tag, plan in zip(tags, plans):
+        framed = plan.frame(framed, tag)
+    aggs = [c for tag, plan in zip(tags, plans) for c in plan.stats(tag)]
+    row = collect(framed.agg(*aggs), 1)[0].asDict() if aggs else {}
+    stats = [{k[len(tag) + 1:]: v for k, v in row.items() if k.startswith(tag + "_")}
+             for tag in tags]
+    wanted = {}
+    for tag, plan, s in zip(tags, plans, stats):
+        cells = plan.cells(s, tag)
+        if cells is not None:
+            wanted[tag] = cells
+    found: dict = {}
+    if wanted:
+        elements = [F.when(cond, F.struct(F.lit(tag).alias("fig"), a.cast("string").alias("a"),
+                                          b.cast("string").alias("b")))
+                    for tag, cells in wanted.items() for cond, a, b in cells]
+        rows = framed.select(F.explode(F.filter(F.array(*elements), lambda e: e.isNotNull()))
+                             .alias("e")).select("e.*")
+        grouped = rows.groupingSets([["fig", "a", "b"], ["fig", "a"], ["fig", "b"], ["fig"]],
+                                    "fig", "a", "b").agg(
+            F.count(F.lit(1)).alias("n"), F.grouping("a").alias("ga"),
+            F.grouping("b").alias("gb"))
+        is_cell = (F.col("ga") == 0) & (F.col("gb") == 0)
+        is_a = (F.col("ga") == 0) & (F.col("gb") == 1)
+        is_b = (F.col("ga") == 1) & (F.col("gb") == 0)
+        by_plan = Window.partitionBy("fig")  # one shuffle serves every window below
+        ranked = (grouped
+                  .withColumn("ra", F.when(is_a, F.row_number().over(
+                      by_plan.orderBy(is_a.desc(), F.desc("n"), F.asc("a")))))
+                  .withColumn("rb", F.when(is_b, F.row_number().over(
+                      by_plan.orderBy(is_b.desc(), F.desc("n"), F.asc("b")))))
+                  .withColumn("da", F.sum(is_a.cast("long")).over(by_plan))
+                  .withColumn("db", F.sum(is_b.cast("long")).over(by_plan))
+                  .withColumn("ka", F.max("ra").over(Window.partitionBy("fig", "a")))
+                  .withColumn("kb", F.max("rb").over(Window.partitionBy("fig", "b"))))
+        plan_of = dict(zip(tags, plans))
+        top_a = F.create_map(*[x for t in wanted for x in (F.lit(t), F.lit(plan_of[t].top_a))])
+        top_b = F.create_map(*[x for t in wanted for x in (
+            F.lit(t), F.lit(plan_of[t].top_b or plan_of[t].max_b(stats[tags.index(t)])))])
+        ta, tb = top_a[F.col("fig")], top_b[F.col("fig")]
+        keep = (F.when(is_cell, (F.col("ka") <= ta) & (F.col("kb") <= tb))
+                .when(is_a, F.col("ra") <= ta).when(is_b, F.col("rb") <= tb)
+                .otherwise(F.lit(True)))
+        bound = 0
+        for t in wanted:
+            plan = plan_of[t]
+            nb = plan.top_b or plan.max_b(stats[tags.index(t)])
+            bound += plan.top_a * nb + plan.top_a + nb + 1
+        for r in collect(ranked.where(keep).select("fig", "a", "b", "n", "ga", "gb", "ra", "rb",
+                                                   "da", "db"), bound):
+            found.setdefault(r["fig"], []).append(r)
+    figures = []
+    for tag, plan, s in zip(tags, plans, stats):
+        cells = None
+        if tag in wanted:
+            cells = _cells(found.get(tag, []), plan.b_type)
+        figures.append(plan.draw(s, cells))
+    return figures
+
+
+def _cells(rows, b_type) -> Cells:
+    """The :class:`Cells` of one plan from its ranked rows."""
+    a_rows = sorted((r for r in rows if r["ga"] == 0 and r["gb"] == 1), key=lambda r: r["ra"])
+    b_rows = sorted((r for r in rows if r["ga"] == 1 and r["gb"] == 0), key=lambda r: r["rb"])
+    total = next((r for r in rows if r["ga"] == 1 and r["gb"] == 1), None)
+    messages = int(total["n"]) if total is not None else 0
+    da = int(total["da"] or 0) if total is not None else 0
+    db = int(total["db"] or 0) if total is not None else 0
+    a = TopKeys([r["a"] for r in a_rows], [int(r["n"]) for r in a_rows], da, messages)
+    b = TopKeys([b_type(r["b"]) for r in b_rows], [int(r["n"]) for r in b_rows], db, messages)
+    counts = {(r["a"], b_type(r["b"])): int(r["n"]) for r in rows
+              if r["ga"] == 0 and r["gb"] == 0}
+    return Cells(a, b, counts)
 
 
 def epoch_seconds(ts_col):
@@ -220,7 +428,7 @@ class TopKeys:
 
     @property
     def buckets(self) -> list:
-        """The top keys, then :data:`OTHER` when there are others (as :func:`bucket_column`)."""
+        """The top keys, then :data:`OTHER` when there are others (as :meth:`Cells.folded`)."""
         return self.keys + ([OTHER] if self.others else [])
 
     @property
@@ -228,39 +436,6 @@ class TopKeys:
         """Messages in each of :attr:`buckets`."""
         rest = self.messages - sum(self.counts)
         return self.counts + ([rest] if self.others else [])
-
-
-def top_keys(rows, key, n: int) -> TopKeys:
-    """The ``n`` keys with the most rows, computed in Spark.
-
-    Parameters
-    ----------
-    rows : pyspark.sql.DataFrame
-    key : pyspark.sql.Column
-        A string column (:meth:`Dimension.key_column`).
-    n : int
-
-    Returns
-    -------
-    TopKeys
-        Two aggregates reach the driver: ``n`` rows and one.
-    """
-    from pyspark.sql import functions as F
-
-    totals = rows.groupBy(key.alias("k")).agg(F.count(F.lit(1)).alias("n"))
-    top = collect(totals.orderBy(F.desc("n"), F.asc("k")).limit(n), n)
-    total = collect(totals.agg(F.count(F.lit(1)).alias("keys"), F.sum("n").alias("n")), 1)[0]
-    return TopKeys([r["k"] for r in top], [int(r["n"]) for r in top], int(total["keys"]),
-                   int(total["n"] or 0))
-
-
-def bucket_column(key, top: TopKeys):
-    """``key`` where it is a top key, :data:`OTHER` elsewhere."""
-    from pyspark.sql import functions as F
-
-    if not top.keys:
-        return F.lit(OTHER)
-    return F.when(key.isin(*top.keys), key).otherwise(F.lit(OTHER))
 
 
 def key_labels(dim: Dimension, top: TopKeys) -> list[str]:

@@ -1,8 +1,10 @@
 """Distributions over the messages of a capture: ages, remaining expiry, backout counts.
 
-Each histogram is two small Spark jobs: one aggregate row (counts, extremes)
-from which the bins are chosen, then one ``groupBy`` on the bin (at most a
-few dozen rows reach the driver).
+Each histogram is a :class:`~dlqlens.plots.common.Plan`: one aggregate row
+(counts, extremes) from which the bins are chosen, then its cells counted by
+bin (at most a few dozen rows reach the driver); the histograms of a report
+are computed with its other figures in the same two Spark queries
+(:func:`dlqlens.plots.common.draw_plans`).
 """
 
 from __future__ import annotations
@@ -83,67 +85,106 @@ def ages(df, *, capture_time=None):
     ValueError
         When ``capture_time`` is a string that is not ISO 8601.
     """
-    from pyspark.sql import functions as F
+    return C.draw_plans(df, [AgesPlan(capture_time=capture_time)])[0]
 
-    title = "Age of the messages at capture time"
-    cap = _capture_column(capture_time)
-    series = {"since the original put (MQMD put_ts)": "put_ts",
+
+#: The two ages of :func:`ages`: legend name -> timestamp column.
+AGE_SERIES = {"since the original put (MQMD put_ts)": "put_ts",
               "on the dead-letter queue (since dlh_put_ts)": "dlh_put_ts"}
-    short = ("MQMD put", "DLQ put")
-    rows = df.select(*[(cap - C.epoch_seconds(F.col(c))).alias(f"a{i}")
-                       for i, c in enumerate(series.values())],
-                     F.col("source"),
-                     C.epoch_seconds(F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")))
-                     .alias("latest"))
-    aggs = [F.count(F.lit(1)).alias("n"), F.count_distinct("source").alias("sources"),
-            F.max("latest").alias("latest")]
-    for i in range(len(series)):
-        a = F.col(f"a{i}")
-        aggs += [F.count(a).alias(f"n{i}"), F.count_if(a < 0).alias(f"neg{i}"),
-                 F.max(a).alias(f"max{i}")]
-    stats = C.collect(rows.agg(*aggs), 1)[0]
-    shown = [stats[f"n{i}"] - stats[f"neg{i}"] for i in range(len(series))]
-    if not any(shown):
-        return C.empty_figure(title, "no messages" if not stats["n"]
-                              else "no message with a put time at or before the capture time")
-    oldest = max(stats[f"max{i}"] for i in range(len(series)) if shown[i])
-    unit, size = next((u, s) for u, s, below in AGE_UNITS if oldest < below)
-    width = max(C.nice_step(max(oldest / size, 1e-9) / HISTOGRAM_BINS), 0.1)
-    bin_of = lambda a: F.floor(a / F.lit(float(size * width))).cast("long")  # noqa: E731
-    exploded = rows.select(F.explode(F.array(*[
-        F.struct(F.lit(i).alias("s"), bin_of(F.col(f"a{i}")).alias("bin"))
-        for i in range(len(series))])).alias("e")).where(F.col("e.bin") >= 0)
-    agg = exploded.groupBy("e.s", "e.bin").agg(F.count(F.lit(1)).alias("n"))
-    n_bins = math.floor(oldest / (size * width)) + 1
-    counts = {(r["s"], int(r["bin"])): int(r["n"])
-              for r in C.collect(agg, len(series) * (n_bins + 1))}
-    n_bins = max([n_bins] + [b + 1 for _, b in counts])  # Spark's rounding has the last word
 
-    fig = C.new_figure(10, 5)
-    ax = fig.add_subplot()
-    edges = np.arange(n_bins + 1) * width
-    styles = ({"fill": True, "alpha": 0.45, "color": "tab:blue"},
-              {"fill": False, "linewidth": 2, "color": "tab:red"})
-    handles, labels = [], []
-    for i, (name, style) in enumerate(zip(series, styles)):
-        values = np.array([counts.get((i, b), 0) for b in range(n_bins)], dtype=float)
-        if shown[i]:
-            handles.append(ax.stairs(values, edges, baseline=0, **style))
-            labels.append(f"{name}: {C.count(shown[i], 'message')}")
-    ax.set_xlim(0, edges[-1])
-    ax.set_ylim(bottom=0)
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.set_xlabel(f"age at capture time ({unit}); "
-                  f"{_capture_phrase(capture_time, stats['sources'], stats['latest'])}")
-    ax.set_ylabel(f"messages per {width:g} {unit}")
-    notes = [f"{stats[f'neg{i}']:,} with a {short[i]} after the capture time not shown"
-             for i in range(len(series)) if stats[f"neg{i}"]]
-    missing = [f"{stats['n'] - stats[f'n{i}']:,} without {col}"
-               for i, col in enumerate(series.values()) if stats["n"] - stats[f"n{i}"]]
-    fig.suptitle(f"{title} ({C.count(stats['n'], 'message')})"
-                 + "".join(f"\n{x}" for x in ["; ".join(notes + missing)] if x), fontsize=11)
-    C.legend(ax, handles, labels, loc="upper right", fontsize=9)
-    return C.finish(fig)
+
+class AgesPlan(C.Plan):
+    """:func:`ages` as a :class:`~dlqlens.plots.common.Plan`: cells (age, bin)."""
+
+    top_a = len(AGE_SERIES)
+
+    def __init__(self, *, capture_time=None):
+        if capture_time is not None:
+            _capture_seconds(capture_time)  # ValueError now, before any Spark job
+        self.capture_time = capture_time
+
+    def frame(self, df, tag):
+        from pyspark.sql import functions as F
+
+        cap = _capture_column(self.capture_time)
+        for i, c in enumerate(AGE_SERIES.values()):
+            df = df.withColumn(f"{tag}_a{i}", cap - C.epoch_seconds(F.col(c)))
+        return df.withColumn(f"{tag}_latest", C.epoch_seconds(
+            F.coalesce(F.col("dlh_put_ts"), F.col("put_ts"))))
+
+    def stats(self, tag):
+        from pyspark.sql import functions as F
+
+        aggs = [F.count(F.lit(1)).alias(f"{tag}_n"),
+                F.count_distinct("source").alias(f"{tag}_sources"),
+                F.max(f"{tag}_latest").alias(f"{tag}_latest")]
+        for i in range(len(AGE_SERIES)):
+            a = F.col(f"{tag}_a{i}")
+            aggs += [F.count(a).alias(f"{tag}_n{i}"), F.count_if(a < 0).alias(f"{tag}_neg{i}"),
+                     F.max(a).alias(f"{tag}_max{i}")]
+        return aggs
+
+    def _shown(self, stats):
+        return [stats[f"n{i}"] - stats[f"neg{i}"] for i in range(len(AGE_SERIES))]
+
+    def cells(self, stats, tag):
+        from pyspark.sql import functions as F
+
+        shown = self._shown(stats)
+        if not any(shown):
+            return None
+        oldest = max(stats[f"max{i}"] for i in range(len(AGE_SERIES)) if shown[i])
+        self.unit, size = next((u, s) for u, s, below in AGE_UNITS if oldest < below)
+        self.width = max(C.nice_step(max(oldest / size, 1e-9) / HISTOGRAM_BINS), 0.1)
+        self.n_bins = math.floor(oldest / (size * self.width)) + 1
+        out = []
+        for i in range(len(AGE_SERIES)):
+            b = F.floor(F.col(f"{tag}_a{i}") / F.lit(float(size * self.width))).cast("long")
+            out.append((b >= 0, F.lit(str(i)), b))  # null (no such put) or < 0: not drawn
+        return out
+
+    def max_b(self, stats):
+        return self.n_bins + 1
+
+    def draw(self, stats, cells):
+        title = "Age of the messages at capture time"
+        capture_time, series = self.capture_time, AGE_SERIES
+        short = ("MQMD put", "DLQ put")
+        shown = self._shown(stats)
+        if cells is None:
+            return C.empty_figure(title, "no messages" if not stats["n"]
+                                  else "no message with a put time at or before the capture "
+                                       "time")
+        unit, width = self.unit, self.width
+        counts = {(int(a), b): n for (a, b), n in cells.folded().items()}
+        # Spark's rounding has the last word
+        n_bins = max([self.n_bins] + [b + 1 for _, b in counts])
+
+        fig = C.new_figure(10, 5)
+        ax = fig.add_subplot()
+        edges = np.arange(n_bins + 1) * width
+        styles = ({"fill": True, "alpha": 0.45, "color": "tab:blue"},
+                  {"fill": False, "linewidth": 2, "color": "tab:red"})
+        handles, labels = [], []
+        for i, (name, style) in enumerate(zip(series, styles)):
+            values = np.array([counts.get((i, b), 0) for b in range(n_bins)], dtype=float)
+            if shown[i]:
+                handles.append(ax.stairs(values, edges, baseline=0, **style))
+                labels.append(f"{name}: {C.count(shown[i], 'message')}")
+        ax.set_xlim(0, edges[-1])
+        ax.set_ylim(bottom=0)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel(f"age at capture time ({unit}); "
+                      f"{_capture_phrase(capture_time, stats['sources'], stats['latest'])}")
+        ax.set_ylabel(f"messages per {width:g} {unit}")
+        notes = [f"{stats[f'neg{i}']:,} with a {short[i]} after the capture time not shown"
+                 for i in range(len(series)) if stats[f"neg{i}"]]
+        missing = [f"{stats['n'] - stats[f'n{i}']:,} without {col}"
+                   for i, col in enumerate(series.values()) if stats["n"] - stats[f"n{i}"]]
+        fig.suptitle(f"{title} ({C.count(stats['n'], 'message')})"
+                     + "".join(f"\n{x}" for x in ["; ".join(notes + missing)] if x), fontsize=11)
+        C.legend(ax, handles, labels, loc="upper right", fontsize=9)
+        return C.finish(fig)
 
 
 def remaining_expiry(df, *, capture_time=None):
@@ -182,39 +223,76 @@ def remaining_expiry(df, *, capture_time=None):
     ValueError
         When ``capture_time`` is a string that is not ISO 8601.
     """
-    from pyspark.sql import functions as F
+    return C.draw_plans(df, [ExpiryPlan(capture_time=capture_time)])[0]
 
-    title = "Remaining expiry at capture (md.Expiry)"
-    expiry = F.col("md.Expiry")
-    secs = F.when(expiry >= 0, expiry.cast("double") / 10.0)
-    rows = df.select(expiry.alias("e"), secs.alias("s"), F.col("source"),
-                     C.epoch_seconds(F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")))
-                     .alias("latest"))
-    stats = C.collect(rows.agg(
-        F.count(F.lit(1)).alias("n"), F.count_if(F.col("e") == -1).alias("unlimited"),
-        F.count_if(F.col("e") < -1).alias("invalid"), F.count_if(F.col("e").isNull()).alias("null"),
-        F.count("s").alias("finite"), F.count_if(F.col("s") == 0).alias("zero"),
-        F.max("s").alias("max"), F.min(F.when(F.col("s") > 0, F.col("s"))).alias("min_pos"),
-        F.count_distinct("source").alias("sources"), F.max("latest").alias("latest")), 1)[0]
-    unlimited = f"{stats['unlimited']:,} unlimited (Expiry -1): never expire"
-    if not stats["n"]:
-        return C.empty_figure(title)
-    if not stats["finite"]:
-        return C.empty_figure(title, f"no message with a finite expiry ({stats['n']:,} "
-                                     f"messages; {unlimited})")
-    log = stats["min_pos"] is not None and stats["max"] / stats["min_pos"] > 1000
-    if log:
-        bin_of = F.ceil(F.log10(F.col("s")) * PER_DECADE).cast("long")
-        lo = math.ceil(math.log10(stats["min_pos"]) * PER_DECADE - 1e-9)
-        hi = math.ceil(math.log10(stats["max"]) * PER_DECADE + 1e-9)
-        first, last = lo - 1, hi + 1
-    else:
-        width = C.nice_step(max(stats["max"], 0.1) / HISTOGRAM_BINS)
-        bin_of = F.ceil(F.col("s") / F.lit(width)).cast("long")
-        first, last = 0, math.ceil(stats["max"] / width + 1e-9) + 1
-    agg = (rows.where(F.col("s") > 0).groupBy(bin_of.alias("bin"))
-           .agg(F.count(F.lit(1)).alias("n")))
-    counts = {int(r["bin"]): int(r["n"]) for r in C.collect(agg, last - first + 1)}
+
+class ExpiryPlan(C.Plan):
+    """:func:`remaining_expiry` as a :class:`~dlqlens.plots.common.Plan`: cells
+    (one series, expiry bin)."""
+
+    def __init__(self, *, capture_time=None):
+        if capture_time is not None:
+            _capture_seconds(capture_time)  # ValueError now, before any Spark job
+        self.capture_time = capture_time
+
+    def frame(self, df, tag):
+        from pyspark.sql import functions as F
+
+        expiry = F.col("md.Expiry")
+        return (df.withColumn(f"{tag}_e", expiry)
+                .withColumn(f"{tag}_s", F.when(expiry >= 0, expiry.cast("double") / 10.0))
+                .withColumn(f"{tag}_latest", C.epoch_seconds(
+                    F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")))))
+
+    def stats(self, tag):
+        from pyspark.sql import functions as F
+
+        e, sec = F.col(f"{tag}_e"), F.col(f"{tag}_s")
+        return [F.count(F.lit(1)).alias(f"{tag}_n"), F.count_if(e == -1).alias(f"{tag}_unlimited"),
+                F.count_if(e < -1).alias(f"{tag}_invalid"),
+                F.count_if(e.isNull()).alias(f"{tag}_null"),
+                F.count(sec).alias(f"{tag}_finite"), F.count_if(sec == 0).alias(f"{tag}_zero"),
+                F.max(sec).alias(f"{tag}_max"),
+                F.min(F.when(sec > 0, sec)).alias(f"{tag}_min_pos"),
+                F.count_distinct("source").alias(f"{tag}_sources"),
+                F.max(f"{tag}_latest").alias(f"{tag}_latest")]
+
+    def cells(self, stats, tag):
+        from pyspark.sql import functions as F
+
+        if not stats["n"] or not stats["finite"]:
+            return None
+        sec = F.col(f"{tag}_s")
+        self.log = stats["min_pos"] is not None and stats["max"] / stats["min_pos"] > 1000
+        if self.log:
+            bin_of = F.ceil(F.log10(sec) * PER_DECADE).cast("long")
+            lo = math.ceil(math.log10(stats["min_pos"]) * PER_DECADE - 1e-9)
+            hi = math.ceil(math.log10(stats["max"]) * PER_DECADE + 1e-9)
+            self.first, self.last = lo - 1, hi + 1
+        else:
+            self.width = C.nice_step(max(stats["max"], 0.1) / HISTOGRAM_BINS)
+            bin_of = F.ceil(sec / F.lit(self.width)).cast("long")
+            self.first, self.last = 0, math.ceil(stats["max"] / self.width + 1e-9) + 1
+        return [(sec > 0, F.lit("s"), bin_of)]
+
+    def max_b(self, stats):
+        return self.last - self.first + 1
+
+    def draw(self, stats, cells):
+        capture_time = self.capture_time
+        title = "Remaining expiry at capture (md.Expiry)"
+        unlimited = f"{stats['unlimited']:,} unlimited (Expiry -1): never expire"
+        if not stats["n"]:
+            return C.empty_figure(title)
+        if not stats["finite"]:
+            return C.empty_figure(title, f"no message with a finite expiry ({stats['n']:,} "
+                                         f"messages; {unlimited})")
+        return _draw_expiry(title, stats, capture_time, unlimited, self.log,
+                            getattr(self, "width", None),
+                            {b: n for (_, b), n in cells.folded().items()})
+
+
+def _draw_expiry(title, stats, capture_time, unlimited, log, width, counts):
     lo_bin = min(counts, default=1)
     hi_bin = max(counts, default=1)
     ks = np.arange(lo_bin, hi_bin + 1)
@@ -301,24 +379,49 @@ def backout_counts(df):
         empty ``df``; messages without a BackoutCount (or a negative one)
         are counted in the title.
     """
-    from pyspark.sql import functions as F
+    return C.draw_plans(df, [BackoutPlan()])[0]
 
-    title = "Backout counts (md.BackoutCount)"
-    bc = F.col("md.BackoutCount")
-    rows = df.select(bc.alias("b"))
-    stats = C.collect(rows.agg(F.count(F.lit(1)).alias("n"),
-                               F.count_if(F.col("b") >= 0).alias("valid"),
-                               F.count_if(F.col("b") == 0).alias("zero"),
-                               F.max("b").alias("max")), 1)[0]
-    if not stats["valid"]:
-        return C.empty_figure(title, "no messages" if not stats["n"]
-                              else "no message with a BackoutCount")
+
+class BackoutPlan(C.Plan):
+    """:func:`backout_counts` as a :class:`~dlqlens.plots.common.Plan`: cells
+    (one series, BackoutCount bin)."""
+
+    def frame(self, df, tag):
+        from pyspark.sql import functions as F
+
+        return df.withColumn(f"{tag}_b", F.col("md.BackoutCount"))
+
+    def stats(self, tag):
+        from pyspark.sql import functions as F
+
+        b = F.col(f"{tag}_b")
+        return [F.count(F.lit(1)).alias(f"{tag}_n"), F.count_if(b >= 0).alias(f"{tag}_valid"),
+                F.count_if(b == 0).alias(f"{tag}_zero"), F.max(b).alias(f"{tag}_max")]
+
+    def cells(self, stats, tag):
+        from pyspark.sql import functions as F
+
+        if not stats["valid"]:
+            return None
+        top = int(stats["max"])
+        self.width = 1 if top <= 60 else int(math.ceil(C.nice_step(top / 50)))
+        b = F.col(f"{tag}_b")
+        return [(b >= 0, F.lit("b"), F.floor(b / F.lit(self.width)).cast("long"))]
+
+    def max_b(self, stats):
+        return int(stats["max"]) // self.width + 1
+
+    def draw(self, stats, cells):
+        title = "Backout counts (md.BackoutCount)"
+        if cells is None:
+            return C.empty_figure(title, "no messages" if not stats["n"]
+                                  else "no message with a BackoutCount")
+        return _draw_backouts(title, stats, self.width,
+                              {b: n for (_, b), n in cells.folded().items()})
+
+
+def _draw_backouts(title, stats, width, counts):
     top = int(stats["max"])
-    width = 1 if top <= 60 else int(math.ceil(C.nice_step(top / 50)))
-    agg = (rows.where(F.col("b") >= 0)
-           .groupBy(F.floor(F.col("b") / F.lit(width)).cast("long").alias("bin"))
-           .agg(F.count(F.lit(1)).alias("n")))
-    counts = {int(r["bin"]): int(r["n"]) for r in C.collect(agg, top // width + 1)}
     bins = np.arange(top // width + 1)
     values = np.array([counts.get(int(b), 0) for b in bins], dtype=float)
     nonzero = values[values > 0]
@@ -355,3 +458,9 @@ def backout_counts(df):
         notes.append(f"{stats['n'] - stats['valid']:,} without a valid BackoutCount not shown")
     fig.suptitle(f"{title}\n{'; '.join(notes)}", fontsize=11)
     return C.finish(fig)
+
+
+# the plan of each figure, for dlqlens.plots.figures (its aggregates computed with others')
+ages.plan = AgesPlan
+remaining_expiry.plan = ExpiryPlan
+backout_counts.plan = BackoutPlan

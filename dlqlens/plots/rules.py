@@ -36,9 +36,10 @@ def rule_coverage(replayed, table, *, top: int = 40):
 
     Parameters
     ----------
-    replayed : pyspark.sql.DataFrame
-        :func:`dlqlens.rules.replay.replay` output; reads ``tried``
-        (``rule_index``, ``outcome``) and ``left_reason``.
+    replayed : pyspark.sql.DataFrame or dlqlens.rules.replay.ReplaySummary
+        :func:`dlqlens.rules.replay.replay` output (its counts are taken by
+        :func:`dlqlens.rules.replay.summarize`: one aggregation), or that
+        summary computed already (no Spark job).
     table : dlqlens.rules.model.RulesTable or dlqlens.rules.replay.ReplayPlan
         The table replayed (rules with errors are left out, as the replay
         with ``allow_errors`` does).
@@ -58,25 +59,20 @@ def rule_coverage(replayed, table, *, top: int = 40):
     ValueError
         When ``top`` is not an integer of at least 1.
     """
-    from pyspark.sql import functions as F
-
-    from dlqlens.rules.replay import ReplayPlan
+    from dlqlens.rules.replay import ReplayPlan, ReplaySummary, summarize
 
     top = C.check_top(top)
     plan = table if isinstance(table, ReplayPlan) else ReplayPlan.from_table(
         table, allow_errors=True)
     title = "Rules replay: messages by the rule that decides their fate"
-    fates = {r["left_reason"]: int(r["n"]) for r in C.collect(
-        replayed.groupBy("left_reason").agg(F.count(F.lit(1)).alias("n")), 8)}
+    summary = replayed if isinstance(replayed, ReplaySummary) else summarize(replayed, plan)
+    fates: dict = {}
+    for (_, why), n in summary.fates.items():
+        fates[why] = fates.get(why, 0) + int(n)
     total = sum(fates.values())
     if not total:
         return C.empty_figure(title)
-    outcomes = (replayed.select(F.explode("tried").alias("t"))
-                .groupBy(F.col("t.rule_index").alias("rule"), F.col("t.outcome").alias("outcome"))
-                .agg(F.count(F.lit(1)).alias("n")))
-    per_rule: dict = {}
-    for r in C.collect(outcomes, 3 * max(len(plan.rules), 1)):
-        per_rule.setdefault(r["rule"], {})[r["outcome"]] = int(r["n"])
+    per_rule = {r["rule_index"]: r for r in summary.rules}
     decided = {rule.index: per_rule.get(rule.index, {}).get("succeeded", 0)
                + per_rule.get(rule.index, {}).get("ignored", 0) for rule in plan.rules}
     failed = {rule.index: per_rule.get(rule.index, {}).get("failed", 0) for rule in plan.rules}

@@ -37,38 +37,57 @@ class Binned:
         return np.array([self.counts.get((key, b), 0) for b in bins], dtype=float)
 
 
-def bin_by_time(rows, *, freq, top: int, extra=()):
-    """Count ``rows`` (columns ``ts``, a timestamp, and ``key``, a category
-    string) by time bin and category, in Spark.
+class TimePlan(C.Plan):
+    """Rows counted by time bin and category (the common part of
+    :class:`ArrivalsPlan` and :class:`TriggerPlan`).
 
-    Returns
-    -------
-    (dict, Binned or None)
-        The statistics row (``n`` rows, ``timed`` with a time, ``lo``/``hi``
-        epoch seconds, and the ``extra`` aggregates), and the counts (None
-        when no row has a time). Four small aggregates reach the driver: one
-        row, ``top`` rows, one row, and at most bins x (``top`` + 1) rows.
+    A subclass defines ``columns(df)``: the columns ``ts`` (a timestamp),
+    ``key`` (a category string) and ``counted`` (the row is one of the
+    figure's, never null), and :meth:`extra` (more aggregates). Its
+    statistics: ``n`` rows counted, ``timed`` with a time, ``lo``/``hi``
+    epoch seconds, and the extras; its cells: (key, time bin) of the timed
+    rows, at most ``top`` keys and one "other".
     """
-    from pyspark.sql import functions as F
 
-    ts = F.col("ts")
-    stats = C.collect(rows.agg(
-        F.count(F.lit(1)).alias("n"), F.count(ts).alias("timed"),
-        F.min(C.epoch_seconds(ts)).alias("lo"), F.max(C.epoch_seconds(ts)).alias("hi"),
-        *extra), 1)[0].asDict()
-    if not stats["timed"]:
-        return stats, None
-    width = C.bin_width(stats["hi"] - stats["lo"], freq)
-    timed = rows.where(ts.isNotNull())
-    best = C.top_keys(timed, F.col("key"), top)
-    first, last = int(stats["lo"] // width), int(stats["hi"] // width)
-    agg = (timed.groupBy(C.bucket_column(F.col("key"), best).alias("b"),
-                         C.bin_column(ts, width).alias("bin"))
-           .agg(F.count(F.lit(1)).alias("n")))
-    counts = {(r["b"], int(r["bin"])): int(r["n"])   # + 2: Spark's rounding at both ends
-              for r in C.collect(agg, (last - first + 3) * (len(best.keys) + 1))}
-    bins = [b for _, b in counts]
-    return stats, Binned(width, best, counts, min(bins), max(bins))
+    def __init__(self, *, freq, top: int):
+        self.freq, self.top_a = freq, C.check_top(top)
+
+    def frame(self, df, tag):
+        cols = self.columns(df)
+        for name in ("ts", "key", "counted"):
+            df = df.withColumn(f"{tag}_{name}", cols[name])
+        return df
+
+    def extra(self, tag) -> list:
+        return []
+
+    def stats(self, tag):
+        from pyspark.sql import functions as F
+
+        counted, ts = F.col(f"{tag}_counted"), F.col(f"{tag}_ts")
+        timed = F.when(counted, ts)
+        return [F.count_if(counted).alias(f"{tag}_n"), F.count(timed).alias(f"{tag}_timed"),
+                F.min(C.epoch_seconds(timed)).alias(f"{tag}_lo"),
+                F.max(C.epoch_seconds(timed)).alias(f"{tag}_hi"), *self.extra(tag)]
+
+    def cells(self, stats, tag):
+        from pyspark.sql import functions as F
+
+        if not stats["timed"]:
+            return None
+        self.width = C.bin_width(stats["hi"] - stats["lo"], self.freq)
+        ts = F.col(f"{tag}_ts")
+        return [(F.col(f"{tag}_counted") & ts.isNotNull(), F.col(f"{tag}_key"),
+                 C.bin_column(ts, self.width))]
+
+    def max_b(self, stats):
+        # + 2: Spark's rounding at both ends
+        return int(stats["hi"] // self.width) - int(stats["lo"] // self.width) + 3
+
+    def binned(self, cells) -> Binned:
+        counts = {k: n for k, n in cells.folded().items()}
+        bins = [b for _, b in counts]
+        return Binned(self.width, cells.a, counts, min(bins), max(bins))
 
 
 def _legend(ax, handles, labels, totals, title):
@@ -122,51 +141,75 @@ def arrivals(df, *, by: str = "reason", freq=None, top: int = 8, fallback: bool 
         For an unknown ``by``, ``top`` < 1, or a ``freq`` that is not a
         positive duration or makes more than 5,000 bins.
     """
-    from pyspark.sql import functions as F
+    return C.draw_plans(df, [ArrivalsPlan(by=by, freq=freq, top=top, fallback=fallback)])[0]
 
-    dim = C.dimension(by)
-    top = C.check_top(top)
-    title = f"Messages put on the dead-letter queue, by {dim.title}"
-    ts = F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")) if fallback else F.col("dlh_put_ts")
-    rows = df.select(ts.alias("ts"), F.col("dlh_put_ts").isNull().alias("no_dlq_ts"),
-                     dim.key_column().alias("key"))
-    stats, binned = bin_by_time(rows, freq=freq, top=top, extra=[
-        F.count_if(F.col("no_dlq_ts") & F.col("ts").isNotNull()).alias("fell_back")])
-    notes = []
-    if stats["fell_back"]:
-        notes.append(f"{stats['fell_back']:,} without a DLQ put time placed at their MQMD put time")
-    if stats["n"] - stats["timed"]:
-        notes.append(f"{stats['n'] - stats['timed']:,} without a "
-                     f"{'put time' if fallback else 'DLQ put time'} not shown")
-    if binned is None:
-        return C.empty_figure(title, "no messages" + (f" ({notes[0]})" if notes else ""))
-    width = binned.width
 
-    fig = C.new_figure(11, 5.5)
-    ax = fig.add_subplot()
-    bins = sorted({b for _, b in binned.counts})
-    x = C.bin_dates(bins, width)
-    bottom = np.zeros(len(bins))
-    handles = []
-    colors = C.category_colors(len(binned.top.keys), bool(binned.top.others))
-    for key, color in zip(binned.top.buckets, colors):
-        h = binned.values(key, bins)
-        handles.append(ax.bar(x, h, width=width / 86400, bottom=bottom, align="edge",
-                              color=color, edgecolor="white", linewidth=0.3))
-        bottom += h
-    C.utc_axis(ax.xaxis)
-    ax.set_xlim(*C.time_limits(binned.first, binned.last + 1, width))
-    ax.set_ylim(0, bottom.max() * 1.05)
-    ax.set_xlabel("DLQ put time (UTC)" if not stats["fell_back"]
-                  else "DLQ put time, else MQMD put time (UTC)")
-    ax.set_ylabel(f"messages per {C.width_label(width)}")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    fig.suptitle(f"{title}\n{C.count(stats['timed'], 'message')} from "
-                 f"{C.utc_text(stats['lo'])} to {C.utc_text(stats['hi'])}"
-                 + "".join(f"; {n}" for n in notes), fontsize=11)
-    _legend(ax, handles, C.display_labels(C.key_labels(dim, binned.top)), binned.top.totals,
-            dim.title)
-    return C.finish(fig)
+class ArrivalsPlan(TimePlan):
+    """:func:`arrivals` as a :class:`~dlqlens.plots.common.Plan` (its parameters)."""
+
+    def __init__(self, *, by: str = "reason", freq=None, top: int = 8, fallback: bool = True):
+        self.dim = C.dimension(by)
+        super().__init__(freq=freq, top=top)
+        self.fallback = fallback
+
+    def columns(self, df):
+        from pyspark.sql import functions as F
+
+        ts = (F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")) if self.fallback
+              else F.col("dlh_put_ts"))
+        return {"ts": ts, "key": self.dim.key_column(), "counted": F.lit(True)}
+
+    def frame(self, df, tag):
+        from pyspark.sql import functions as F
+
+        return super().frame(df, tag).withColumn(f"{tag}_no_dlq_ts", F.col("dlh_put_ts").isNull())
+
+    def extra(self, tag):
+        from pyspark.sql import functions as F
+
+        return [F.count_if(F.col(f"{tag}_no_dlq_ts") & F.col(f"{tag}_ts").isNotNull())
+                .alias(f"{tag}_fell_back")]
+
+    def draw(self, stats, cells):
+        dim, fallback = self.dim, self.fallback
+        title = f"Messages put on the dead-letter queue, by {dim.title}"
+        notes = []
+        if stats["fell_back"]:
+            notes.append(f"{stats['fell_back']:,} without a DLQ put time placed at their MQMD "
+                         "put time")
+        if stats["n"] - stats["timed"]:
+            notes.append(f"{stats['n'] - stats['timed']:,} without a "
+                         f"{'put time' if fallback else 'DLQ put time'} not shown")
+        if cells is None:
+            return C.empty_figure(title, "no messages" + (f" ({notes[0]})" if notes else ""))
+        binned = self.binned(cells)
+        width = binned.width
+
+        fig = C.new_figure(11, 5.5)
+        ax = fig.add_subplot()
+        bins = sorted({b for _, b in binned.counts})
+        x = C.bin_dates(bins, width)
+        bottom = np.zeros(len(bins))
+        handles = []
+        colors = C.category_colors(len(binned.top.keys), bool(binned.top.others))
+        for key, color in zip(binned.top.buckets, colors):
+            h = binned.values(key, bins)
+            handles.append(ax.bar(x, h, width=width / 86400, bottom=bottom, align="edge",
+                                  color=color, edgecolor="white", linewidth=0.3))
+            bottom += h
+        C.utc_axis(ax.xaxis)
+        ax.set_xlim(*C.time_limits(binned.first, binned.last + 1, width))
+        ax.set_ylim(0, bottom.max() * 1.05)
+        ax.set_xlabel("DLQ put time (UTC)" if not stats["fell_back"]
+                      else "DLQ put time, else MQMD put time (UTC)")
+        ax.set_ylabel(f"messages per {C.width_label(width)}")
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        fig.suptitle(f"{title}\n{C.count(stats['timed'], 'message')} from "
+                     f"{C.utc_text(stats['lo'])} to {C.utc_text(stats['hi'])}"
+                     + "".join(f"; {n}" for n in notes), fontsize=11)
+        _legend(ax, handles, C.display_labels(C.key_labels(dim, binned.top)), binned.top.totals,
+                dim.title)
+        return C.finish(fig)
 
 
 #: Trigger-message categories of :func:`trigger_rate`.
@@ -176,8 +219,9 @@ TRIGGER_BY = {
 }
 
 
-def _trigger_frame(df, by: str):
-    """Trigger-message rows: ``ts`` (put time: MQMD, else MQDLH), ``key``, ``dead``.
+def _trigger_columns(df, by: str):
+    """``df`` with the trigger-message columns, and their names: ``counted`` (the
+    row is a trigger message), ``ts`` (put time: MQMD, else MQDLH), ``key``, ``dead``.
 
     A row is a trigger message when its Format (``md.Format``, or
     ``dlh.Format`` after an MQDLH) is ``MQTRIG`` or an MQTM was decoded
@@ -197,20 +241,20 @@ def _trigger_frame(df, by: str):
     from dlqlens.detect.trigger_messages import dead_letter_column, is_trigger_message
 
     dead = dead_letter_column()
-    rows = df.where(is_trigger_message())
     if by == "initiation_queue":
         from dlqlens.detect.common import with_capture_queues
 
-        rows = with_capture_queues(rows.select("source", "dlh", "put_ts", "dlh_put_ts"))
+        # (no mapping given: column expressions of source only, no join)
+        df = with_capture_queues(df)
         initq = F.when(dead, blank_null(F.col("dlh.DestQName"))).otherwise(F.col("capture_queue"))
         key = F.struct(initq.alias("initq"), F.lit(None).cast("string").alias("appq"))
     else:
         appq = blank_null(F.col("tm.QName"))
         initq = F.when(appq.isNull() & dead, blank_null(F.col("dlh.DestQName")))
         key = F.struct(F.when(appq.isNull(), initq).alias("initq"), appq.alias("appq"))
-    return rows.select(F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")).alias("ts"),
-                       F.to_json(key, {"ignoreNullFields": "false"}).alias("key"),
-                       dead.alias("dead"))
+    return df, {"counted": is_trigger_message(),
+                "ts": F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")),
+                "key": F.to_json(key, {"ignoreNullFields": "false"}), "dead": dead}
 
 
 def _trigger_label(k: dict, by: str) -> str:
@@ -256,42 +300,68 @@ def trigger_rate(df, *, freq=None, by: str = "application_queue", top: int = 8):
     ValueError
         For an unknown ``by``, ``top`` < 1 or a bad ``freq`` (see :func:`arrivals`).
     """
-    from pyspark.sql import functions as F
+    return C.draw_plans(df, [TriggerPlan(freq=freq, by=by, top=top)])[0]
 
-    if by not in TRIGGER_BY:
-        raise ValueError(f"by must be one of {', '.join(TRIGGER_BY)}, not {by!r}")
-    top = C.check_top(top)
-    title = f"Trigger messages (MQTM) by {TRIGGER_BY[by]}"
-    rows = _trigger_frame(df, by)
-    stats, binned = bin_by_time(rows, freq=freq, top=top,
-                                extra=[F.count_if(F.col("dead")).alias("dead")])
-    untimed = stats["n"] - stats["timed"]
-    if binned is None:
-        return C.empty_figure(title, "no trigger messages" + (
-            f" ({untimed:,} without a put time)" if untimed else ""))
-    labels = [_trigger_label(json.loads(k), by) for k in binned.top.keys]
-    if binned.top.others:
-        labels.append(f"other ({binned.top.others:,} queues)")
 
-    fig = C.new_figure(11, 5)
-    ax = fig.add_subplot()
-    bins = range(binned.first, binned.last + 1)
-    edges = C.bin_dates(range(binned.first, binned.last + 2), binned.width)
-    handles = []
-    colors = C.category_colors(len(binned.top.keys), bool(binned.top.others))
-    for key, color in zip(binned.top.buckets, colors):
-        handles.append(ax.stairs(binned.values(key, bins), edges, color=color, linewidth=1.6,
-                                 baseline=0))
-    C.utc_axis(ax.xaxis)
-    ax.set_xlim(*C.time_limits(binned.first, binned.last + 1, binned.width))
-    ax.set_ylim(bottom=0)
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.set_xlabel("trigger message put time (UTC)")
-    ax.set_ylabel(f"trigger messages per {C.width_label(binned.width)}")
-    detail = (f"{C.count(stats['timed'], 'trigger message')}, {stats['dead']:,} of them "
-              "dead-lettered")
-    if untimed:
-        detail += f"; {untimed:,} without a put time not shown"
-    fig.suptitle(f"{title}\n{detail}", fontsize=11)
-    _legend(ax, handles, C.display_labels(labels), binned.top.totals, TRIGGER_BY[by])
-    return C.finish(fig)
+class TriggerPlan(TimePlan):
+    """:func:`trigger_rate` as a :class:`~dlqlens.plots.common.Plan` (its parameters)."""
+
+    def __init__(self, *, freq=None, by: str = "application_queue", top: int = 8):
+        if by not in TRIGGER_BY:
+            raise ValueError(f"by must be one of {', '.join(TRIGGER_BY)}, not {by!r}")
+        super().__init__(freq=freq, top=top)
+        self.by = by
+
+    def frame(self, df, tag):
+        from pyspark.sql import functions as F
+
+        framed, cols = _trigger_columns(df, self.by)
+        for name in ("ts", "key", "counted", "dead"):
+            framed = framed.withColumn(f"{tag}_{name}", cols[name])
+        return framed.select(*df.columns, *[F.col(f"{tag}_{name}")
+                                            for name in ("ts", "key", "counted", "dead")])
+
+    def extra(self, tag):
+        from pyspark.sql import functions as F
+
+        return [F.count_if(F.col(f"{tag}_counted") & F.col(f"{tag}_dead")).alias(f"{tag}_dead")]
+
+    def draw(self, stats, cells):
+        by = self.by
+        title = f"Trigger messages (MQTM) by {TRIGGER_BY[by]}"
+        untimed = stats["n"] - stats["timed"]
+        if cells is None:
+            return C.empty_figure(title, "no trigger messages" + (
+                f" ({untimed:,} without a put time)" if untimed else ""))
+        binned = self.binned(cells)
+        labels = [_trigger_label(json.loads(k), by) for k in binned.top.keys]
+        if binned.top.others:
+            labels.append(f"other ({binned.top.others:,} queues)")
+
+        fig = C.new_figure(11, 5)
+        ax = fig.add_subplot()
+        bins = range(binned.first, binned.last + 1)
+        edges = C.bin_dates(range(binned.first, binned.last + 2), binned.width)
+        handles = []
+        colors = C.category_colors(len(binned.top.keys), bool(binned.top.others))
+        for key, color in zip(binned.top.buckets, colors):
+            handles.append(ax.stairs(binned.values(key, bins), edges, color=color,
+                                     linewidth=1.6, baseline=0))
+        C.utc_axis(ax.xaxis)
+        ax.set_xlim(*C.time_limits(binned.first, binned.last + 1, binned.width))
+        ax.set_ylim(bottom=0)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel("trigger message put time (UTC)")
+        ax.set_ylabel(f"trigger messages per {C.width_label(binned.width)}")
+        detail = (f"{C.count(stats['timed'], 'trigger message')}, {stats['dead']:,} of them "
+                  "dead-lettered")
+        if untimed:
+            detail += f"; {untimed:,} without a put time not shown"
+        fig.suptitle(f"{title}\n{detail}", fontsize=11)
+        _legend(ax, handles, C.display_labels(labels), binned.top.totals, TRIGGER_BY[by])
+        return C.finish(fig)
+
+
+# the plan of each figure, for dlqlens.plots.figures (its aggregates computed with others')
+arrivals.plan = ArrivalsPlan
+trigger_rate.plan = TriggerPlan

@@ -170,14 +170,10 @@ def _read_text(path) -> str:
 # the parts, each computed in Spark
 # ---------------------------------------------------------------------------
 
-def _time_span(df) -> dict:
-    from pyspark.sql import functions as F
-
-    row = df.agg(F.min(F.unix_micros("put_ts")).alias("oldest_put"),
-                 F.max(F.unix_micros("put_ts")).alias("newest_put"),
-                 F.min(F.unix_micros("dlh_put_ts")).alias("oldest_dlq_put"),
-                 F.max(F.unix_micros("dlh_put_ts")).alias("newest_dlq_put")).first()
-    return {k: _utc(row[k]) for k in row.asDict()}
+def _time_span(summary) -> dict:
+    """The oldest and newest puts (MQMD and MQDLH) as naive UTC datetimes: the
+    summary's totals (computed with its tables, in the same aggregation)."""
+    return {k: None if v is None else v.to_pydatetime() for k, v in summary.times.items()}
 
 
 def _collect_findings(findings, links, max_findings: int, examples: int,
@@ -228,40 +224,43 @@ _GROUP_KEYS = ("Reason", "reason_name", "DestQMgrName", "DestQName")
 
 def _no_finding(df, findings, top: int, examples: int):
     """Messages in no finding: the count, the groups (reason, destination) and
-    the first ``examples`` messages of each of the first groups."""
+    the first ``examples`` messages of each of the first groups.
+
+    One query: the groups aggregated (each with its first ``examples``
+    messages by capture and message number: ``min_by`` of at most
+    ``examples`` values, bounded), ranked over all groups with the totals
+    alongside; only the first ``top`` groups reach the driver."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     left = unexplained_messages(df, findings).select(
         "source", "message_number", *_group_columns(), F.col("dlh.DestQName").alias("queue"),
         "dlh_put_ts")
-    groups = (left.groupBy(*_GROUP_KEYS)
-              .agg(F.count("*").alias("messages"), F.countDistinct("queue").alias("queues"),
-                   F.unix_micros(F.min("dlh_put_ts")).alias("first"),
-                   F.unix_micros(F.max("dlh_put_ts")).alias("last"))
-              .cache())  # small: one row per group; read three times below
-    try:
-        counts = groups.agg(F.sum("messages").alias("total"), F.count("*").alias("groups")).first()
-        total, group_count = int(counts["total"] or 0), int(counts["groups"] or 0)
-        ranked = groups.withColumn("group", F.row_number().over(
-            Window.orderBy(F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])))
-        first_groups = ranked.where(F.col("group") <= int(top))
-        # bounded (top groups, examples each): sorted on the driver, not by a global sort
-        shown = first_groups.toPandas().sort_values("group").reset_index(drop=True)
-        samples = []
-        if len(shown) and examples > 0:
-            keys = first_groups.select("group", *_GROUP_KEYS)
-            cond = [left[k].eqNullSafe(keys[k]) for k in _GROUP_KEYS]
-            picked = (left.join(F.broadcast(keys), cond)
-                      .select("group", "source", "message_number")
-                      .withColumn("n", F.row_number().over(
-                          Window.partitionBy("group").orderBy("source", "message_number")))
-                      .where(F.col("n") <= int(examples)).collect())
-            samples = [(r["group"], r["source"], r["message_number"])
-                       for r in sorted(picked, key=lambda r: (r["group"], r["n"]))]
-    finally:
-        groups.unpersist()
-    return total, group_count, shown, samples
+    ref = F.struct("source", "message_number")
+    aggs = [F.count("*").alias("messages"), F.countDistinct("queue").alias("queues"),
+            F.unix_micros(F.min("dlh_put_ts")).alias("first"),
+            F.unix_micros(F.max("dlh_put_ts")).alias("last")]
+    if examples > 0:
+        aggs.append(F.min_by(ref, ref, int(examples)).alias("examples"))
+    every = Window.partitionBy()
+    ranked = (left.groupBy(*_GROUP_KEYS).agg(*aggs)
+              .withColumn("group", F.row_number().over(every.orderBy(
+                  F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])))
+              .withColumn("total", F.sum("messages").over(every))
+              .withColumn("groups", F.count(F.lit(1)).over(every)))
+    # bounded (top groups, examples each): sorted on the driver, not by a global sort
+    frame = (ranked.where(F.col("group") <= max(int(top), 1)).toPandas()
+             .sort_values("group").reset_index(drop=True))
+    total = int(frame["total"].iloc[0]) if len(frame) else 0
+    group_count = int(frame["groups"].iloc[0]) if len(frame) else 0
+    frame = frame[frame["group"] <= int(top)]
+    samples = []
+    if examples > 0:
+        for g, picked in zip(frame["group"], frame["examples"]):
+            refs = sorted((r["source"], int(r["message_number"])) for r in picked)
+            samples += [(int(g), s, n) for s, n in refs]
+    shown = frame[[*_GROUP_KEYS, "messages", "queues", "first", "last", "group"]]
+    return total, group_count, shown.reset_index(drop=True), samples
 
 
 def _explain_refs(df, refs, show_payloads: bool) -> dict:
@@ -325,7 +324,7 @@ def _rules_part(table, df, world, top):
     replayed = replay(table, df, world, allow_errors=True).cache()
     try:
         stats = replay_summary(replayed, table)
-        coverage = rule_coverage(replayed, table)
+        coverage = rule_coverage(stats, table)  # its counts are the summary's: no job
         left = (replayed.where(F.col("disposition") == "left")
                 .select("source", "message_number", "left_reason"))
         fall = (df.join(left, ["source", "message_number"])
@@ -736,6 +735,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     to the driver (the parameters are :func:`build_report`'s)."""
     from dlqlens.detect import Findings, run_detectors
     from dlqlens.explain import summarize
+    from dlqlens.plots import figures as draw_figures
     from dlqlens.rules.model import RulesTable
     from dlqlens.rules.parser import parse_file
 
@@ -761,8 +761,9 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     findings_df = links = None
     try:
         summary = summarize(df, top=top)
-        span = _time_span(df)
-        plots = [fn(df) for fn in (figures if figures is not None else default_figures())]
+        span = _time_span(summary)
+        # every figure's aggregates computed together (two queries for the six figures)
+        figs = draw_figures(df, figures if figures is not None else default_figures())
         timing = {} if capture_time is None else {"capture_time": capture_time}
         findings_df, links = run_detectors(df, queue_defs=defs,
                                            capture_queues=capture_queues or None, **timing)
@@ -787,7 +788,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         if not was_cached:
             df.unpersist()
     data = ReportData(
-        summary=summary, span=span, figures=plots, findings=findings,
+        summary=summary, span=span, figures=figs, findings=findings,
         findings_total=sum(by_severity.values()), by_severity=by_severity,
         no_finding_total=nf_total, no_finding_groups=nf_groups, no_finding_shown=nf_shown,
         no_finding_samples=nf_samples, explanations=explanations, examples=examples, top=top,
@@ -908,7 +909,9 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
         Functions ``f(df) -> matplotlib.figure.Figure`` (aggregating in
         Spark) whose figures the summary shows, in order; default
         :func:`default_figures` (arrivals by reason, reasons by destination,
-        ages, remaining expiry, backout counts, trigger-message rate). With a
+        ages, remaining expiry, backout counts, trigger-message rate). The
+        functions of :mod:`dlqlens.plots` (and partials of them) are computed
+        together (:func:`dlqlens.plots.figures`: two Spark queries). With a
         rules table, the coverage section also shows
         :func:`dlqlens.plots.rule_coverage`.
     capture_time : datetime or CaptureTimes, optional

@@ -526,7 +526,7 @@ def jsonl_column(replayed):
 # per-rule statistics
 # ---------------------------------------------------------------------------
 
-_RULE_COUNTS = ("matched", "first_match", "tried", "disposed", "ignored")
+_RULE_COUNTS = ("matched", "first_match", "tried", "disposed", "ignored", "succeeded", "failed")
 
 
 def _events(replayed):
@@ -539,13 +539,18 @@ def _events(replayed):
     empty = F.array().cast("array<struct<rule_index:int,kind:string>>")
     matched = F.coalesce(F.col("matched"), F.array().cast("array<int>"))
     tried = F.coalesce(F.col("tried"), F.array())
+
+    def outcome_events(outcome):
+        # (a lambda of one argument: F.transform reads a second one as the index)
+        return F.transform(F.filter(tried, lambda t: t["outcome"] == outcome),
+                           lambda t: ev(t["rule_index"], outcome))
+
     return F.concat(
         F.transform(matched, lambda x: ev(x, "matched")),
         F.when(F.size(matched) > 0, F.array(ev(F.element_at(matched, 1), "first_match")))
         .otherwise(empty),
         F.transform(tried, lambda t: ev(t["rule_index"], "tried")),
-        F.transform(F.filter(tried, lambda t: t["outcome"] == "ignored"),
-                    lambda t: ev(t["rule_index"], "ignored")),
+        *[outcome_events(outcome) for outcome in ("ignored", "succeeded", "failed")],
         F.when(F.col("rule_index").isNotNull(), F.array(ev(F.col("rule_index"), "disposed")))
         .otherwise(empty),
     )
@@ -569,7 +574,9 @@ def rule_stats(replayed, table: RulesTable | ReplayPlan):
         ``first_match`` (it is the first matching rule), ``tried`` (the
         handler applied it), ``disposed`` (it removed the message from the
         DLQ: retried, forwarded or discarded), ``ignored`` (its
-        ACTION(IGNORE) left the message). One pass over ``replayed``.
+        ACTION(IGNORE) left the message), ``succeeded`` and ``failed``
+        (elements of ``tried`` for the rule with that outcome: its puts
+        succeeded, or every attempt failed). One pass over ``replayed``.
     """
     from pyspark.sql import functions as F
 
@@ -605,7 +612,8 @@ class ReplaySummary:
     ----------
     rules : list of dict
         One per rule: ``rule_index``, ``line``, ``action``, ``matched``,
-        ``first_match``, ``tried``, ``disposed``, ``ignored``.
+        ``first_match``, ``tried``, ``disposed``, ``ignored``, ``succeeded``,
+        ``failed`` (as :func:`rule_stats`).
     fates : dict of (str, str or None) to int
         ``(disposition, left_reason)`` -> messages.
     messages : int
