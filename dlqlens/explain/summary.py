@@ -228,11 +228,11 @@ def _grouped_tables(df, top: int):
     grouped = keyed.groupingSets(sets, *key_names).agg(
         F.count("*").alias("messages_all"),
         F.count_if(with_dlh).alias("messages_dlh"),
-        F.min(F.when(with_dlh, F.col("dlh_put_ts"))).alias("first_dlq_put"),
-        F.max(F.when(with_dlh, F.col("dlh_put_ts"))).alias("last_dlq_put"),
-        F.countDistinct(F.when(with_dlh, F.col("_dest"))).alias("queues"),
         # microseconds since the epoch: UTC whatever the session's time zone (toPandas
         # would give a timestamp in the session's wall clock)
+        F.unix_micros(F.min(F.when(with_dlh, F.col("dlh_put_ts")))).alias("first_dlq_put"),
+        F.unix_micros(F.max(F.when(with_dlh, F.col("dlh_put_ts")))).alias("last_dlq_put"),
+        F.countDistinct(F.when(with_dlh, F.col("_dest"))).alias("queues"),
         F.unix_micros(F.min("put_ts")).alias("oldest_put"),
         F.unix_micros(F.max("put_ts")).alias("newest_put"),
         F.unix_micros(F.min("dlh_put_ts")).alias("oldest_dlq_put"),
@@ -259,6 +259,9 @@ def _grouped_tables(df, top: int):
         part = part.rename(columns={k: k.split("_", 1)[1] for k in keys
                                     if k.startswith(("md_", "dlh_"))})
         part = part[shown].reset_index(drop=True)
+        for col in ("first_dlq_put", "last_dlq_put"):  # naive UTC, as the totals below
+            if col in part:
+                part[col] = pd.to_datetime(part[col], unit="us")
         for col in ("Reason", "PutApplType"):  # as toPandas gives them: int32 unless a null
             if col in part and not part[col].isna().any():
                 part[col] = part[col].astype("int32")

@@ -77,6 +77,10 @@ def test_the_summarys_times_are_utc_whatever_the_session_time_zone(spark, sample
     assert span == {"oldest_put": utc["min_put_ts"], "newest_put": utc["max_put_ts"],
                     "oldest_dlq_put": utc["min_dlh_put_ts"],
                     "newest_dlq_put": utc["max_dlh_put_ts"]}
+    # the by-reason table's first and last DLQ puts too: UTC, whatever the session's zone
+    by_reason = s.by_reason
+    assert by_reason["first_dlq_put"].min() == utc["min_dlh_put_ts"]
+    assert by_reason["last_dlq_put"].max() == utc["max_dlh_put_ts"]
 
 
 def test_the_six_figures_are_two_queries_not_several_per_figure(spark, sample):
