@@ -54,7 +54,8 @@ def small_capture(df) -> bool:
     plan statistics the client cannot read: it is read as it is partitioned,
     which gives the same findings)."""
     try:
-        size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes().toString())
+        # a Scala BigInt: py4j gives a Python int (or, in older versions, the object itself)
+        size = int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
     except Exception:  # Spark Connect, or a plan without statistics
         return False
     return 0 <= size <= SMALL_CAPTURE_BYTES
