@@ -39,6 +39,28 @@ DETECTORS: dict[str, str] = {
 }
 
 
+#: Bytes (Catalyst's estimate of the capture's rows) up to which :func:`run_detectors`
+#: reads a capture from one partition. The bundled sample (669 messages) is about 1 MB;
+#: the driver decodes captures of up to 16 MiB of files into one local table
+#: (``dlqlens.spark.source.LOCAL_BYTES``).
+SMALL_CAPTURE_BYTES = 64 * 2**20
+
+
+def small_capture(df) -> bool:
+    """True when the capture ``df`` is small enough (at most
+    :data:`SMALL_CAPTURE_BYTES` by Catalyst's size estimate of its optimized
+    plan) for :func:`run_detectors` to read it from one partition. False when
+    the estimate is larger or not available (a Spark Connect DataFrame, whose
+    plan statistics the client cannot read: it is read as it is partitioned,
+    which gives the same findings)."""
+    try:
+        # a Scala BigInt: py4j gives a Python int (or, in older versions, the object itself)
+        size = int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # Spark Connect, or a plan without statistics
+        return False
+    return 0 <= size <= SMALL_CAPTURE_BYTES
+
+
 def detector(name: str):
     """The detector function registered as ``name``.
 
@@ -100,6 +122,14 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     -----
     Each detector reads ``df`` again; cache it (``df.cache()``) before running
     several detectors over a capture decoded by the ``mqcapture`` source.
+
+    A small capture (:func:`small_capture`) is read from one partition
+    (``df.coalesce(1)``): the same transformations, planned without a
+    shuffle, so that the findings of a few hundred messages take a few Spark
+    jobs instead of one per shuffle of every detector (on a capture this
+    size each job costs its scheduling, whatever its rows). A larger one is
+    read as it is partitioned, every detector's grouping shuffled across
+    the executors.
     """
     import inspect
 
@@ -113,6 +143,10 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     if unused:
         raise TypeError(f"parameter(s) {', '.join(sorted(unused))} not accepted by any of the "
                         f"detectors run ({', '.join(names) or 'none'})")
+    if small_capture(df):
+        # one partition: no shuffle (its single partition satisfies every grouping and window
+        # of the detectors), so each query is one Spark job plus its broadcasts
+        df = df.coalesce(1)
     findings = links = None
     for name, fn in selected:
         signature = signatures[name]
@@ -128,10 +162,13 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         links = linked if links is None else links.unionByName(linked)
     if findings is None:
         return empty_findings(df.sparkSession)
-    return Findings(findings.orderBy("severity_rank", "window_start", "kind", "finding_id"), links)
+    # findings are few: sorted in one partition (a global orderBy would sample them for a
+    # range partitioning, then shuffle them: two more Spark jobs for a few rows)
+    return Findings(findings.coalesce(1).sortWithinPartitions(
+        "severity_rank", "window_start", "kind", "finding_id"), links)
 
 
 __all__ = ["DETECTORS", "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS",
            "LINKS_SCHEMA", "SAMPLE_SIZE", "SEVERITIES", "Findings", "conform", "detector",
            "empty_findings", "finding_columns", "finding_id_column", "finding_record",
-           "links_of", "run_detectors", "sample_links"]
+           "links_of", "run_detectors", "sample_links", "small_capture"]

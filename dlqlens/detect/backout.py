@@ -54,10 +54,8 @@ is why 2362 dead letters usually show 0.
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, definition_attr, epoch_seconds,
-                                   glob_regex, queue_defs_frame,
-                                   with_capture_queues)
+from dlqlens.detect.common import (definition_attr, epoch_seconds, glob_regex,
+                                   queue_def_rows, with_capture_queues, with_capture_times)
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRC
 
@@ -133,11 +131,10 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         raise ValueError(f"min_backout_count must be 1 or more, not {min_backout_count}")
     if int(min_repeats) < 2:
         raise ValueError(f"min_repeats must be 2 or more, not {min_repeats}")
-    spark = df.sparkSession
     has_payload = "payload" in df.columns
     digest = (F.when(F.length(F.col("payload")) > 0, F.sha2(F.col("payload"), 256))
               if has_payload else F.lit(None).cast("string"))
-    rows = df.select(
+    rows = with_capture_times(df.select(
         "source", "message_number",
         F.col("dlh").isNotNull().alias("is_dead_letter"),
         F.col("dlh.Reason").alias("reason"),
@@ -147,34 +144,36 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.col("put_ts"), F.col("dlh_put_ts"),
         F.coalesce("dlh_put_ts", "put_ts").alias("latest_put_ts"),
         digest.alias("digest"),
-        capture_time_column(capture_time).alias("captured"),
-        capture_time_known_column(capture_time).cast("int").alias("captured_known"),
-        capture_time_origin_column(capture_time).alias("captured_origin"),
-    )
-    rows = with_capture_queues(rows, capture_queues).drop("capture_key")
-    rows = rows.withColumn("home_queue", F.when(F.col("is_dead_letter"), F.col("DestQName"))
-                           .otherwise(F.col("capture_queue")))
+    ), df, capture_time)
+    rows = with_capture_queues(rows, capture_queues)
+    home_queue = F.when(F.col("is_dead_letter"), F.col("DestQName")).otherwise(
+        F.col("capture_queue"))
 
-    defs = queue_defs_frame(spark, queue_defs, {"bothresh": "int", "boqname": "string"})
-    if defs is not None:
-        rows = rows.join(F.broadcast(defs.withColumnRenamed("queue", "home_queue")), "home_queue",
-                         "left")
+    # the definitions looked up in literal maps (no join, so no Spark job to broadcast them)
+    defined = {r[0]: r[1:] for r in queue_def_rows(queue_defs, {"bothresh": "int",
+                                                                 "boqname": "string"})}
+    if defined:
+        def attr(i, typ):
+            return F.create_map(*[x for q in sorted(defined) for x in (
+                F.lit(q), F.lit(defined[q][i]).cast(typ))])[home_queue]
+        bothresh, boqname = attr(0, "int"), attr(1, "string")
         boqnames = sorted({str(definition_attr(d, "boqname")).strip()
                            for d in queue_defs.values() if definition_attr(d, "boqname")})
     else:
-        rows = rows.withColumn("bothresh", F.lit(None).cast("int")) \
-                   .withColumn("boqname", F.lit(None).cast("string"))
+        bothresh, boqname = F.lit(None).cast("int"), F.lit(None).cast("string")
         boqnames = []
     on_backout_queue = ~F.col("is_dead_letter") & (
         F.col("capture_queue").rlike(glob_regex(backout_queue_patterns))
         | F.col("capture_queue").isin(boqnames))
-    rows = rows.withColumn("on_backout_queue", on_backout_queue)
     limit = F.lit(int(backout_threshold))
+    rows = rows.select(*[c for c in rows.columns if c != "capture_key"],
+                       home_queue.alias("home_queue"), bothresh.alias("bothresh"),
+                       boqname.alias("boqname"), on_backout_queue.alias("on_backout_queue"))
     threshold = F.when(F.col("bothresh") > 0, F.least(F.col("bothresh"), limit)).otherwise(limit)
-    rows = rows.withColumn("threshold", threshold)
 
-    # One pass of window functions, then one aggregation: each row says which signals it
-    # shows (few shuffles, so that the detector stays cheap on millions of rows).
+    # Two windows (by MsgId, by payload), one small aggregation joined back (the latest 2362
+    # dead letter of each queue), then one aggregation: each row says which signals it shows
+    # (few shuffles, so that the detector stays cheap on millions of rows).
     from pyspark.sql import Window
 
     parked = F.col("is_dead_letter") | F.col("on_backout_queue")
@@ -188,16 +187,21 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
                      F.concat_ws("|", "home_queue", "digest")).otherwise(own)
     put_key = F.concat_ws("|", "capture_queue", F.col("latest_put_ts").cast("string"))
     msgid_puts = F.approx_count_distinct(put_key).over(Window.partitionBy(by_msgid))
-    rows = rows.withColumn("msgid_puts", F.when(parked & F.col("msgid").isNotNull(), msgid_puts))
     same_payload_msgids = F.approx_count_distinct(F.coalesce("msgid", own)) \
         .over(Window.partitionBy(by_payload))
-    rows = rows.withColumn("same_payload_msgids",
-                           F.when(parked & F.col("digest").isNotNull(), same_payload_msgids))
-    # the latest 2362 dead letter for a queue sits in the same "home_queue" partition as the
-    # messages browsed on that queue
-    rows = rows.withColumn("last_threshold_reached_ts",
-                           F.max(F.when(threshold_reached, F.col("dlh_put_ts")))
-                           .over(Window.partitionBy("home_queue")))
+    # the latest 2362 dead letter for each queue, beside the messages browsed on that queue:
+    # an aggregation (one row per queue) joined back, where a window over the queue would
+    # gather every row of one queue in one task
+    last_reached = (rows.where(threshold_reached).groupBy("DestQName")
+                    .agg(F.max("dlh_put_ts").alias("last_threshold_reached_ts"))
+                    .where(F.col("DestQName").isNotNull())
+                    .withColumnRenamed("DestQName", "home_queue"))
+    rows = rows.join(F.broadcast(last_reached), "home_queue", "left")
+    rows = rows.select(
+        "*", threshold.alias("threshold"),
+        F.when(parked & F.col("msgid").isNotNull(), msgid_puts).alias("msgid_puts"),
+        F.when(parked & F.col("digest").isNotNull(), same_payload_msgids)
+        .alias("same_payload_msgids"))
 
     def signal(name, cond, queue):
         return F.when(cond & queue.isNotNull(), F.struct(F.lit(name).alias("signal"),
@@ -222,10 +226,12 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
                                  | (F.col("put_ts") <= F.col("last_threshold_reached_ts"))),
                F.col("capture_queue")),
     )
-    hits = (rows.withColumn("hit", F.explode(F.filter(signals, lambda x: x.isNotNull())))
+    hits = (rows.select("*", F.explode(F.filter(signals, lambda x: x.isNotNull())).alias("hit"))
             .select("hit.signal", "hit.queue", "source", "message_number", "BackoutCount",
                     "msgid", "latest_put_ts", "threshold", "bothresh", "boqname",
-                    "same_payload_msgids", "captured", "captured_known", "captured_origin"))
+                    "same_payload_msgids", "captured",
+                    F.col("captured_known").cast("int").alias("captured_known"),
+                    "captured_origin"))
     groups = hits.groupBy("signal", "queue").agg(
         F.count(F.lit(1)).alias("message_count"),
         F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
@@ -290,4 +296,5 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         finding_id=finding_id, kind="backout_loop", severity=severity,
         queues=F.array(F.col("queue")), window_start=F.col("first"), window_end=F.col("last"),
         message_count=message_count, evidence=evidence, statement=statement))
-    return Findings(findings, link_rows(hits.withColumn("finding_id", finding_id), findings))
+    # every (signal, queue) group of the hits is a finding: its rows are the links as they are
+    return Findings(findings, link_rows(hits.select("*", finding_id.alias("finding_id")), None))

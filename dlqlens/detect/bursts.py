@@ -31,8 +31,7 @@ Reasons that a dedicated detector explains are left out by default (see
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, epoch_seconds, message_ref)
+from dlqlens.detect.common import epoch_seconds, message_ref, with_capture_times
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQRC
 
@@ -99,8 +98,10 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         raise ValueError(f"min_rate must be 0 or more per second, not {min_rate}")
     excluded = [int(r) for r in exclude_reasons]
 
-    captured = capture_time_column(capture_time)
-    rows = df.select(
+    dead_letters = df.where(F.col("dlh").isNotNull() & F.col("dlh_put_ts").isNotNull()
+                            & F.col("dlh.Reason").isNotNull()
+                            & (~F.col("dlh.Reason").isin(excluded) if excluded else F.lit(True)))
+    rows = with_capture_times(dead_letters.select(
         "source", "message_number",
         F.col("dlh.Reason").alias("reason"),
         F.col("dlh.DestQName").alias("DestQName"),
@@ -110,56 +111,63 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
                    F.concat_ws("#", "source", F.col("message_number").cast("string")))
          .alias("message_key"),
         F.col("dlh_put_ts"),
-        captured.alias("captured"),
-        capture_time_known_column(capture_time).alias("captured_known"),
-        capture_time_origin_column(capture_time).alias("captured_origin"),
-        F.col("dlh").isNotNull().alias("is_dead_letter"),
-    ).where(F.col("is_dead_letter") & F.col("dlh_put_ts").isNotNull()
-            & F.col("reason").isNotNull())
-    if excluded:
-        rows = rows.where(~F.col("reason").isin(excluded))
+        epoch_seconds(F.col("dlh_put_ts")).alias("put_seconds"),
+    ), df, capture_time)
     key = ["reason", "DestQName", "DestQMgrName"]
+    # one window pass (one shuffle by the key); the aggregations below keep its partitioning
     in_put_order = Window.partitionBy(*key).orderBy("dlh_put_ts", "message_key")
-    rows = rows.withColumn("put_seconds", epoch_seconds(F.col("dlh_put_ts")))
-    rows = rows.withColumn("gap", F.col("put_seconds") - F.lag("put_seconds").over(in_put_order))
-    rows = rows.withColumn("starts_burst",
-                           F.when(F.col("gap").isNull() | (F.col("gap") > float(max_gap)), 1)
-                           .otherwise(0))
-    rows = rows.withColumn("burst", F.sum("starts_burst").over(
-        in_put_order.rowsBetween(Window.unboundedPreceding, 0)))
-    rows = rows.withColumn("quiet", F.when(F.col("starts_burst") == 1, F.col("gap")))
+    gap = F.col("put_seconds") - F.lag("put_seconds").over(in_put_order)
+    rows = rows.select("*", gap.alias("gap"))
+    starts = F.col("gap").isNull() | (F.col("gap") > float(max_gap))
+    rows = rows.select("*", F.when(starts, 1).otherwise(0).alias("starts_burst"),
+                       F.when(starts, F.col("gap")).alias("quiet"))
+    rows = rows.select("*", F.sum("starts_burst").over(
+        in_put_order.rowsBetween(Window.unboundedPreceding, 0)).alias("burst"))
 
+    # by minute, then by burst: a distinct (message, put time) falls in one minute, so the
+    # burst's distinct messages are the sum of its minutes' and its peak their maximum
     ref = message_ref()
-    runs = rows.groupBy(*key, "burst").agg(
-        F.countDistinct("message_key", "dlh_put_ts").alias("message_count"),
+    order = F.struct("dlh_put_ts", "message_key")
+    minutes = rows.groupBy(*key, "burst", F.date_trunc("minute", "dlh_put_ts").alias("minute")).agg(
+        F.countDistinct("message_key", "dlh_put_ts").alias("per_minute"),
         F.min("dlh_put_ts").alias("first"), F.max("dlh_put_ts").alias("last"),
         F.max("quiet").alias("quiet_before"),
         F.max("captured").alias("captured"),
         F.max(F.col("captured_known").cast("int")).alias("captured_known"),
         F.first("captured_origin").alias("captured_origin"),
         F.first("reason_name", ignorenulls=True).alias("reason_name"),
-        F.min_by(ref, F.struct("dlh_put_ts", "message_key")).alias("first_ref"),
-        F.max_by(ref, F.struct("dlh_put_ts", "message_key")).alias("last_ref"),
+        F.min(order).alias("first_order"), F.max(order).alias("last_order"),
+        F.min_by(ref, order).alias("first_ref"),
+        F.max_by(ref, order).alias("last_ref"),
         F.count(F.lit(1)).alias("link_count"),
     )
+    runs = minutes.groupBy(*key, "burst").agg(
+        F.sum("per_minute").alias("message_count"),
+        F.min("first").alias("first"), F.max("last").alias("last"),
+        F.max("quiet_before").alias("quiet_before"),
+        F.max("captured").alias("captured"),
+        F.max("captured_known").alias("captured_known"),
+        F.first("captured_origin").alias("captured_origin"),
+        F.first("reason_name", ignorenulls=True).alias("reason_name"),
+        F.min_by("first_ref", "first_order").alias("first_ref"),
+        F.max_by("last_ref", "last_order").alias("last_ref"),
+        F.sum("link_count").alias("link_count"),
+        F.max("per_minute").alias("peak"),
+    )
     duration = epoch_seconds(F.col("last")) - epoch_seconds(F.col("first"))
-    runs = runs.withColumn("duration", duration) \
-               .withColumn("rate", F.col("message_count")
-                           / F.greatest(F.col("duration"), F.lit(1.0)))
+    runs = runs.select("*", duration.alias("duration"))
+    runs = runs.select("*", (F.col("message_count") / F.greatest(F.col("duration"), F.lit(1.0)))
+                       .alias("rate"))
     runs = runs.where((F.col("message_count") >= int(min_messages))
                       & (F.col("rate") >= float(min_rate)))
-    peaks = (rows.groupBy(*key, "burst", F.date_trunc("minute", "dlh_put_ts").alias("minute"))
-             .agg(F.countDistinct("message_key", "dlh_put_ts").alias("per_minute"))
-             .groupBy(*key, "burst").agg(F.max("per_minute").alias("peak")))
-    runs = runs.join(peaks, key + ["burst"], "left")
     since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
-    runs = runs.withColumn("since", since)
     # ended: quiet for max_gap before the capture (its newest put bounds the capture time from
     # below); going on: within max_gap of a capture time that is known; otherwise unknown
     ongoing = (F.when(F.col("since") > float(max_gap), F.lit(False))
                .when(F.col("captured_known") == 1, F.lit(True))
                .otherwise(F.lit(None).cast("boolean")))
-    runs = runs.withColumn("ongoing", ongoing)
+    runs = runs.select("*", since.alias("since"))
+    runs = runs.select("*", ongoing.alias("ongoing"))
     name = F.coalesce(F.col("reason_name"), F.lit("reason"))
     statement = F.format_string(
         "Burst of %d dead letters with %s (%d) for %s%s from %s to %s UTC (%.0f s, %.2f a second, "

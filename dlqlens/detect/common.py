@@ -41,6 +41,10 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Mapping
 
+#: Mappings of at most this many files are looked up in a literal map by
+#: :func:`with_capture_queues`; larger ones are joined as a broadcast table.
+MAPPED_FILES = 64
+
 #: File name extensions stripped before reading a queue name out of a capture's name.
 CAPTURE_EXTENSIONS = ("raw", "dmp", "bcg", "txt", "out", "log", "bin", "dat", "msg", "qmsg")
 
@@ -92,9 +96,11 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
         By source (the full ``source`` value or its base name): a queue
         name, or ``(queue manager or None, queue)`` as
         :func:`dlqlens.capture.reader.captured_queues` gives them. Sources it
-        does not list fall back to the file-name rule. It is joined as a
-        small broadcast table, so a mapping of thousands of files does not
-        grow the query's expressions.
+        does not list fall back to the file-name rule. A mapping of up to
+        :data:`MAPPED_FILES` files is looked up in a literal map (no join,
+        no Spark job to broadcast it); a larger one is joined as a small
+        broadcast table, so a mapping of thousands of files does not grow
+        the query's expressions.
 
     Returns
     -------
@@ -122,7 +128,16 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
     base, guessed, file_key = _file_name_queue(F.col("source"))
     names, keys, no_qmgr = _entries(capture_queues)
     fields = ("name", "key", "queue_without_qmgr")
-    if names:
+    if names and len(names) <= MAPPED_FILES:
+        # a few files: looked up in a literal map (no join, so no broadcast job)
+        def lookup(table, on):
+            entries = [x for k in sorted(table) for x in (F.lit(k), F.lit(table[k]).cast("string"))]
+            return F.create_map(*entries)[on] if entries else F.lit(None).cast("string")
+
+        name, key, queue_without_qmgr = (
+            F.coalesce(lookup(t, F.col("source")), lookup(t, base))
+            for t in (names, keys, no_qmgr))
+    elif names:
         table = rows.sparkSession.createDataFrame(
             [(s, names[s], keys.get(s), no_qmgr.get(s)) for s in names],
             "file string, name string, key string, queue_without_qmgr string")
@@ -138,9 +153,9 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
         name = key = queue_without_qmgr = F.lit(None).cast("string")
     own = (F.when(queue_without_qmgr == guessed, file_key)
            .when(queue_without_qmgr.isNotNull(), F.concat(F.lit("source|"), F.col("source"))))
-    rows = rows.withColumn("capture_queue", F.coalesce(name, guessed)) \
-               .withColumn("capture_key", F.coalesce(key, own, file_key))
-    return rows.drop(*[c for c in rows.columns if c.startswith("_capture_")])
+    return rows.select(*[c for c in rows.columns if not c.startswith("_capture_")],
+                       F.coalesce(name, guessed).alias("capture_queue"),
+                       F.coalesce(key, own, file_key).alias("capture_key"))
 
 
 def _capture_time_map(capture_time):
@@ -205,6 +220,60 @@ def capture_time_column(capture_time=None):
         return utc_literal(capture_time)
     latest = F.greatest(F.col("put_ts"), F.col("dlh_put_ts"))
     return F.coalesce(_mapped(capture_time), F.max(latest).over(Window.partitionBy("source")))
+
+
+def newest_puts(df):
+    """The newest put of each capture: ``source``, ``newest_put`` (timestamp,
+    the latest ``put_ts`` or ``dlh_put_ts`` of its rows).
+
+    One aggregation (partial aggregates per partition, then one row per
+    source), where a window over ``source`` would sort every row of a capture
+    in one task. The plan is the same for every detector over one ``df``, so
+    the detectors run together (:func:`dlqlens.detect.run_detectors`) compute
+    it once (Spark reuses the exchange).
+    """
+    from pyspark.sql import functions as F
+
+    return (df.select("source", F.greatest(F.col("put_ts"), F.col("dlh_put_ts")).alias("_put"))
+            .groupBy("source").agg(F.max("_put").alias("newest_put")))
+
+
+def with_capture_times(rows, df, capture_time=None):
+    """``rows`` plus the capture time of each row's capture.
+
+    Parameters
+    ----------
+    rows : pyspark.sql.DataFrame
+        Rows with a ``source`` column taken from ``df`` (filtered, projected:
+        a detector's rows), and no column named ``captured``,
+        ``captured_known``, ``captured_origin`` or ``newest_put``.
+    df : pyspark.sql.DataFrame
+        The whole capture ``rows`` came from: the newest put of each capture
+        is taken over all its rows (:func:`newest_puts`).
+    capture_time : datetime, str or mapping, optional
+        As :func:`capture_time_column`.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``rows`` with ``captured`` (timestamp, UTC: the values of
+        :func:`capture_time_column`), ``captured_known`` (bool,
+        :func:`capture_time_known_column`) and ``captured_origin`` (string,
+        :func:`capture_time_origin_column`). When one time is given for every
+        capture no join is made; otherwise the newest puts (one row per
+        capture) are joined, broadcast, on ``source``.
+    """
+    from pyspark.sql import functions as F
+
+    known = capture_time_known_column(capture_time)
+    origin = capture_time_origin_column(capture_time)
+    if capture_time is not None and not isinstance(capture_time, Mapping):
+        return rows.select("*", utc_literal(capture_time).alias("captured"),
+                           known.alias("captured_known"), origin.alias("captured_origin"))
+    rows = rows.join(F.broadcast(newest_puts(df)), "source", "left")
+    return rows.select(*[c for c in rows.columns if c != "newest_put"],
+                       F.coalesce(_mapped(capture_time), F.col("newest_put")).alias("captured"),
+                       known.alias("captured_known"), origin.alias("captured_origin"))
 
 
 def capture_time_known_column(capture_time=None):
@@ -320,8 +389,15 @@ def queue_defs_frame(spark, queue_defs, attrs: Mapping[str, str]):
     """
     if not queue_defs:
         return None
+    ddl = "queue string, " + ", ".join(f"{a} {t}" for a, t in attrs.items())
+    return spark.createDataFrame(queue_def_rows(queue_defs, attrs), ddl)
+
+
+def queue_def_rows(queue_defs, attrs: Mapping[str, str]) -> list[tuple]:
+    """The rows of :func:`queue_defs_frame` as Python tuples (``queue``, then
+    each attribute), for a detector that looks them up in a literal map."""
     rows = []
-    for qname, definition in queue_defs.items():
+    for qname, definition in (queue_defs or {}).items():
         row = [str(qname).strip()]
         for attr, typ in attrs.items():
             value = definition_attr(definition, attr)
@@ -335,8 +411,7 @@ def queue_defs_frame(spark, queue_defs, attrs: Mapping[str, str]):
                 value = value or None
             row.append(value)
         rows.append(tuple(row))
-    ddl = "queue string, " + ", ".join(f"{a} {t}" for a, t in attrs.items())
-    return spark.createDataFrame(rows, ddl)
+    return rows
 
 
 def glob_regex(patterns) -> str:

@@ -35,8 +35,7 @@ otherwise ``medium``: a defect that needs a fix, whatever the count.
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, epoch_seconds, glob_regex)
+from dlqlens.detect.common import epoch_seconds, glob_regex, with_capture_times
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQPER, MQRC, TEMPORARY_QUEUE_PREFIXES
 
@@ -49,7 +48,8 @@ LISTED = 10
 
 def _dead_letters(df, reason: int, dynamic_regex: str, *, dynamic: bool, capture_time):
     """Dead letters with ``reason`` whose DestQName is (``dynamic``) or is not a
-    temporary dynamic queue name, with the columns both detectors read."""
+    temporary dynamic queue name, with the columns both detectors read (and,
+    for ``dynamic``, the queue name's ``prefix``: up to its last dot)."""
     from pyspark.sql import functions as F
 
     destq = F.rtrim(F.col("dlh.DestQName"))
@@ -57,7 +57,8 @@ def _dead_letters(df, reason: int, dynamic_regex: str, *, dynamic: bool, capture
     rows = df.where(F.col("dlh").isNotNull() & (F.col("dlh.Reason") == int(reason))
                     & F.col("dlh.DestQName").isNotNull()
                     & (is_dynamic if dynamic else ~is_dynamic))
-    return rows.select(
+    prefix = [F.regexp_extract(destq, r"^(.*\.)[^.]*$", 1).alias("prefix")] if dynamic else []
+    return with_capture_times(rows.select(
         "source", "message_number",
         destq.alias("DestQName"),
         F.coalesce(F.rtrim(F.col("dlh.DestQMgrName")), F.lit("")).alias("DestQMgrName"),
@@ -66,10 +67,8 @@ def _dead_letters(df, reason: int, dynamic_regex: str, *, dynamic: bool, capture
         F.rtrim(F.col("md.PutApplName")).alias("PutApplName"),
         F.rtrim(F.col("md.UserIdentifier")).alias("UserIdentifier"),
         F.coalesce("dlh_put_ts", "put_ts").alias("dead_lettered"),
-        capture_time_column(capture_time).alias("captured"),
-        capture_time_known_column(capture_time).alias("captured_known"),
-        capture_time_origin_column(capture_time).alias("captured_origin"),
-    )
+        *prefix,
+    ), df, capture_time)
 
 
 def _common_aggregates():
@@ -251,7 +250,6 @@ def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: fl
     regex = glob_regex(tuple(TEMPORARY_QUEUE_PREFIXES) + tuple(model_prefixes))
     rows = _dead_letters(df, PERSISTENT_NOT_ALLOWED, regex, dynamic=True,
                          capture_time=capture_time)
-    rows = rows.withColumn("prefix", F.regexp_extract(F.col("DestQName"), r"^(.*\.)[^.]*$", 1))
     groups = rows.groupBy("DestQMgrName", "prefix").agg(
         *_common_aggregates(),
         F.countDistinct("DestQName").alias("distinct_queues"),

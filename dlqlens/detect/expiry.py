@@ -25,8 +25,7 @@ or removed otherwise).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, capture_time_origin_column,
-                                   with_capture_queues)
+from dlqlens.detect.common import with_capture_queues, with_capture_times
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRO
 
@@ -99,33 +98,40 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     if not 0 < float(dominance) <= 1:
         raise ValueError(f"dominance must be in (0, 1], not {dominance}")
 
-    rows = df.select(
+    rows = with_capture_times(df.select(
         "source", "message_number",
         F.col("dlh").isNotNull().alias("is_dead_letter"),
         F.col("md.Expiry").alias("expiry"),
         F.col("md.Report").alias("report"),
         F.hex("md.MsgId").alias("msgid"),
         F.coalesce("put_ts", "dlh_put_ts").alias("earliest_put_ts"),
-        capture_time_column(capture_time).alias("captured"),
-        capture_time_origin_column(capture_time).alias("captured_origin"),
-    )
+    ), df, capture_time)
     rows = with_capture_queues(rows, capture_queues)
     finite = F.col("expiry") >= 0
-    rows = rows.withColumn("finite", finite).withColumn(
-        "expires_at",
+    rows = rows.select(
+        *[c for c in rows.columns if c != "captured_known"], finite.alias("finite"),
         F.when(finite, F.timestamp_micros(F.unix_micros("captured")
-                                          + F.col("expiry").cast("long") * 100000)))
+                                          + F.col("expiry").cast("long") * 100000))
+        .alias("expires_at"))
 
     # snapshots of one queue, in time order: which messages vanished by the next one
     snapshots = rows.select("capture_key", "source", "captured").distinct()
     in_capture_order = Window.partitionBy("capture_key").orderBy("captured", "source")
-    snapshots = snapshots.withColumn("next_source", F.lead("source").over(in_capture_order)) \
-                         .withColumn("next_captured", F.lead("captured").over(in_capture_order))
-    rows = rows.join(F.broadcast(snapshots.drop("captured")), ["capture_key", "source"], "left")
-    later = rows.select(F.col("capture_key"), F.col("source").alias("next_source"),
-                        F.col("msgid"), F.lit(True).alias("still_there")).distinct()
-    rows = rows.join(later, ["capture_key", "next_source", "msgid"], "left")
-    vanished = F.col("next_source").isNotNull() & F.col("still_there").isNull()
+    snapshots = snapshots.select(
+        "capture_key", "source",
+        F.lead("source").over(in_capture_order).alias("next_source"),
+        F.lead("captured").over(in_capture_order).alias("next_captured"))
+    rows = rows.join(F.broadcast(snapshots), ["capture_key", "source"], "left")
+    # a message is still there in the next snapshot when its MsgId is among that snapshot's:
+    # the snapshots holding each MsgId of a queue (a window: one shuffle, where a join with the
+    # distinct MsgIds took three); a row without a MsgId is its own partition and matches none
+    own = F.concat_ws("#", "source", F.col("message_number").cast("string"))
+    by_msgid = Window.partitionBy("capture_key", F.coalesce("msgid", own))
+    holders = F.collect_set("source").over(by_msgid)
+    rows = rows.select("*", (F.col("msgid").isNotNull() & F.col("next_source").isNotNull()
+                             & F.array_contains(holders, F.col("next_source")))
+                       .alias("still_there"))
+    vanished = F.col("next_source").isNotNull() & ~F.col("still_there")
     by_expiry = vanished & F.col("finite") & (F.col("expires_at") <= F.col("next_captured"))
 
     horizon = float(soon)
@@ -203,5 +209,5 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     finite_rows = with_capture_queues(
         df.select("source", "message_number", F.col("md.Expiry").alias("expiry")),
         capture_queues).where(F.col("expiry") >= 0)
-    return Findings(findings, link_rows(finite_rows.withColumn("finding_id", finding_id()),
+    return Findings(findings, link_rows(finite_rows.select("*", finding_id().alias("finding_id")),
                                         findings))

@@ -206,7 +206,9 @@ def link_rows(rows, findings, on: str = "finding_id"):
     """The links of ``findings``: ``rows`` (one per message of a group, with a
     ``finding_id`` column, ``source`` and ``message_number``) kept where the
     group became a finding (a ``left_semi`` join with the findings' ids,
-    broadcast: findings are few).
+    broadcast: findings are few). ``findings`` None: every group of ``rows``
+    is a finding (a detector without a threshold on its groups), so every row
+    is a link and no join is made.
 
     Returns
     -------
@@ -217,6 +219,8 @@ def link_rows(rows, findings, on: str = "finding_id"):
 
     picked = rows.select(F.col(on).alias("finding_id"), "source",
                          F.col("message_number").cast("int").alias("message_number"))
+    if findings is None:
+        return picked
     return picked.join(F.broadcast(findings.select("finding_id")), "finding_id", "left_semi")
 
 

@@ -27,8 +27,7 @@ late replies are what request/reply with timeouts produces).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, epoch_seconds, glob_regex)
+from dlqlens.detect.common import epoch_seconds, glob_regex, with_capture_times
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQRC, TEMPORARY_QUEUE_PREFIXES
 
@@ -95,9 +94,9 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
     correl_id = F.col("md.CorrelId")
     origin = F.when(F.substring(correl_id, 1, 4) == F.lit(b"AMQ "),
                     F.trim(F.decode(F.substring(correl_id, 5, 12), "US-ASCII")))
-    rows = df.where(F.col("dlh").isNotNull()
-                    & F.col("dlh.Reason").isin(reasons)
-                    & F.col("dlh.DestQName").rlike(pattern)).select(
+    rows = with_capture_times(df.where(F.col("dlh").isNotNull()
+                                       & F.col("dlh.Reason").isin(reasons)
+                                       & F.col("dlh.DestQName").rlike(pattern)).select(
         "source", "message_number",
         F.col("dlh.Reason").alias("reason"),
         F.col("dlh.DestQName").alias("DestQName"),
@@ -108,10 +107,12 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         F.col("md.PutApplName").alias("PutApplName"),
         F.col("md.UserIdentifier").alias("UserIdentifier"),
         F.coalesce("dlh_put_ts", "put_ts").alias("latest_put_ts"),
-        capture_time_column(capture_time).alias("captured"),
-        capture_time_known_column(capture_time).alias("captured_known"),
-        capture_time_origin_column(capture_time).alias("captured_origin"),
-    )
+    ), df, capture_time)
+    # the count by reason in the same aggregation: the reasons are the few given
+    by_reason = F.map_from_entries(F.filter(F.array(*[
+        F.struct(F.lit(str(r)).alias("reason"),
+                 F.sum(F.when(F.col("reason") == r, 1).otherwise(0)).cast("long").alias("count"))
+        for r in sorted(set(reasons))]), lambda e: e["count"] > 0))
     groups = rows.groupBy("reply_qmgr", "prefix", "requester_qmgr").agg(
         F.count(F.lit(1)).alias("message_count"),
         F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
@@ -121,15 +122,11 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         F.slice(F.array_sort(F.collect_set("PutApplName")), 1, 10).alias("responders"),
         F.slice(F.array_sort(F.collect_set("UserIdentifier")), 1, 10).alias("users"),
         F.array_sort(F.collect_set("reason")).alias("reason_list"),
+        by_reason.alias("by_reason"),
         F.max("captured").alias("captured"),
         F.max(F.col("captured_known").cast("int")).alias("captured_known"),
         F.first("captured_origin").alias("captured_origin"),
     ).where(F.col("message_count") >= int(min_messages))
-    by_reason = (rows.groupBy("reply_qmgr", "prefix", "requester_qmgr", "reason").count()
-                 .groupBy("reply_qmgr", "prefix", "requester_qmgr")
-                 .agg(F.map_from_entries(F.collect_list(
-                     F.struct(F.col("reason").cast("string"), F.col("count")))).alias("by_reason")))
-    groups = groups.join(by_reason, ["reply_qmgr", "prefix", "requester_qmgr"], "left")
     message_count = F.col("message_count")
     requester = F.when(F.col("requester_qmgr") != "",
                        F.format_string(" (requests from queue manager %s)", F.col("requester_qmgr"))

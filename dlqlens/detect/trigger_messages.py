@@ -59,8 +59,7 @@ below (a TRIGINT to tune).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (capture_time_column, capture_time_known_column,
-                                   capture_time_origin_column, definition_attr, epoch_seconds)
+from dlqlens.detect.common import definition_attr, epoch_seconds, with_capture_times
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQFB_NAMES, MQRC_NAMES
 
@@ -119,13 +118,10 @@ def _trigger_rows(df, capture_time=None):
     from pyspark.sql import functions as F
 
     is_dead_letter = dead_letter_column()
-    # the capture time over every row of a capture (its newest put when not given), then the filter
-    rows = (df.withColumn("captured", capture_time_column(capture_time))
-            .withColumn("captured_known", capture_time_known_column(capture_time).cast("int"))
-            .withColumn("captured_origin", capture_time_origin_column(capture_time))
-            .where(is_trigger_message()))
     blank = lambda c: F.when(_trim(c) == "", F.lit(None)).otherwise(_trim(c))  # noqa: E731
-    return rows.select(
+    # the trigger messages, then the capture time of their captures (each capture's newest put
+    # over all its rows when not given: a small aggregation joined back, broadcast)
+    rows = df.where(is_trigger_message()).select(
         is_dead_letter.alias("is_dead_letter"),
         blank(F.col("tm.QName")).alias("application_queue"),
         blank(F.col("tm.ProcessName")).alias("process"),
@@ -136,8 +132,10 @@ def _trigger_rows(df, capture_time=None):
         F.coalesce(F.col("put_ts"), F.col("dlh_put_ts")).alias("earliest_put_ts"),
         F.col("dlh_put_ts"),
         "source", F.col("message_number").cast("int").alias("message_number"),
-        "captured", "captured_known", "captured_origin",
     )
+    rows = with_capture_times(rows, df, capture_time)
+    return rows.select(*[c for c in rows.columns if c != "captured_known"],
+                       F.col("captured_known").cast("int").alias("captured_known"))
 
 
 def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int = 5,
@@ -213,7 +211,6 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     """
     from pyspark.sql import functions as F
 
-    spark = df.sparkSession
     # every trigger message with an MQTM; its MQMD put time is when the queue manager made it
     rows = _trigger_rows(df, capture_time).where(F.col("application_queue").isNotNull())
     burst = F.session_window(F.col("earliest_put_ts"), f"{float(gap)} seconds").alias("burst")
@@ -227,26 +224,28 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                     F.max("captured_known").alias("captured_known"),
                     F.first("captured_origin").alias("captured_origin")))
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
-    grouped = grouped.withColumn("span", span) \
-                     .withColumn("rate", F.col("message_count") * 60.0 / F.col("span"))
     qmgr_trigint = trigint if trigint is not None else getattr(queue_defs, "trigint", None)
-    defs = []
+    defs = {}
     for qname, definition in (queue_defs or {}).items():
         trigtype = definition_attr(definition, "trigtype")
-        defs.append((str(qname).strip(), None if trigtype is None else str(trigtype).upper(),
-                     qmgr_trigint))
+        defs[str(qname).strip()] = None if trigtype is None else str(trigtype).upper()
     if defs:
-        trigger_defs = spark.createDataFrame(
-            defs, "application_queue string, trigtype string, trigint_ms long")
-        grouped = grouped.join(trigger_defs, "application_queue", "left")
+        # the definitions looked up in a literal map (no join: no Spark job to broadcast them)
+        queue = F.col("application_queue")
+        defined = F.create_map(*[x for q in sorted(defs) for x in (F.lit(q), F.lit(defs[q]))])
+        trigtype = defined[queue].cast("string")
+        trigint_ms = F.when(F.map_contains_key(defined, queue),
+                            F.lit(qmgr_trigint).cast("long"))
     else:
-        grouped = grouped.withColumn("trigtype", F.lit(None).cast("string")) \
-                         .withColumn("trigint_ms", F.lit(None).cast("long"))
+        trigtype, trigint_ms = F.lit(None).cast("string"), F.lit(None).cast("long")
+    grouped = grouped.select("*", span.alias("span"), trigtype.alias("trigtype"),
+                             trigint_ms.alias("trigint_ms"))
     # TRIGINT damps FIRST re-triggers only ("TriggerInterval (MQLONG)")
     allowed = F.when(F.col("trigint_ms").isNotNull() & (F.col("trigtype") == "FIRST"),
                      F.floor(F.col("span") * 1000.0 / F.greatest(F.col("trigint_ms"), F.lit(1)))
                      + 1).cast("long")
-    grouped = grouped.withColumn("allowed", allowed)
+    grouped = grouped.select("*", (F.col("message_count") * 60.0 / F.col("span")).alias("rate"),
+                             allowed.alias("allowed"))
     storm = (grouped.where((F.col("message_count") >= int(min_messages))
                            & (F.col("rate") >= float(min_rate)))
              .where(F.col("trigtype").isNull() | (F.col("trigtype") != "EVERY")))
@@ -356,9 +355,9 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
     """
     from pyspark.sql import functions as F
 
-    spark = df.sparkSession
     rows = _trigger_rows(df, capture_time).where(F.col("is_dead_letter"))
-    rows = rows.withColumn("application_queue", F.coalesce("application_queue", "DestQName"))
+    rows = rows.select(*[F.coalesce("application_queue", "DestQName").alias(c)
+                         if c == "application_queue" else F.col(c) for c in rows.columns])
     dead_lettered_at = F.coalesce("dlh_put_ts", "earliest_put_ts")
     grouped = (rows.groupBy("application_queue", "process", "applid", "reason")
                .agg(F.count(F.lit(1)).alias("message_count"),
@@ -370,16 +369,18 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
                     F.max("captured_known").alias("captured_known"),
                     F.first("captured_origin").alias("captured_origin"))
                .where(F.col("message_count") >= int(min_messages)))
-    reason_rows = [(code, MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code),
-                    MONITOR_FEEDBACK.get(code) or (
-                        "the trigger monitor rejected it" if code in MQFB_NAMES
-                        else "the queue manager could not put it on the initiation queue"))
-                   for code in sorted(set(MQFB_NAMES) | set(MQRC_NAMES))]
-    reason_names = spark.createDataFrame(reason_rows,
-                                         "reason int, reason_name string, meaning string")
-    grouped = grouped.join(F.broadcast(reason_names), "reason", "left")
+    codes = sorted(set(MQFB_NAMES) | set(MQRC_NAMES))
+    # the reasons' names and meanings looked up in literal maps (no join, no broadcast job)
+    names = F.create_map(*[x for code in codes for x in (
+        F.lit(code), F.lit(MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code)))])
+    meanings = F.create_map(*[x for code in codes for x in (
+        F.lit(code), F.lit(MONITOR_FEEDBACK.get(code) or (
+            "the trigger monitor rejected it" if code in MQFB_NAMES
+            else "the queue manager could not put it on the initiation queue")))])
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
-    grouped = grouped.withColumn("rate", F.col("message_count") * 60.0 / span)
+    grouped = grouped.select("*", names[F.col("reason")].alias("reason_name"),
+                             meanings[F.col("reason")].alias("meaning"),
+                             (F.col("message_count") * 60.0 / span).alias("rate"))
     since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))
     ongoing = (F.col("captured_known") == 1) & (since <= float(recent))
     severity = F.when(ongoing, "high").otherwise("medium")

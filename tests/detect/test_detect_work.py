@@ -1,0 +1,104 @@
+"""The detectors' work, counted (never timed: benchmarks/detectors_profile.py and the
+``spark_detectors`` stage of benchmarks/run.py measure the seconds).
+
+On a small capture each Spark job costs its planning and scheduling whatever its
+size, so the number of jobs is what the detectors' time on the sample follows
+(docs/performance.md, "The detectors"). On a large one, what matters is that no
+step gathers a capture's rows in one task: no window partitioned by the capture
+file alone (every row of a one-file capture in one task, sorted)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import DATASETS, ROOT
+
+pytestmark = pytest.mark.spark
+
+
+def _jobs(spark) -> int:
+    return int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())
+
+
+@pytest.fixture(scope="module")
+def sample(spark):
+    from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
+    from dlqlens.mq.mqsc import read_queue_defs
+    from dlqlens.spark.session import load_capture
+
+    df = load_capture(spark, str(DATASETS)).cache()
+    df.count()
+    queues = captured_queues(plan_pieces([str(DATASETS)], ReadOptions(format="auto")))
+    yield df, read_queue_defs(str(ROOT / "datasets/mqsc/qm.mqsc")), queues
+    df.unpersist()
+
+
+def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample):
+    """Every detector over the sample, as ``dlqlens detect`` reads them: building
+    the plans runs no job (no action inside a detector); the findings take at
+    most 16 jobs (12 measured; 41 before issue 21's rework of the detectors: a
+    window over each capture file per detector, a broadcast job per small
+    lookup table, a shuffle per grouping, a global sort of the findings),
+    their sampled links at most 16 (12 measured; 40 before)."""
+    from dlqlens.detect import run_detectors, sample_links
+
+    df, defs, queues = sample
+    before = _jobs(spark)
+    findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues)
+    planned = _jobs(spark)
+    rows = findings.collect()
+    found = _jobs(spark)
+    sample_links(links, 10).collect()
+    linked = _jobs(spark)
+    assert len(rows) == 13
+    assert planned - before == 0, f"building the detectors' plans ran {planned - before} jobs"
+    assert found - planned <= 16, f"the findings ran {found - planned} Spark jobs"
+    assert linked - found <= 16, f"the sampled links ran {linked - found} Spark jobs"
+
+
+def test_no_window_gathers_a_capture_file_in_one_task(sample):
+    """The capture time (each capture's newest put) is an aggregation joined
+    back, not a window partitioned by ``source``: on a capture of one file such
+    a window sorts every row in one task."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect import run_detectors
+
+    def windows_by_source(frame):
+        plan = frame._jdf.queryExecution().optimizedPlan().toString()
+        return re.findall(r"windowspecdefinition\(source#\d+L?, specifiedwindowframe", plan)
+
+    df, defs, queues = sample
+    # what the pattern finds: the window over each capture file the detectors used to make
+    assert windows_by_source(df.select(
+        "source", F.max("put_ts").over(Window.partitionBy("source")).alias("newest")))
+    findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues)
+    for frame in (findings, links):
+        assert not windows_by_source(frame), windows_by_source(frame)[:1]
+
+
+def test_a_small_capture_read_from_one_partition_gives_the_same_findings(spark, sample,
+                                                                         monkeypatch):
+    """The sample is small, so run_detectors reads it from one partition (no
+    shuffle); read as it is partitioned (the path of a large capture) it gives
+    the same findings and links, row for row."""
+    import dlqlens.detect as detect
+
+    df, defs, queues = sample
+    assert detect.small_capture(df)
+
+    def everything():
+        findings, links = detect.run_detectors(df, queue_defs=defs, capture_queues=queues,
+                                               capture_time="2024-03-15T10:00:00Z")
+        return ([r.asDict(recursive=True) for r in findings.collect()],
+                sorted(tuple(r) for r in links.collect()))
+
+    small = everything()
+    monkeypatch.setattr(detect, "SMALL_CAPTURE_BYTES", -1)
+    assert not detect.small_capture(df)
+    large = everything()
+    assert small[0] and small[1]
+    assert small == large
