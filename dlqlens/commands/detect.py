@@ -127,6 +127,7 @@ def run_detect(args) -> int:
     from dlqlens.detect import DETECTORS, finding_record, run_detectors, sample_links
     from dlqlens.errors import UsageError
     from dlqlens.safe import json_dumps
+    from dlqlens.spark.parquet import MessageInput
 
     if args.list:
         return print_names(DETECTORS)
@@ -147,8 +148,10 @@ def run_detect(args) -> int:
         if taken is not None:
             params["capture_time"] = taken
     df, _ = load_captures(args, args.captures, mode=args.mode, pieces=pieces)
-    df = df.cache()
-    df.count()  # decode once; every detector then reads the cached rows
+    decoded = isinstance(pieces, MessageInput)  # Parquet: each detector reads only its columns
+    if not decoded:
+        df = df.cache()
+        df.count()  # decode once; every detector then reads the cached rows
     try:
         try:
             findings, links = run_detectors(df, names, queue_defs=queue_defs,
@@ -176,7 +179,8 @@ def run_detect(args) -> int:
         if to:
             findings.unpersist()
             links.unpersist()
-        df.unpersist()
+        if not decoded:
+            df.unpersist()
     total = sum(counts.values())
     by = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info")
                    if s in counts)

@@ -61,10 +61,10 @@ MAX_NAME = 100
 #: ``maxRecordsPerFile``), and most messages read together in one scan
 #: (:func:`read_groups`): a read partition never holds more, whatever the
 #: session's ``spark.sql.files.*`` settings (docs/scale.md, "Parquet in and out").
-READ_ROWS = 100_000
+READ_ROWS = 50_000
 #: Most uncompressed bytes (as Parquet's footers count them, before snappy,
 #: after dictionary encoding) read together in one scan.
-READ_BYTES = 128 * 2**20
+READ_BYTES = 64 * 2**20
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -384,7 +384,8 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
         # the files as written (the marker lists them); listed now for a directory
         # written before the marker did
         files = marker.get("files")
-        part = _read_directory(spark, d, full, files if files is not None else parquet_files(d))
+        part = _read_directory(spark, d, full,
+                               _checked_files(d, files) if files is not None else parquet_files(d))
         df = part if df is None else df.unionByName(part)
     if mode == "DROPMALFORMED":
         df = df.filter(F.col("decode_status").isin(sorted(WELL_FORMED)))
@@ -461,6 +462,27 @@ def read_groups(files, rows: int | None = None, nbytes: int | None = None) -> li
         n += f["rows"]
         b += f["bytes"]
     return groups
+
+
+def _checked_files(directory: str, files) -> list[dict]:
+    """The marker's ``files``, each a relative path inside ``directory`` with whole-number
+    ``rows`` and ``bytes`` (else a UsageError naming the marker: a marker is input too)."""
+    from dlqlens.safe import one_line
+
+    ok = isinstance(files, list)
+    for f in files if ok else ():
+        p = f.get("path") if isinstance(f, dict) else None
+        if not (isinstance(p, str) and p and not p.startswith("/") and "\\" not in p
+                and all(x not in ("", ".", "..") for x in p.split("/"))
+                and all(isinstance(f.get(k), int) and not isinstance(f.get(k), bool)
+                        and f[k] >= 0 for k in ("rows", "bytes"))):
+            ok = False
+            break
+    if not ok:
+        raise UsageError(f"{one_line(os.path.join(directory, MARKER))}: files: expected a list "
+                         "of objects with a relative path inside the directory, rows and bytes, "
+                         f"found {one_line(repr(files)[:80])}")
+    return files
 
 
 def _read_directory(spark, directory: str, schema, files):
@@ -546,6 +568,14 @@ def write_messages(df, directory, *, sources=None, capture_queues=None,
     ------
     dlqlens.errors.UsageError
         When ``df`` lacks a column of the schema or the directory is not new.
+
+    Notes
+    -----
+    Each Parquet file holds at most :data:`READ_ROWS` messages (the write
+    option ``maxRecordsPerFile``; the session's settings are left as they
+    are) and the marker lists the files (``files``: path, messages,
+    uncompressed bytes), so that :func:`load_messages` reads them in
+    partitions of bounded rows.
     """
     from pyspark.sql import functions as F
 

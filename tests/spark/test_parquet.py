@@ -285,3 +285,23 @@ def _bounded_reads(spark, tmp_path, parquet, F, load_capture):
     again = load_capture(spark, str(out))
     assert again.groupBy(F.spark_partition_id()).count().agg(F.max("count")).first()[0] <= 40
     assert again.count() == 669
+
+
+@pytest.mark.parametrize("files", [
+    "x", [{"path": "../outside.parquet", "rows": 1, "bytes": 1}],
+    [{"path": "/etc/x.parquet", "rows": 1, "bytes": 1}],
+    [{"path": "a//b.parquet", "rows": 1, "bytes": 1}],
+    [{"path": "ok.parquet", "rows": -1, "bytes": 1}],
+    [{"path": "ok.parquet", "rows": True, "bytes": 1}], [["ok.parquet"]]])
+def test_a_marker_naming_files_outside_its_directory_is_refused(tmp_path, files):
+    from dlqlens.spark.parquet import load_messages
+
+    (tmp_path / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": [],
+                                               "files": files}))
+
+    class NoSpark:  # refused before Spark is asked anything
+        def __getattr__(self, name):
+            raise AssertionError(f"spark.{name} used")
+
+    with pytest.raises(UsageError, match="files: expected a list"):
+        load_messages(NoSpark(), str(tmp_path))
