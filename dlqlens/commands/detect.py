@@ -127,7 +127,6 @@ def run_detect(args) -> int:
     from dlqlens.detect import DETECTORS, finding_record, run_detectors, sample_links
     from dlqlens.errors import UsageError
     from dlqlens.safe import json_dumps
-    from dlqlens.spark.parquet import MessageInput
 
     if args.list:
         return print_names(DETECTORS)
@@ -148,10 +147,8 @@ def run_detect(args) -> int:
         if taken is not None:
             params["capture_time"] = taken
     df, _ = load_captures(args, args.captures, mode=args.mode, pieces=pieces)
-    decoded = isinstance(pieces, MessageInput)  # Parquet: each detector reads only its columns
-    if not decoded:
-        df = df.cache()
-        df.count()  # decode once; every detector then reads the cached rows
+    df = df.cache()
+    df.count()  # decode once; every detector then reads the cached rows
     try:
         try:
             findings, links = run_detectors(df, names, queue_defs=queue_defs,
@@ -179,8 +176,7 @@ def run_detect(args) -> int:
         if to:
             findings.unpersist()
             links.unpersist()
-        if not decoded:
-            df.unpersist()
+        df.unpersist()
     total = sum(counts.values())
     by = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info")
                    if s in counts)
