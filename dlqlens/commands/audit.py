@@ -12,7 +12,10 @@ are those the manifest lists; the DLQ captures among them (the queue is the
 queue manager's DEADQ in ``--queue-defs``, else ``SYSTEM.DEAD.LETTER.QUEUE``,
 the simulator's) are audited as the DLQ, the others (application, backout,
 initiation queues) only feed the detectors; the manifest's ``captured_at``
-is the capture time and its queue names name the captures.
+is the capture time and its queue names name the captures. A Parquet
+directory that ``dlqlens decode --to`` wrote from a simulator directory is
+read the same way: its marker keeps what the manifest said
+(:func:`manifest_captures`).
 """
 
 from __future__ import annotations
@@ -129,6 +132,57 @@ def expand_captures(paths, deadq: str) -> tuple:
     return out, (dlq if any_manifest else None), dlq_queues, queues, times, others
 
 
+def manifest_captures(paths) -> dict:
+    """What the simulator manifests among ``paths`` say of each of their captures.
+
+    Parameters
+    ----------
+    paths : list of str
+        What a command was given as captures; directories written by
+        ``dlqlens simulate`` are read through their ``manifest.json``
+        (:func:`read_manifest`), other paths are left out.
+
+    Returns
+    -------
+    dict
+        Capture path (the directory joined with the manifest's file name) ->
+        ``{"qmgr", "queue", "captured_at"}`` (each None when the manifest
+        does not say); empty when no path is a simulator directory.
+        ``dlqlens decode --to`` keeps it in the Parquet marker, so that
+        ``dlqlens audit`` reads such a directory as the simulator directory.
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        For a manifest that is not JSON, lacks ``captures`` or names a
+        file outside its directory.
+    """
+    from dlqlens.sim.scenarios import DLQ
+
+    _, dlq, _, queues, times, others = expand_captures(paths, DLQ)
+    return {f: {"qmgr": queues.get(f, (None, None))[0], "queue": queues.get(f, (None, None))[1],
+                "captured_at": times.get(f)}
+            for f in sorted((dlq or set()) | others)}
+
+
+def _from_markers(pieces, deadq: str) -> tuple:
+    """:func:`expand_captures`'s sets and maps for Parquet directories decoded from
+    simulator directories (the manifests kept in their markers), by ``source``."""
+    dlq, dlq_queues, queues, times, others = set(), {}, {}, {}, set()
+    for source, m in pieces.manifests.items():
+        queue = m.get("queue")
+        if queue:
+            queues[source] = (m.get("qmgr"), queue)
+        if queue == deadq:
+            dlq.add(source)
+            dlq_queues[source] = queue
+        else:
+            others.add(source)
+        if m.get("captured_at"):
+            times[source] = m["captured_at"]
+    return dlq, dlq_queues, queues, times, others
+
+
 def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="optimistic",
                capture_time=None, fmt: str = "auto") -> dict:
     """Everything ``dlqlens audit`` prepares before Spark starts.
@@ -168,6 +222,7 @@ def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="opt
     from dlqlens.rules.parser import parse_file
     from dlqlens.rules.world import World
     from dlqlens.sim.scenarios import DLQ
+    from dlqlens.spark.parquet import MessageInput
 
     policy = load_policy(policy) if policy else Policy()
     table = parse_file(rules) if rules else None
@@ -176,6 +231,9 @@ def audit_plan(captures, *, rules=None, queue_defs=None, policy=None, world="opt
     deadq = ((defs.qmgr.get("deadq") or "").strip() if defs is not None else "") or DLQ
     paths, dlq_paths, dlq_queues, queues, times, others = expand_captures(captures, deadq)
     pieces = plan_captures(paths, fmt)
+    if isinstance(pieces, MessageInput) and pieces.manifests:
+        # decoded from simulator directories: their manifests, kept in the markers
+        dlq_paths, dlq_queues, queues, times, others = _from_markers(pieces, deadq)
     taken = capture_times(capture_time, pieces)
     if taken is None and times:
         taken = CaptureTimes({p: capture_time_arg(t) for p, t in times.items()}, origin="given")

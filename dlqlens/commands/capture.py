@@ -161,7 +161,10 @@ def decode_to_parquet(args, limit: int) -> int:
     nothing was decoded or a message was larger than ``limit`` bytes (as
     without ``--to``).
     """
+    import os
+
     from dlqlens.capture.reader import captured_times
+    from dlqlens.commands.audit import manifest_captures
     from dlqlens.errors import UsageError
     from dlqlens.safe import one_line
     from dlqlens.spark.parquet import MessageInput, check_out_dir, write_messages
@@ -178,12 +181,16 @@ def decode_to_parquet(args, limit: int) -> int:
         raise UsageError("--to: decode reads captures, not a directory it wrote")
     for path, why in unread_files(pieces):
         print(f"dlqlens: not read: {one_line(path)}: {one_line(why)}", file=sys.stderr)
+    # a simulator directory's manifest.json names each capture's queue: kept in the marker
+    planned = {os.path.normpath(p.path): p.path for p in pieces}
+    manifests = {planned.get(os.path.normpath(f), f): m
+                 for f, m in manifest_captures(args.captures).items()}
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces,
                           maxMessageBytes=limit)
     marker = write_messages(df, out, sources=sorted({p.path for p in pieces
                                                      if p.format not in UNREAD}),
                             capture_queues=captured_queues(pieces),
-                            capture_times=captured_times(pieces))
+                            capture_times=captured_times(pieces), manifests=manifests)
     sources = marker["sources"]
     rows = sum(s["messages"] for s in sources)
     malformed = sum(s["malformed"] for s in sources)

@@ -25,8 +25,10 @@ The marker ``_dlqlens.json`` holds ``kind`` (``messages`` or ``results``),
 the dlqlens version, the Spark schema (JSON, with each field's metadata:
 its description, and for MQ structure fields the MQ type and length) and,
 per source, its capture name, format, message count, malformed count, the
-first malformed message and the queue and capture time its banner named.
-It is written after Spark's write succeeded, so a directory without it (a
+first malformed message and the queue and capture time its banner named;
+for captures decoded from a ``dlqlens simulate`` directory, ``manifests``
+keeps what its ``manifest.json`` said of each capture (queue manager, queue,
+capture time). It is written after Spark's write succeeded, so a directory without it (a
 write that failed half-way, or Parquet dlqlens did not write) is refused.
 
 Paths are local or shared file-system paths that the driver and every
@@ -54,6 +56,15 @@ PARTITION_COLUMNS = ("capture", "dlh_put_date")
 UNKNOWN_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 #: Longest capture name kept (characters) before the hash.
 MAX_NAME = 100
+
+#: Most messages in one Parquet file of a messages directory (the write's
+#: ``maxRecordsPerFile``), and most messages read together in one scan
+#: (:func:`read_groups`): a read partition never holds more, whatever the
+#: session's ``spark.sql.files.*`` settings (docs/scale.md, "Parquet in and out").
+READ_ROWS = 50_000
+#: Most uncompressed bytes (as Parquet's footers count them, before snappy,
+#: after dictionary encoding) read together in one scan.
+READ_BYTES = 64 * 2**20
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -167,6 +178,14 @@ class MessageInput(list):
         """``source`` -> ``(queue manager or None, queue)`` from the banners."""
         return {e.path: (e.info.get("queue_manager"), e.info["queue"])
                 for e in self if e.info.get("queue")}
+
+    @property
+    def manifests(self) -> dict:
+        """``source`` -> ``{"qmgr", "queue", "captured_at"}``: what the manifest of a
+        simulator directory said of each capture it listed (the markers'
+        ``manifests``; empty for directories decoded from other captures)."""
+        return {s: dict(m) for marker in self.markers
+                for s, m in (marker.get("manifests") or {}).items() if isinstance(m, dict)}
 
     @property
     def times(self) -> dict:
@@ -361,12 +380,123 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
     full = StructType(schema.fields + [StructField("capture", StringType()),
                                        StructField("dlh_put_date", DateType())])
     df = None
-    for d in found.directories:
-        part = spark.read.schema(full).parquet(d)
+    for d, marker in zip(found.directories, found.markers):
+        # the files as written (the marker lists them); listed now for a directory
+        # written before the marker did
+        files = marker.get("files")
+        part = _read_directory(spark, d, full,
+                               _checked_files(d, files) if files is not None else parquet_files(d))
         df = part if df is None else df.unionByName(part)
     if mode == "DROPMALFORMED":
         df = df.filter(F.col("decode_status").isin(sorted(WELL_FORMED)))
     return df.select(*(columns if columns is not None else schema.fieldNames()))
+
+
+def parquet_files(directory) -> list[dict]:
+    """The Parquet files of a directory dlqlens wrote, from their footers (no Spark).
+
+    Parameters
+    ----------
+    directory : str
+        A messages or results directory.
+
+    Returns
+    -------
+    list of dict
+        One per data file (names starting with ``_`` or ``.`` left out, as
+        Spark does), sorted by path: ``path`` (relative to ``directory``,
+        ``/``-separated), ``rows`` (messages) and ``bytes`` (the row groups'
+        ``total_byte_size``: uncompressed bytes).
+    """
+    import pyarrow.parquet as pq
+
+    d = os.fspath(directory)
+    out = []
+    for root, dirs, files in os.walk(d):
+        dirs[:] = sorted(x for x in dirs if not x.startswith(("_", ".")))
+        for name in sorted(files):
+            if name.startswith(("_", ".")) or not name.endswith(".parquet"):
+                continue
+            path = os.path.join(root, name)
+            meta = pq.read_metadata(path)
+            out.append({"path": os.path.relpath(path, d).replace(os.sep, "/"),
+                        "rows": meta.num_rows,
+                        "bytes": sum(meta.row_group(i).total_byte_size
+                                     for i in range(meta.num_row_groups))})
+    return sorted(out, key=lambda f: f["path"])
+
+
+def read_groups(files, rows: int | None = None, nbytes: int | None = None) -> list[list[str]]:
+    """Files read together, each group at most ``rows`` messages and ``nbytes``
+    uncompressed bytes (a file over either limit alone).
+
+    Spark packs small files into one read partition up to
+    ``spark.sql.files.maxPartitionBytes`` of *compressed* bytes (its default
+    128 MB, at least ``openCostInBytes``), so a directory whose files compress
+    well (24 MB for a million messages) is read in as few partitions as the
+    session has cores, each of hundreds of thousands of rows. Each group is
+    read as a scan of its own (:func:`load_messages`), so no partition spans
+    two groups, whatever the session's settings.
+
+    Parameters
+    ----------
+    files : list of dict
+        :func:`parquet_files` (``path``, ``rows``, ``bytes``).
+    rows, nbytes : int, optional
+        The limits (default :data:`READ_ROWS` and :data:`READ_BYTES`).
+
+    Returns
+    -------
+    list of list of str
+        The files' paths, in order, grouped.
+    """
+    rows = READ_ROWS if rows is None else rows
+    nbytes = READ_BYTES if nbytes is None else nbytes
+    groups: list[list[str]] = []
+    n = b = 0
+    for f in files:
+        if not groups or n + f["rows"] > rows or b + f["bytes"] > nbytes:
+            groups.append([])
+            n = b = 0
+        groups[-1].append(f["path"])
+        n += f["rows"]
+        b += f["bytes"]
+    return groups
+
+
+def _checked_files(directory: str, files) -> list[dict]:
+    """The marker's ``files``, each a relative path inside ``directory`` with whole-number
+    ``rows`` and ``bytes`` (else a UsageError naming the marker: a marker is input too)."""
+    from dlqlens.safe import one_line
+
+    ok = isinstance(files, list)
+    for f in files if ok else ():
+        p = f.get("path") if isinstance(f, dict) else None
+        if not (isinstance(p, str) and p and not p.startswith("/") and "\\" not in p
+                and all(x not in ("", ".", "..") for x in p.split("/"))
+                and all(isinstance(f.get(k), int) and not isinstance(f.get(k), bool)
+                        and f[k] >= 0 for k in ("rows", "bytes"))):
+            ok = False
+            break
+    if not ok:
+        raise UsageError(f"{one_line(os.path.join(directory, MARKER))}: files: expected a list "
+                         "of objects with a relative path inside the directory, rows and bytes, "
+                         f"found {one_line(repr(files)[:80])}")
+    return files
+
+
+def _read_directory(spark, directory: str, schema, files):
+    """One messages directory as a DataFrame: one scan, or a union of one scan per
+    :func:`read_groups` group when there is more than one."""
+    groups = read_groups(files)
+    if len(groups) <= 1:
+        return spark.read.schema(schema).parquet(directory)
+    df = None
+    for group in groups:
+        part = (spark.read.schema(schema).option("basePath", directory)
+                .parquet(*(os.path.join(directory, *p.split("/")) for p in group)))
+        df = part if df is None else df.union(part)
+    return df
 
 
 def check_out_dir(directory) -> str:
@@ -398,7 +528,7 @@ def _write_marker(directory: str, marker: dict) -> None:
 
 
 def write_messages(df, directory, *, sources=None, capture_queues=None,
-                   capture_times=None) -> dict:
+                   capture_times=None, manifests=None) -> dict:
     """Write capture rows as a messages directory (the layout of this module).
 
     Parameters
@@ -420,6 +550,12 @@ def write_messages(df, directory, *, sources=None, capture_queues=None,
     capture_times : dict, optional
         ``source`` -> creation time (naive UTC) from the banners
         (:func:`dlqlens.capture.reader.captured_times`), kept in the marker.
+    manifests : dict, optional
+        ``source`` -> ``{"qmgr", "queue", "captured_at"}``: what the
+        ``manifest.json`` of a ``dlqlens simulate`` directory said of each
+        capture it listed (:func:`dlqlens.commands.audit.manifest_captures`),
+        kept in the marker as ``manifests`` (empty captures included), so
+        that ``dlqlens audit`` reads the directory as the simulator's.
 
     Returns
     -------
@@ -432,6 +568,14 @@ def write_messages(df, directory, *, sources=None, capture_queues=None,
     ------
     dlqlens.errors.UsageError
         When ``df`` lacks a column of the schema or the directory is not new.
+
+    Notes
+    -----
+    Each Parquet file holds at most :data:`READ_ROWS` messages (the write
+    option ``maxRecordsPerFile``; the session's settings are left as they
+    are) and the marker lists the files (``files``: path, messages,
+    uncompressed bytes), so that :func:`load_messages` reads them in
+    partitions of bounded rows.
     """
     from pyspark.sql import functions as F
 
@@ -455,8 +599,9 @@ def write_messages(df, directory, *, sources=None, capture_queues=None,
            # the UTC day, whatever the session's time zone: days since the epoch of the instant
            .withColumn("dlh_put_date", F.date_from_unix_date(
                F.floor(F.unix_micros("dlh_put_ts") / F.lit(86_400_000_000)).cast("int"))))
+    # at most READ_ROWS messages a file: read back in scans of bounded rows (load_messages)
     out.write.mode("append" if os.path.isdir(d) else "errorifexists") \
-        .partitionBy(*PARTITION_COLUMNS).parquet(d)
+        .option("maxRecordsPerFile", READ_ROWS).partitionBy(*PARTITION_COLUMNS).parquet(d)
     back = spark.read.parquet(d)
     bad = ~F.col("decode_status").isin(sorted(WELL_FORMED))
     stats = {r["source"]: r for r in back.groupBy("source").agg(
@@ -483,7 +628,11 @@ def write_messages(df, directory, *, sources=None, capture_queues=None,
             "created": times[s].isoformat() if s in times else None})
     marker = {"layout": LAYOUT_VERSION, "kind": "messages", "dlqlens": version(),
               "partition_by": list(PARTITION_COLUMNS), "unknown_partition": UNKNOWN_PARTITION,
-              "schema": json.loads(schema.json()), "sources": entries}
+              "schema": json.loads(schema.json()), "sources": entries,
+              "files": parquet_files(d)}
+    if manifests:
+        marker["manifests"] = {src: {k: m.get(k) for k in ("qmgr", "queue", "captured_at")}
+                               for src, m in sorted(manifests.items())}
     _write_marker(d, marker)
     return marker
 

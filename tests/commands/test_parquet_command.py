@@ -125,3 +125,82 @@ def test_report_explain_and_replay_on_the_directory(spark, decoded, capsys, tmp_
     assert rep_p == rep_c and len(rep_c.splitlines()) == 669
     assert "669 replay written to" in err
     assert read_results(spark, str(tmp_path / "replay"))["replay"].count() == 669
+
+
+SHOP = DATASETS.parent / "rules" / "shop.rul"
+SHOP_FIXED = DATASETS.parent / "rules" / "shop-fixed.rul"
+MQSC = DATASETS.parent / "mqsc" / "qm.mqsc"
+
+
+def _status(capsys, argv):
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return status, out
+
+
+@pytest.mark.spark
+def test_audit_export_and_rules_diff_on_the_directory(spark, decoded, capsys, tmp_path):
+    """The verbs not covered above give the same results from the directory as from the
+    captures: audit (its verdicts and observed values, exit status), export (the same
+    dmpmqmsg bytes) and rules diff (the same transitions, message by message)."""
+    audit = ["audit", "--rules", str(SHOP), "--queue-defs", str(MQSC), "--json",
+             "--master", "local[2]"]
+    st_c, aud_c = _status(capsys, [*audit[:1], str(DATASETS), *audit[1:]])
+    st_p, aud_p = _status(capsys, [*audit[:1], str(decoded), *audit[1:]])
+    assert (st_p, json.loads(aud_p)) == (st_c, json.loads(aud_c))
+    assert json.loads(aud_c)["results"]  # not an empty run that agrees by having nothing
+    export = ["--reason", "2053", "--reason", "2035", "--master", "local[2]"]
+    st_c, exp_c = _status(capsys, ["export", str(DATASETS), "--out", str(tmp_path / "c.dmp"),
+                                   *export])
+    st_p, exp_p = _status(capsys, ["export", str(decoded), "--out", str(tmp_path / "p.dmp"),
+                                   *export])
+    assert st_p == st_c and exp_p.replace("p.dmp", "c.dmp") == exp_c
+    # the same file but for the banner's "* QLOAD ... Created:" time of writing
+    written = (tmp_path / "c.dmp").read_bytes().split(b"\n", 1)
+    assert written[0].startswith(b"* QLOAD") and written[1].count(b"\nA MST ") >= 1
+    assert (tmp_path / "p.dmp").read_bytes().split(b"\n", 1)[1] == written[1]
+    diff = ["rules", "diff", str(SHOP), str(SHOP_FIXED)]
+    st_c, diff_c = _status(capsys, [*diff, str(DATASETS), "--jsonl", "--master", "local[2]"])
+    st_p, diff_p = _status(capsys, [*diff, str(decoded), "--jsonl", "--master", "local[2]"])
+    assert st_p == st_c == 0
+    assert sorted(diff_p.splitlines()) == sorted(diff_c.splitlines()) and diff_c.strip()
+    st_c, text_c = _status(capsys, [*diff, str(DATASETS), "--master", "local[2]"])
+    st_p, text_p = _status(capsys, [*diff, str(decoded), "--master", "local[2]"])
+    assert text_p == text_c and "->" in text_c
+
+
+SIMULATED = DATASETS.parent / "scenarios" / "poison_ping_pong"
+
+
+@pytest.mark.spark
+def test_a_simulator_directory_decoded_keeps_its_manifest(spark, capsys, tmp_path):
+    """decode --to of a 'dlqlens simulate' directory keeps its manifest's queue names and
+    capture time in the marker: audit reads the Parquet directory as the simulator
+    directory (only the DLQ's capture audited as the DLQ, the others feeding the detectors)."""
+    from dlqlens.commands.audit import audit_plan
+
+    out = tmp_path / "sim"
+    assert main(["decode", str(SIMULATED), "--to", str(out), "--master", "local[2]"]) == 0
+    capsys.readouterr()
+    manifests = read_marker(out)["manifests"]
+    dlq = str(SIMULATED / "QM.APP_SYSTEM.DEAD.LETTER.QUEUE.raw")
+    assert manifests[dlq] == {"qmgr": "QM.APP", "queue": "SYSTEM.DEAD.LETTER.QUEUE",
+                              "captured_at": "2024-03-15T08:01:32.00Z"}
+    assert manifests[str(SIMULATED / "QM.APP_PAYMENTS.BOQ.raw")]["queue"] == "PAYMENTS.BOQ"
+    on_sim = audit_plan([str(SIMULATED)])["kwargs"]
+    on_pq = audit_plan([str(out)])["kwargs"]
+    assert on_pq["dlq_sources"] == {dlq} == {s for s in on_sim["dlq_sources"]}
+    assert on_pq["dlq_queues"] == on_sim["dlq_queues"] == {dlq: "SYSTEM.DEAD.LETTER.QUEUE"}
+    assert on_pq["capture_queues"] == on_sim["capture_queues"]
+    assert on_pq["capture_time"].origin == on_sim["capture_time"].origin == "given"
+    assert dict(on_pq["capture_time"]) == dict(on_sim["capture_time"]) and on_pq["capture_time"]
+    argv = ["--json", "--master", "local[2]"]
+    st_s, aud_s = _status(capsys, ["audit", str(SIMULATED), *argv])
+    st_p, aud_p = _status(capsys, ["audit", str(out), *argv])
+    assert (st_p, json.loads(aud_p)) == (st_s, json.loads(aud_s))
+    # without the kept manifest every capture would be audited as the DLQ: not the same
+    plain = read_marker(out)
+    del plain["manifests"]
+    (out / MARKER).write_text(json.dumps(plain))
+    assert audit_plan([str(out)])["kwargs"]["dlq_sources"] is None

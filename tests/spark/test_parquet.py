@@ -101,6 +101,22 @@ def test_out_directory_is_new_or_empty(tmp_path):
         check_out_dir(tmp_path / "no" / "dir")
 
 
+def test_read_groups_bound_rows_and_bytes():
+    from dlqlens.spark.parquet import read_groups
+
+    files = [{"path": f"f{i}", "rows": r, "bytes": b} for i, (r, b) in enumerate(
+        [(40, 10), (40, 10), (40, 10), (150, 5), (10, 90), (10, 20), (5, 1)])]
+    groups = read_groups(files, rows=100, nbytes=100)
+    assert groups == [["f0", "f1"], ["f2"], ["f3"], ["f4"], ["f5", "f6"]]
+    # every file once, in order; a group over a limit only when it is one file
+    assert [p for g in groups for p in g] == [f["path"] for f in files]
+    by = {f["path"]: f for f in files}
+    for g in groups:
+        assert len(g) == 1 or (sum(by[p]["rows"] for p in g) <= 100
+                               and sum(by[p]["bytes"] for p in g) <= 100)
+    assert read_groups([]) == []
+
+
 # --- Spark -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -226,3 +242,66 @@ def test_write_results_any_named_frames(spark, sample_dir, tmp_path):
         write_results({"../x": findings}, str(tmp_path / "bad"))
     with pytest.raises(UsageError, match="holds dlqlens results"):
         load_capture(spark, str(tmp_path / "res"))
+
+
+@pytest.mark.spark
+def test_read_partitions_hold_bounded_rows_whatever_the_session(spark, tmp_path, monkeypatch):
+    """Files of at most READ_ROWS messages, read in scans of at most READ_ROWS: no read
+    partition holds more, though the session packs small files into as few partitions as
+    it has cores (a file's open cost set to 1 byte here, as small compressed files next to
+    the 4 MB default are at scale); the rows are those written, once each."""
+    import dlqlens.spark.parquet as parquet
+    from pyspark.sql import functions as F
+
+    from dlqlens.spark import load_capture
+
+    monkeypatch.setattr(parquet, "READ_ROWS", 40)
+    key = "spark.sql.files.openCostInBytes"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "1")
+    try:
+        _bounded_reads(spark, tmp_path, parquet, F, load_capture)
+    finally:
+        spark.conf.unset(key) if before is None else spark.conf.set(key, before)
+
+
+def _bounded_reads(spark, tmp_path, parquet, F, load_capture):
+    out = tmp_path / "small-files"
+    marker = write_messages(load_capture(spark, str(DATASETS)), str(out))
+    assert marker["files"] == parquet.parquet_files(out)
+    assert max(f["rows"] for f in marker["files"]) <= 40
+    assert sum(f["rows"] for f in marker["files"]) == 669
+    packed = spark.read.parquet(str(out))  # Spark's own plan: every file in few partitions
+    assert packed.groupBy(F.spark_partition_id()).count().agg(F.max("count")).first()[0] > 40
+    df = load_capture(spark, str(out))
+    per_partition = df.groupBy(F.spark_partition_id().alias("p")).count().collect()
+    assert max(r["count"] for r in per_partition) <= 40
+    assert sum(r["count"] for r in per_partition) == 669
+    assert df.select("source", "message_number").distinct().count() == 669
+    # a directory written before the marker listed its files: listed on reading
+    old = read_marker(out)
+    del old["files"]
+    (out / MARKER).write_text(json.dumps(old))
+    again = load_capture(spark, str(out))
+    assert again.groupBy(F.spark_partition_id()).count().agg(F.max("count")).first()[0] <= 40
+    assert again.count() == 669
+
+
+@pytest.mark.parametrize("files", [
+    "x", [{"path": "../outside.parquet", "rows": 1, "bytes": 1}],
+    [{"path": "/etc/x.parquet", "rows": 1, "bytes": 1}],
+    [{"path": "a//b.parquet", "rows": 1, "bytes": 1}],
+    [{"path": "ok.parquet", "rows": -1, "bytes": 1}],
+    [{"path": "ok.parquet", "rows": True, "bytes": 1}], [["ok.parquet"]]])
+def test_a_marker_naming_files_outside_its_directory_is_refused(tmp_path, files):
+    from dlqlens.spark.parquet import load_messages
+
+    (tmp_path / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": [],
+                                               "files": files}))
+
+    class NoSpark:  # refused before Spark is asked anything
+        def __getattr__(self, name):
+            raise AssertionError(f"spark.{name} used")
+
+    with pytest.raises(UsageError, match="files: expected a list"):
+        load_messages(NoSpark(), str(tmp_path))
