@@ -52,8 +52,13 @@ def small_capture(df) -> bool:
     plan) for :func:`run_detectors` to read it from one partition. False when
     the estimate is larger or not available (a Spark Connect DataFrame, whose
     plan statistics the client cannot read: it is read as it is partitioned,
-    which gives the same findings)."""
+    which gives the same findings), and for rows read from files by Spark
+    itself (``df.inputFiles()``: a directory written by ``dlqlens decode
+    --to``), whose estimate is the compressed Parquet's size: a million
+    messages are about 27 MB of it."""
     try:
+        if df.inputFiles():
+            return False
         # a Scala BigInt: py4j gives a Python int (or, in older versions, the object itself)
         size = int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
     except Exception:  # Spark Connect, or a plan without statistics

@@ -102,3 +102,18 @@ def test_a_small_capture_read_from_one_partition_gives_the_same_findings(spark, 
     large = everything()
     assert small[0] and small[1]
     assert small == large
+
+
+def test_a_decoded_directory_is_never_read_from_one_partition(spark, sample, tmp_path):
+    """A directory of ``dlqlens decode --to`` is estimated at its compressed Parquet's
+    size (a million messages in about 27 MB), far below its rows' size: it keeps its
+    bounded read partitions (docs/scale.md, "Read partitions")."""
+    from dlqlens.detect import small_capture
+    from dlqlens.spark.parquet import write_messages
+    from dlqlens.spark.session import load_capture
+
+    df = sample[0]
+    assert small_capture(df)  # the sample itself: one partition
+    write_messages(df, str(tmp_path / "decoded"))
+    decoded = load_capture(spark, str(tmp_path / "decoded"))
+    assert decoded.inputFiles() and not small_capture(decoded)
