@@ -117,15 +117,12 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
 #: generation and scheduling whatever its rows, so the run is short and the
 #: work is the JVM's own. Adaptive execution off: it runs each query stage as a
 #: job of its own and re-plans between them, which on a local relation only
-#: adds jobs; one shuffle partition: a few thousand rows need no more; the
-#: driver JVM's JIT stops at its first tier (C1): HotSpot's second compiler
-#: (C2) spends seconds of CPU on methods a short run never uses again (it
-#: would slow a long run, which never gets these settings). Measured in
-#: ``docs/performance.md``.
+#: adds jobs; one shuffle partition: a few thousand rows need no more.
+#: Measured in ``docs/performance.md`` ("Third change"), with the JIT flag
+#: tried and left out (``-XX:TieredStopAtLevel=1``: less CPU, a longer wait).
 SMALL_INPUT_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 }
 
 

@@ -162,7 +162,7 @@ def test_the_short_run_settings_reach_only_a_session_dlqlens_creates(monkeypatch
     assert load_captures(args, [sample])[0] == "session"
     (master, conf, tuning), = made
     assert tuning["spark.sql.adaptive.enabled"] == "false"
-    assert tuning["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert tuning["spark.sql.shuffle.partitions"] == "1"
     assert conf == {"spark.sql.shuffle.partitions": "3"}  # --conf over them (get_spark)
     # a session already active is handed back as it is: no setting reaches it
     monkeypatch.setattr(session, "_active_session", lambda: "theirs")
