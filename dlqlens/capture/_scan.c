@@ -546,6 +546,12 @@ match_lines(PyObject *self, PyObject *args)
         } else if ((op == OP_Q || op == OP_HEX) && pc + 3 < plen) {
             size = prog[pc + 1], kind = prog[pc + 2], off = prog[pc + 3];
             pc += 4;
+            /* whatever the value's destination: a width the matcher can add to a
+               position without overflow (a line is never longer than the buffer) */
+            if (size < 0 || size > b.len || size >= INT32_MAX) {
+                err = "match_lines: a field width outside the buffer";
+                break;
+            }
         } else {
             err = "match_lines: not a program";
             break;

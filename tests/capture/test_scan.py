@@ -427,7 +427,7 @@ def test_match_lines_stops_a_unit_at_its_first_line_that_does_not_match():
 
 @_C_ONLY
 @pytest.mark.parametrize("case", ["op", "lit_len", "md_off", "val_off", "kind", "unit", "line",
-                                  "sizes"])
+                                  "sizes", "q_negative", "q_huge", "hex_negative"])
 def test_match_lines_refuses_what_is_not_a_program_or_not_in_the_buffer(case):
     from dlqlens.capture.amqsbcg import layout
 
@@ -453,6 +453,14 @@ def test_match_lines_refuses_what_is_not_a_program_or_not_in_the_buffer(case):
         rend = np.array([len(buf) + 1])
     elif case == "sizes":
         md = np.zeros((2, 364), np.uint8)
+    # a width outside the buffer whatever the value's destination (0: nowhere): memchr
+    # over (size_t)(size + 1) bytes, or a position counted past INT32_MAX (review)
+    elif case == "q_negative":
+        prog = np.array([layout._OP_Q, -1000000, 0, 0, layout._OP_END], np.int32)
+    elif case == "q_huge":
+        prog = np.array([layout._OP_Q, 2**31 - 1, 0, 0, layout._OP_END], np.int32)
+    elif case == "hex_negative":
+        prog = np.array([layout._OP_HEX, -4, 0, 0, layout._OP_END], np.int32)
     with pytest.raises(ValueError, match="match_lines"):
         scan.match_lines(buf, starts, rend, clean.astype(np.uint8), cfirst, ncont,
                          np.zeros(1, np.int64), np.ones(1, np.uint8), b"", prog, md, vals)
