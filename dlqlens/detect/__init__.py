@@ -39,31 +39,27 @@ DETECTORS: dict[str, str] = {
 }
 
 
-#: Bytes (Catalyst's estimate of the capture's rows) up to which :func:`run_detectors`
-#: reads a capture from one partition. The bundled sample (669 messages) is about 1 MB;
-#: the driver decodes captures of up to 16 MiB of files into one local table
-#: (``dlqlens.spark.source.LOCAL_BYTES``).
-SMALL_CAPTURE_BYTES = 64 * 2**20
+#: Messages up to which :func:`run_detectors` reads a capture from one partition
+#: (the bundled sample holds 669). The same bound as the rows of one read
+#: partition of a decoded directory (``dlqlens.spark.parquet``): a task of this
+#: many messages runs in the default 1 GiB heap.
+SMALL_CAPTURE_MESSAGES = 50_000
 
 
 def small_capture(df) -> bool:
-    """True when the capture ``df`` is small enough (at most
-    :data:`SMALL_CAPTURE_BYTES` by Catalyst's size estimate of its optimized
-    plan) for :func:`run_detectors` to read it from one partition. False when
-    the estimate is larger or not available (a Spark Connect DataFrame, whose
-    plan statistics the client cannot read: it is read as it is partitioned,
-    which gives the same findings), and for rows read from files by Spark
-    itself (``df.inputFiles()``: a directory written by ``dlqlens decode
-    --to``), whose estimate is the compressed Parquet's size: a million
-    messages are about 27 MB of it."""
-    try:
-        if df.inputFiles():
-            return False
-        # a Scala BigInt: py4j gives a Python int (or, in older versions, the object itself)
-        size = int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-    except Exception:  # Spark Connect, or a plan without statistics
-        return False
-    return 0 <= size <= SMALL_CAPTURE_BYTES
+    """True when the capture ``df`` holds at most :data:`SMALL_CAPTURE_MESSAGES`
+    messages, so that :func:`run_detectors` reads it from one partition.
+
+    Counted, not estimated: one query, ``df.limit(N + 1).count()`` (two Spark
+    jobs under adaptive execution), which
+    reads at most N + 1 rows of each partition (on a cached capture, the
+    cache; it fills a cache not yet filled, which the detectors would fill
+    next). Catalyst's size estimate is no measure of the rows: a directory
+    decoded to Parquet is estimated at its compressed files' size (a million
+    messages in about 27 MB), and a cached capture not yet filled at its
+    source's estimate. The DataFrame API only, so the same on Spark Connect.
+    """
+    return df.limit(SMALL_CAPTURE_MESSAGES + 1).count() <= SMALL_CAPTURE_MESSAGES
 
 
 def detector(name: str):
@@ -168,8 +164,10 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     if findings is None:
         return empty_findings(df.sparkSession)
     # findings are few: sorted in one partition (a global orderBy would sample them for a
-    # range partitioning, then shuffle them: two more Spark jobs for a few rows)
-    return Findings(findings.coalesce(1).sortWithinPartitions(
+    # range partitioning, then shuffle them: two more Spark jobs for a few rows); moved there
+    # by a shuffle, so that each detector's last stage keeps its partitions (coalesce(1)
+    # would run that stage, a window over every dead letter for a burst, in one task)
+    return Findings(findings.repartition(1).sortWithinPartitions(
         "severity_rank", "window_start", "kind", "finding_id"), links)
 
 

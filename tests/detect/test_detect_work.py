@@ -37,7 +37,10 @@ def sample(spark):
 
 def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample):
     """Every detector over the sample, as ``dlqlens detect`` reads them: building
-    the plans runs no job (no action inside a detector); the findings take at
+    the plans runs the count of at most SMALL_CAPTURE_MESSAGES + 1 rows that
+    chooses one partition (one query: two jobs under adaptive execution, which runs
+    its shuffle as a job of its own) and nothing else (no action inside a detector);
+    the findings take at
     most 16 jobs (12 measured; 41 before issue 21's rework of the detectors: a
     window over each capture file per detector, a broadcast job per small
     lookup table, a shuffle per grouping, a global sort of the findings),
@@ -53,7 +56,7 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
     sample_links(links, 10).collect()
     linked = _jobs(spark)
     assert len(rows) == 13
-    assert planned - before == 0, f"building the detectors' plans ran {planned - before} jobs"
+    assert planned - before <= 2, f"building the detectors' plans ran {planned - before} jobs"
     assert found - planned <= 16, f"the findings ran {found - planned} Spark jobs"
     assert linked - found <= 16, f"the sampled links ran {linked - found} Spark jobs"
 
@@ -97,23 +100,31 @@ def test_a_small_capture_read_from_one_partition_gives_the_same_findings(spark, 
                 sorted(tuple(r) for r in links.collect()))
 
     small = everything()
-    monkeypatch.setattr(detect, "SMALL_CAPTURE_BYTES", -1)
+    monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
     assert not detect.small_capture(df)
     large = everything()
     assert small[0] and small[1]
     assert small == large
 
 
-def test_a_decoded_directory_is_never_read_from_one_partition(spark, sample, tmp_path):
+def test_a_capture_is_small_by_its_rows_never_by_its_size_estimate(spark, sample, tmp_path,
+                                                                 monkeypatch):
     """A directory of ``dlqlens decode --to`` is estimated at its compressed Parquet's
-    size (a million messages in about 27 MB), far below its rows' size: it keeps its
-    bounded read partitions (docs/scale.md, "Read partitions")."""
-    from dlqlens.detect import small_capture
+    size (a million messages in about 27 MB), and a cached capture not yet filled at
+    its source's estimate: the rows are counted instead (review of issue 21's rework:
+    a 1M-message directory, cached, was read from one partition)."""
+    import dlqlens.detect as detect
     from dlqlens.spark.parquet import write_messages
     from dlqlens.spark.session import load_capture
 
     df = sample[0]
-    assert small_capture(df)  # the sample itself: one partition
     write_messages(df, str(tmp_path / "decoded"))
-    decoded = load_capture(spark, str(tmp_path / "decoded"))
-    assert decoded.inputFiles() and not small_capture(decoded)
+    decoded = load_capture(spark, str(tmp_path / "decoded")).cache()  # not filled
+    try:
+        rows = df.count()
+        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", rows)
+        assert detect.small_capture(df) and detect.small_capture(decoded)
+        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", rows - 1)
+        assert not detect.small_capture(df) and not detect.small_capture(decoded)
+    finally:
+        decoded.unpersist()
