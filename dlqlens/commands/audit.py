@@ -119,17 +119,25 @@ def expand_captures(paths, deadq: str) -> tuple:
                                  "expected a file name in the directory")
             file = os.path.join(path, name)
             out.append(file)
-            queue, qmgr = c.get("queue"), c.get("qmgr")
-            if queue:
-                queues[file] = (qmgr, queue)
-            if queue == deadq:
-                dlq.add(file)
-                dlq_queues[file] = queue
-            else:
-                others.add(file)
-            if manifest.get("captured_at"):
-                times[file] = manifest["captured_at"]
+            _place(file, c.get("qmgr"), c.get("queue"), manifest.get("captured_at"), deadq,
+                   (dlq, dlq_queues, queues, times, others))
     return out, (dlq if any_manifest else None), dlq_queues, queues, times, others
+
+
+def _place(file: str, qmgr, queue, captured_at, deadq: str, sets: tuple) -> None:
+    """Record one manifest capture in :func:`expand_captures`'s sets and maps
+    ``(dlq, dlq_queues, queues, times, others)``: the DLQ's when its queue is
+    ``deadq``, else another queue's."""
+    dlq, dlq_queues, queues, times, others = sets
+    if queue:
+        queues[file] = (qmgr, queue)
+    if queue == deadq:
+        dlq.add(file)
+        dlq_queues[file] = queue
+    else:
+        others.add(file)
+    if captured_at:
+        times[file] = captured_at
 
 
 def manifest_captures(paths) -> dict:
@@ -168,18 +176,16 @@ def manifest_captures(paths) -> dict:
 def _from_markers(pieces, deadq: str) -> tuple:
     """:func:`expand_captures`'s sets and maps for Parquet directories decoded from
     simulator directories (the manifests kept in their markers), by ``source``."""
-    dlq, dlq_queues, queues, times, others = set(), {}, {}, {}, set()
+    from dlqlens.errors import UsageError
+
+    sets = dlq, dlq_queues, queues, times, others = set(), {}, {}, {}, set()
     for source, m in pieces.manifests.items():
-        queue = m.get("queue")
-        if queue:
-            queues[source] = (m.get("qmgr"), queue)
-        if queue == deadq:
-            dlq.add(source)
-            dlq_queues[source] = queue
-        else:
-            others.add(source)
-        if m.get("captured_at"):
-            times[source] = m["captured_at"]
+        for key in ("qmgr", "queue", "captured_at"):  # a marker is input too
+            if m.get(key) is not None and not isinstance(m[key], str):
+                raise UsageError(f"the marker of {', '.join(pieces.directories)}: manifests: "
+                                 f"{source!r}: {key}: expected a string or null, found "
+                                 f"{type(m[key]).__name__}")
+        _place(source, m.get("qmgr"), m.get("queue"), m.get("captured_at"), deadq, sets)
     return dlq, dlq_queues, queues, times, others
 
 

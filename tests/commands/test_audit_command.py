@@ -88,3 +88,22 @@ def test_a_simulator_directory_without_the_deadq_is_refused(tmp_path):
     defs.write_text("ALTER QMGR DEADQ(OTHER.DLQ)\n", encoding="utf-8")
     with pytest.raises(UsageError, match="no capture of the dead-letter queue OTHER.DLQ"):
         audit_plan([str(ROOT / "datasets/scenarios/clean_baseline")], queue_defs=str(defs))
+
+
+def test_a_markers_manifest_values_are_checked_by_name():
+    """A marker is input too: a manifest value of the wrong type is a UsageError
+    naming the directory, the capture and the key (review), never a traceback."""
+    from types import SimpleNamespace
+
+    from dlqlens.commands.audit import _from_markers
+    from dlqlens.errors import UsageError
+
+    good = {"qmgr": "QM1", "queue": "SYSTEM.DEAD.LETTER.QUEUE", "captured_at": None}
+    pieces = SimpleNamespace(directories=["decoded"], manifests={"a.dmp": good})
+    dlq, dlq_queues, queues, times, others = _from_markers(pieces, "SYSTEM.DEAD.LETTER.QUEUE")
+    assert dlq == {"a.dmp"} and queues == {"a.dmp": ("QM1", "SYSTEM.DEAD.LETTER.QUEUE")}
+    assert not others and not times
+    pieces.manifests = {"a.dmp": {**good, "captured_at": 1700000000}}
+    with pytest.raises(UsageError, match=r"decoded: manifests: 'a.dmp': captured_at: "
+                                         r"expected a string or null, found int"):
+        _from_markers(pieces, "SYSTEM.DEAD.LETTER.QUEUE")
