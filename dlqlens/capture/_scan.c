@@ -547,8 +547,10 @@ match_lines(PyObject *self, PyObject *args)
             size = prog[pc + 1], kind = prog[pc + 2], off = prog[pc + 3];
             pc += 4;
             /* whatever the value's destination: a width the matcher can add to a
-               position without overflow (a line is never longer than the buffer) */
-            if (size < 0 || size > b.len || size >= INT32_MAX) {
+               position without overflow (a field of amqsbcg's is at most 96
+               characters; 16 MiB whatever the buffer, so that a program is valid
+               or not whatever text it is run on) */
+            if (size < 0 || size > (1 << 24)) {
                 err = "match_lines: a field width outside the buffer";
                 break;
             }
