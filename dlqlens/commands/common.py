@@ -290,9 +290,7 @@ def load_captures(args: argparse.Namespace, paths, *, mode: str = "PERMISSIVE",
     """
     import sys
 
-    from dlqlens.spark.session import load_capture
-
-    from dlqlens.spark.session import small_input_settings
+    from dlqlens.spark.session import load_capture, small_input_settings
 
     if pieces is None:
         pieces = plan_captures(paths, args.format, mode)
