@@ -53,10 +53,11 @@ def small_capture(df) -> bool:
     Counted, not estimated: one query, ``df.limit(N + 1).count()`` (two Spark
     jobs under adaptive execution), which reads at most N + 1 rows of each
     partition (on a cached capture, the cache; it fills a cache not yet
-    filled, which the detectors would fill next). Catalyst's size estimate is no measure of the rows: a directory
-    decoded to Parquet is estimated at its compressed files' size (a million
-    messages in about 27 MB), and a cached capture not yet filled at its
-    source's estimate. The DataFrame API only, so the same on Spark Connect.
+    filled, which the detectors would fill next). Catalyst's size estimate
+    is no measure of the rows: a directory decoded to Parquet is estimated at
+    its compressed files' size (a million messages in about 27 MB), and a
+    cached capture not yet filled at its source's estimate. The DataFrame API
+    only, so the same on Spark Connect.
     """
     return df.limit(SMALL_CAPTURE_MESSAGES + 1).count() <= SMALL_CAPTURE_MESSAGES
 
@@ -124,8 +125,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     several detectors over a capture decoded by the ``mqcapture`` source.
 
     A small capture (:func:`small_capture`: the one query this function
-    runs, counting at most ``SMALL_CAPTURE_MESSAGES + 1`` rows) is read from one partition
-    (``df.coalesce(1)``): the same transformations, planned without a
+    runs, counting at most ``SMALL_CAPTURE_MESSAGES + 1`` rows) is read from
+    one partition (``df.coalesce(1)``): the same transformations, planned without a
     shuffle, so that the findings of a few hundred messages take a few Spark
     jobs instead of one per shuffle of every detector (on a capture this
     size each job costs its scheduling, whatever its rows). A larger one is
