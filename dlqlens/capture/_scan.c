@@ -197,6 +197,21 @@ hex_runs(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(w);
 }
 
+/* What a matcher returns: the count, or NULL with ValueError(err) (an empty
+ * err: out of memory) when err is set. */
+static PyObject *
+count_or_error(const char *err, Py_ssize_t count)
+{
+    if (err != NULL) {
+        if (*err)
+            PyErr_SetString(PyExc_ValueError, err);
+        else
+            PyErr_NoMemory();
+        return NULL;
+    }
+    return PyLong_FromSsize_t(count);
+}
+
 /* rows_like_first(buf, at, width, must, same, match) -> rows matching.
  *
  * Rows buf[at[i]:at[i] + width] (int64 at) are compared with row 0: match[i]
@@ -282,14 +297,7 @@ rows_like_first(PyObject *self, PyObject *args)
     PyBuffer_Release(&m);
     PyBuffer_Release(&s);
     PyBuffer_Release(&t);
-    if (err != NULL) {
-        if (*err)
-            PyErr_SetString(PyExc_ValueError, err);
-        else
-            PyErr_NoMemory();
-        return NULL;
-    }
-    return PyLong_FromSsize_t(matched);
+    return count_or_error(err, matched);
 }
 
 /* find_all(buf, needle, end) -> offsets.
@@ -612,14 +620,7 @@ match_lines(PyObject *self, PyObject *args)
     PyBuffer_Release(&b); PyBuffer_Release(&cs); PyBuffer_Release(&cr); PyBuffer_Release(&cc);
     PyBuffer_Release(&cf); PyBuffer_Release(&nc); PyBuffer_Release(&ci_b); PyBuffer_Release(&ok_b);
     PyBuffer_Release(&act); PyBuffer_Release(&pr); PyBuffer_Release(&mdb); PyBuffer_Release(&vb);
-    if (err != NULL) {
-        if (*err)
-            PyErr_SetString(PyExc_ValueError, err);
-        else
-            PyErr_NoMemory();
-        return NULL;
-    }
-    return PyLong_FromSsize_t(matched);
+    return count_or_error(err, matched);
 }
 
 /* dump_lines(buf, at, length, nbytes, k, out, std, hexok) -> None.
