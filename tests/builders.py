@@ -119,3 +119,9 @@ def load_script(path, name: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def spark_jobs(spark) -> int:
+    """The session's next Spark job id: the jobs run between two calls (the work
+    tests count jobs, never seconds)."""
+    return int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())

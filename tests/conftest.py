@@ -68,6 +68,17 @@ def datasets() -> Path:
     return DATASETS
 
 
+@pytest.fixture(scope="module")
+def cached_sample(spark):
+    """The bundled sample (``load_capture``: a local relation), cached and filled."""
+    from dlqlens.spark.session import load_capture
+
+    df = load_capture(spark, str(DATASETS)).cache()
+    df.count()
+    yield df
+    df.unpersist()
+
+
 @pytest.fixture(scope="session")
 def spark():
     """A local Spark session (2 cores, UI off, 2 shuffle partitions)."""

@@ -13,26 +13,19 @@ import re
 
 import pytest
 
+from tests.builders import spark_jobs
 from tests.conftest import DATASETS, ROOT
 
 pytestmark = pytest.mark.spark
 
 
-def _jobs(spark) -> int:
-    return int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())
-
-
 @pytest.fixture(scope="module")
-def sample(spark):
+def sample(cached_sample):
     from dlqlens.capture.reader import ReadOptions, captured_queues, plan_pieces
     from dlqlens.mq.mqsc import read_queue_defs
-    from dlqlens.spark.session import load_capture
 
-    df = load_capture(spark, str(DATASETS)).cache()
-    df.count()
     queues = captured_queues(plan_pieces([str(DATASETS)], ReadOptions(format="auto")))
-    yield df, read_queue_defs(str(ROOT / "datasets/mqsc/qm.mqsc")), queues
-    df.unpersist()
+    return cached_sample, read_queue_defs(str(ROOT / "datasets/mqsc/qm.mqsc")), queues
 
 
 def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample):
@@ -48,13 +41,13 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
     from dlqlens.detect import run_detectors, sample_links
 
     df, defs, queues = sample
-    before = _jobs(spark)
+    before = spark_jobs(spark)
     findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues)
-    planned = _jobs(spark)
+    planned = spark_jobs(spark)
     rows = findings.collect()
-    found = _jobs(spark)
+    found = spark_jobs(spark)
     sample_links(links, 10).collect()
-    linked = _jobs(spark)
+    linked = spark_jobs(spark)
     assert len(rows) == 13
     assert planned - before <= 2, f"building the detectors' plans ran {planned - before} jobs"
     assert found - planned <= 16, f"the findings ran {found - planned} Spark jobs"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dlqlens import plots
+from tests.builders import spark_jobs
 from tests.conftest import ROOT
 from tests.plots.figure_data import CAPTURES, cases, figure_data, load
 
@@ -27,10 +28,6 @@ def _golden(name):
     return json.loads((GOLDEN / f"figures-{name}.json").read_text(encoding="utf-8"))
 
 
-def _jobs(spark) -> int:
-    return int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())
-
-
 @pytest.mark.parametrize("name", list(CAPTURES))
 def test_figures_together_show_what_each_showed_before(spark, name):
     df = load(spark, ROOT, name)
@@ -38,9 +35,9 @@ def test_figures_together_show_what_each_showed_before(spark, name):
         golden = _golden(name)
         fns = cases()
         assert set(golden) == set(fns)
-        before = _jobs(spark)
+        before = spark_jobs(spark)
         figs = plots.figures(df, list(fns.values()))
-        jobs = _jobs(spark) - before
+        jobs = spark_jobs(spark) - before
         for case, fig in zip(fns, figs):
             assert figure_data(fig) == golden[case], case
         # ten figures, two queries: a few jobs each (one per query stage), not one per aggregate
@@ -78,11 +75,11 @@ def test_a_function_that_is_not_a_plan_is_called_as_it_is(spark):
 def test_bad_arguments_are_refused_before_any_job(spark):
     df = load(spark, ROOT, "sample")
     try:
-        before = _jobs(spark)
+        before = spark_jobs(spark)
         with pytest.raises(ValueError):
             plots.figures(df, [plots.ages, functools.partial(plots.arrivals, top=0)])
         with pytest.raises(ValueError):
             plots.figures(df, [functools.partial(plots.trigger_rate, by="nowhere")])
-        assert _jobs(spark) == before
+        assert spark_jobs(spark) == before
     finally:
         df.unpersist()

@@ -10,23 +10,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.builders import spark_jobs
 from tests.conftest import DATASETS, ROOT
 
 pytestmark = pytest.mark.spark
 
 
-def _jobs(spark) -> int:
-    return int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())
-
-
 @pytest.fixture(scope="module")
-def sample(spark):
-    from dlqlens.spark.session import load_capture
-
-    df = load_capture(spark, str(DATASETS)).cache()
-    df.count()
-    yield df
-    df.unpersist()
+def sample(cached_sample):
+    return cached_sample
 
 
 def test_the_sample_is_a_local_relation_read_by_no_python_worker(sample):
@@ -42,9 +34,9 @@ def test_summary_is_one_aggregation_not_one_job_per_table(spark, sample):
     aggregation: 7 jobs on the sample (22 when each table was its own query)."""
     from dlqlens.explain import summarize
 
-    before = _jobs(spark)
+    before = spark_jobs(spark)
     s = summarize(sample)
-    jobs = _jobs(spark) - before
+    jobs = spark_jobs(spark) - before
     assert s.messages == 669 and len(s.sources) == 7
     assert jobs <= 10, f"the summary ran {jobs} Spark jobs"
 
@@ -71,9 +63,9 @@ def test_the_summarys_times_are_utc_whatever_the_session_time_zone(spark, sample
         s = summarize(sample)
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
-    before = _jobs(spark)
+    before = spark_jobs(spark)
     span = _time_span(s)
-    assert _jobs(spark) == before
+    assert spark_jobs(spark) == before
     assert span == {"oldest_put": utc["min_put_ts"], "newest_put": utc["max_put_ts"],
                     "oldest_dlq_put": utc["min_dlh_put_ts"],
                     "newest_dlq_put": utc["max_dlh_put_ts"]}
@@ -92,9 +84,9 @@ def test_the_six_figures_are_two_queries_not_several_per_figure(spark, sample):
     from dlqlens import plots
     from dlqlens.report.build import default_figures
 
-    before = _jobs(spark)
+    before = spark_jobs(spark)
     figs = plots.figures(sample, default_figures())
-    jobs = _jobs(spark) - before
+    jobs = spark_jobs(spark) - before
     assert len(figs) == 6 and "669 messages" in figs[0].get_suptitle()
     assert jobs <= 8, f"the six figures ran {jobs} Spark jobs"
 
@@ -113,9 +105,9 @@ def test_report_of_the_sample_runs_a_bounded_number_of_jobs(spark, sample):
     the 109. The bound stops it growing; issue 21 wants it far lower."""
     from dlqlens.report import build_report
 
-    before = _jobs(spark)
+    before = spark_jobs(spark)
     report = build_report(sample, rules=str(ROOT / "datasets/rules/shop.rul"),
                           queue_defs=str(ROOT / "datasets/mqsc/qm.mqsc"))
-    jobs = _jobs(spark) - before
+    jobs = spark_jobs(spark) - before
     assert "669 message(s)" in report.text
     assert jobs <= 115, f"the report ran {jobs} Spark jobs"
