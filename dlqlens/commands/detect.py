@@ -124,7 +124,8 @@ def format_finding(record: dict, *, capture_queues=None) -> str:
 
 def run_detect(args) -> int:
     from dlqlens.commands.common import captured_queues
-    from dlqlens.detect import DETECTORS, finding_record, run_detectors, sample_links
+    from dlqlens.detect import (DETECTORS, detector_input, finding_record, run_detectors,
+                                sample_links)
     from dlqlens.errors import UsageError
     from dlqlens.safe import json_dumps
 
@@ -147,8 +148,9 @@ def run_detect(args) -> int:
         if taken is not None:
             params["capture_time"] = taken
     df, _ = load_captures(args, args.captures, mode=args.mode, pieces=pieces)
-    df = df.cache()
-    df.count()  # decode once; every detector then reads the cached rows
+    # decode once; every detector then reads the cached rows, of which only what they read
+    df = detector_input(df).cache()
+    df.count()
     try:
         try:
             findings, links = run_detectors(df, names, queue_defs=queue_defs,

@@ -62,6 +62,62 @@ def small_capture(df) -> bool:
     return df.limit(SMALL_CAPTURE_MESSAGES + 1).count() <= SMALL_CAPTURE_MESSAGES
 
 
+#: The fields of the capture's header structures that the detectors read
+#: (:func:`detector_input` keeps only these). A detector that reads another
+#: field fails on :func:`detector_input`'s frame with an analysis error naming
+#: it (``tests/detect/test_detector_input.py`` runs every detector on both).
+DETECTOR_FIELDS: dict[str, tuple[str, ...]] = {
+    "md": ("BackoutCount", "CorrelId", "Expiry", "Format", "MsgId", "MsgType", "Persistence",
+           "PutApplName", "Report", "UserIdentifier"),
+    "dlh": ("DestQMgrName", "DestQName", "Format", "Reason"),
+    "tm": ("ApplId", "ApplType", "ProcessName", "QName", "StrucId"),
+}
+
+#: The top-level columns the detectors read, besides :data:`DETECTOR_FIELDS`'
+#: structures and the payload's digest.
+DETECTOR_COLUMNS: tuple[str, ...] = ("source", "message_number", "reason_name", "put_ts",
+                                     "dlh_put_ts")
+
+
+def detector_input(df):
+    """The part of a capture the detectors read, to cache before running them.
+
+    ``dlqlens detect`` caches this instead of the whole capture: Spark's
+    in-memory cache keeps every column of what it caches, and a struct is
+    read whole, so a cache of the whole capture holds each message's bytes
+    (``raw``, ``payload``, ``header_bytes``) and every MQMD field, and every
+    detector reads all of ``md`` to get its ``MsgId``. The findings and links
+    are the same as over ``df`` itself.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (:func:`dlqlens.decode.schema.message_schema`'s columns).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        :data:`DETECTOR_COLUMNS`, then ``md``, ``dlh`` and ``tm`` with only
+        :data:`DETECTOR_FIELDS` (null where the capture's structure is
+        null), then ``payload_sha256`` (string: the SHA-256 of a non-empty
+        payload, hex; null for an empty or unknown one), computed once here
+        instead of by the backout detector on every read.
+
+    Raises
+    ------
+    pyspark.errors.AnalysisException
+        When ``df`` lacks one of these columns or fields.
+    """
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect.backout import payload_digest
+
+    structs = [F.when(F.col(name).isNotNull(),
+                      F.struct(*[F.col(f"{name}.{field}") for field in fields])).alias(name)
+               for name, fields in DETECTOR_FIELDS.items()]
+    return df.select(*DETECTOR_COLUMNS, *structs, payload_digest(df).alias("payload_sha256"))
+
+
 def detector(name: str):
     """The detector function registered as ``name``.
 
@@ -172,7 +228,7 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         "severity_rank", "window_start", "kind", "finding_id"), links)
 
 
-__all__ = ["DETECTORS", "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS",
-           "LINKS_SCHEMA", "SAMPLE_SIZE", "SEVERITIES", "Findings", "conform", "detector",
+__all__ = ["DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS", "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS",
+           "LINKS_SCHEMA", "SAMPLE_SIZE", "SEVERITIES", "Findings", "conform", "detector", "detector_input",
            "empty_findings", "finding_columns", "finding_id_column", "finding_record",
            "links_of", "run_detectors", "sample_links", "small_capture"]

@@ -70,6 +70,21 @@ SIGNALS = ("threshold_reached", "backout_count", "backed_out", "backout_queue", 
            "ping_pong")
 
 
+def payload_digest(df):
+    """The column of each message's payload digest: the SHA-256 (64 hex
+    digits, string) of a non-empty ``payload``; null for an empty payload and
+    where ``df`` has no payload (none was captured: nothing to compare). A
+    ``payload_sha256`` column of ``df`` (:func:`dlqlens.detect.detector_input`)
+    is that digest already and is used as it is."""
+    from pyspark.sql import functions as F
+
+    if "payload_sha256" in df.columns:
+        return F.col("payload_sha256")
+    if "payload" not in df.columns:
+        return F.lit(None).cast("string")
+    return F.when(F.length(F.col("payload")) > 0, F.sha2(F.col("payload"), 256))
+
+
 def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count: int = 1,
            min_repeats: int = 3,
            backout_queue_patterns=DEFAULT_BACKOUT_QUEUE_PATTERNS, capture_queues=None,
@@ -82,7 +97,8 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         Capture rows (``load_capture`` output): reads ``source``,
         ``message_number``, ``md`` (``BackoutCount``, ``MsgId``), ``dlh``
         (``Reason``, ``DestQName``), ``put_ts``, ``dlh_put_ts`` and, when
-        present, ``payload`` and ``payload_length``.
+        present, ``payload_sha256`` (:func:`dlqlens.detect.detector_input`)
+        or else ``payload`` (:func:`payload_digest`).
     queue_defs : mapping of str to queue definition, optional
         :func:`dlqlens.mq.mqsc.read_queue_defs` output; ``bothresh`` and
         ``boqname`` are used.
@@ -131,9 +147,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         raise ValueError(f"min_backout_count must be 1 or more, not {min_backout_count}")
     if int(min_repeats) < 2:
         raise ValueError(f"min_repeats must be 2 or more, not {min_repeats}")
-    has_payload = "payload" in df.columns
-    digest = (F.when(F.length(F.col("payload")) > 0, F.sha2(F.col("payload"), 256))
-              if has_payload else F.lit(None).cast("string"))
+    digest = payload_digest(df)
     rows = with_capture_times(df.select(
         "source", "message_number",
         F.col("dlh").isNotNull().alias("is_dead_letter"),
