@@ -375,10 +375,11 @@ def child_analysis(what: str, path: str, master: str) -> dict:
     start = time.perf_counter()
     df = load_capture(spark, path)
     if what == "detectors":
-        from dlqlens.detect import run_detectors, sample_links
+        from dlqlens.detect import detector_input, run_detectors, sample_links
 
-        df = df.cache()
-        n = df.count()  # as dlqlens detect: decode once, every detector reads the cache
+        # as dlqlens detect: decode once, cache what the detectors read, every detector reads it
+        df = detector_input(df).cache()
+        n = df.count()
         out["load_seconds"] = time.perf_counter() - start
         findings, links = run_detectors(df)
         findings = findings.cache()
@@ -554,7 +555,7 @@ def main(argv=None) -> int:
 
     results = []
     try:
-        needs_raw = any(s in stages for s in ("decode_raw", "spark"))
+        needs_raw = "decode_raw" in stages or any(s.startswith("spark") for s in stages)
         raw = capture("raw", n, data.write_raw_capture) if needs_raw else None
         struct_base = None
         if "decode_raw" in stages or any(s.startswith("spark") for s in stages):
