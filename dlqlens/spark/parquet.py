@@ -37,6 +37,7 @@ executor see (as the captures themselves).
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import os
@@ -239,6 +240,17 @@ def read_marker(directory) -> dict:
             and all(isinstance(x, dict) and isinstance(x.get("source"), str) for x in sources)):
         raise UsageError(f"{one_line(path)}: sources: expected a list of objects with a "
                          f"source, found {one_line(repr(sources)[:80])}")
+    for entry in sources if isinstance(sources, list) else ():
+        created = entry.get("created") if isinstance(entry, dict) else None
+        if created is None:
+            continue
+        try:
+            _dt.datetime.fromisoformat(created)
+        except (TypeError, ValueError):
+            raise UsageError(
+                f"{one_line(path)}: source {one_line(repr(entry.get('source')))}: created: "
+                "expected the banner's creation time as an ISO 8601 text (or null), found "
+                f"{one_line(repr(created)[:80])}") from None
     return marker
 
 

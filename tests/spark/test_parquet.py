@@ -89,6 +89,12 @@ def test_captures_are_not_a_directory_and_bad_directories_are_refused(tmp_path):
     (results / MARKER).write_text("{not json")
     with pytest.raises(UsageError, match="cannot read the marker"):
         read_marker(results)
+    for created in ("yesterday", 20240315):  # the banner time, checked when read, not when used
+        (results / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": [
+            {"source": "a.dmp", "queue": "DLQ", "created": created}]}))
+        with pytest.raises(UsageError, match="source 'a.dmp': created: expected the banner's "
+                                             f"creation time as an ISO 8601 text .*{created}"):
+            message_input([str(results)])
 
 
 def test_out_directory_is_new_or_empty(tmp_path):
