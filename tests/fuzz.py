@@ -66,7 +66,7 @@ from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
 TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap", "hexdump")
-COUNTS: dict[str, int] = {t: 0 for t in TARGETS}
+COUNTS: dict[str, int] = {t: 0 for t in (*TARGETS, "scan_match_writes")}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
 INTERESTING = [0, 1, 2, -1, -2, 36, 172, 324, 364, 428, 684, 2**31 - 1, -2**31, 0x7FFFFFF0,
@@ -702,6 +702,47 @@ _EXTREME = [0, 1, 7, 8, 2**31 - 1, 2**31, 2**32, 2**62, 2**63 - 9, 2**63 - 2, 2*
 
 
 @st.composite
+def _line_templates(draw):
+    """A well-formed ``match_lines`` program (the C matcher's opcodes: 1 a
+    literal, 2/3 a signed/unsigned integer, 4 a quoted text, 5 hex, 6 a
+    bracket, 0 a template's end), each value inside a 16-byte row, and one
+    line of text per template that it matches, or nearly (one byte changed):
+    the programs the reader compiles, over text that reaches their writes."""
+    prog, lines = [], []
+    for _ in range(draw(st.integers(1, 3))):
+        line = b""
+        for _ in range(draw(st.integers(1, 4))):
+            op = draw(st.integers(1, 6))
+            if op == 1:
+                lit = draw(st.binary(min_size=1, max_size=4).filter(lambda b: b"\n" not in b))
+                prog += [1, len(lit), *lit]
+                line += lit
+            elif op in (2, 3):
+                kind = draw(st.sampled_from([0, 1, 2, 5]))
+                prog += [op, kind, draw(st.integers(0, 16 - (8 if kind == 2 else 4))), 1, 1, 32]
+                value = draw(st.integers(-2**31 if op == 2 else 0, 2**31 - 1))
+                line += str(value).encode() + b" "
+            elif op in (4, 5):
+                size = draw(st.integers(0, 8))
+                prog += [op, size, draw(st.sampled_from([0, 3, 4])),
+                         draw(st.integers(0, 16 - size))]
+                if op == 4:
+                    line += draw(st.text("abc XYZ", max_size=size)).encode() + b"'"
+                else:
+                    line += draw(st.binary(min_size=size, max_size=size)).hex().encode()
+            else:
+                prog.append(6)
+                line += b"x]"
+                break  # a bracket takes the rest of its line
+        prog.append(0)
+        if line and draw(st.booleans()):
+            at = draw(st.integers(0, len(line) - 1))
+            line = line[:at] + bytes([draw(st.integers(0, 255))]) + line[at + 1:]
+        lines.append(line.replace(b"\n", b"_"))
+    return prog, lines
+
+
+@st.composite
 def scan_calls(draw):
     """``(function, buffer, offsets, second offsets or width)`` for one call of
     the C extension: offsets inside the buffer, just outside and extreme."""
@@ -723,7 +764,19 @@ def scan_calls(draw):
                                                       st.sampled_from(_EXTREME))), max_size=4))
             prog = draw(st.lists(st.one_of(st.integers(0, 7), st.sampled_from(_EXTREME)),
                                  max_size=12))
-            return func, data, offsets, (ends, units, prog)
+            if draw(st.booleans()):  # or a consistent call: lines the program matches, units
+                prog, lines = draw(_line_templates())
+                data = b"\n".join(lines)
+                offsets = [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))]
+                ends = [o + len(x) for o, x in zip(offsets, lines)]
+                units = [(a, min(b, len(lines) - a)) for a, b in draw(st.lists(
+                    st.tuples(st.integers(0, len(lines) - 1), st.integers(1, 3)), min_size=1,
+                    max_size=4))]
+            # lines marked clean (ASCII: the matcher compares literals with memcmp) or not;
+            # a unit's values are written only while its lines match
+            clean = draw(st.lists(st.sampled_from([1, 1, 0]), min_size=len(offsets),
+                                  max_size=len(offsets)))
+            return func, data, offsets, (ends, units, prog, clean)
         return func, data, offsets, ends
     return func, data, offsets, draw(st.one_of(near, st.sampled_from(_EXTREME)))
 
@@ -795,7 +848,7 @@ def check_scan(call) -> None:
     elif func == "match_lines":
         # content lines [at, ends), units, and a program of random words: refused
         # (ValueError) or run inside the buffers
-        ends, units, prog = extra
+        ends, units, prog, clean = extra
         cstart = at
         crend = np.array(ends, dtype=np.int64)
         cfirst = np.array([u[0] for u in units], dtype=np.int64)
@@ -804,7 +857,7 @@ def check_scan(call) -> None:
         ci, ok = np.zeros(n, np.int64), np.ones(n, np.uint8)
         md, vals = bytearray(n * mdw), bytearray(n * vw)
         try:
-            c.match_lines(buf, cstart.tobytes(), crend.tobytes(), bytes(len(at)),
+            c.match_lines(buf, cstart.tobytes(), crend.tobytes(), bytes(clean),
                           cfirst.tobytes(), ncont.tobytes(), ci, ok, b"",
                           np.array(prog, dtype=np.int64).clip(-2**31, 2**31 - 1)
                           .astype(np.int32).tobytes(), md, mdw, vals, vw)
@@ -813,6 +866,8 @@ def check_scan(call) -> None:
         assert ((cstart >= 0) & (crend >= cstart) & (crend <= len(buf))).all()
         assert ((cfirst >= 0) & (ncont >= 0) & (cfirst + ncont <= len(at))).all()
         assert set(ok.tolist()) <= {0, 1}
+        if any(md) or any(vals):  # a value written into a unit's rows (the rows start zeroed)
+            COUNTS["scan_match_writes"] += 1
     else:
         n = extra
         try:

@@ -88,3 +88,8 @@ def test_check_capture_compares_the_fast_reader_with_the_line_reader(tmp_path, m
 # issue 19 (branch perf19): the C extension's direct API, offsets up to 2**63
 def test_scan_c_api_fuzz():
     assert fuzz.run_target("scan", EXAMPLES * 8) == EXAMPLES * 8
+    # and a fixed series (derandomized: the same inputs every run) in which match_lines'
+    # write paths run (well-formed programs over matching text), not only its refusals
+    writes = fuzz.COUNTS["scan_match_writes"]
+    assert fuzz.run_target("scan", 200, derandomize=True) == 200
+    assert fuzz.COUNTS["scan_match_writes"] > writes
