@@ -554,6 +554,8 @@ def main(argv=None) -> int:
         return write
 
     results = []
+    failed: list[str] = []
+    printed: set[int] = set()
     try:
         needs_raw = "decode_raw" in stages or any(s.startswith("spark") for s in stages)
         raw = capture("raw", n, data.write_raw_capture) if needs_raw else None
@@ -610,15 +612,22 @@ def main(argv=None) -> int:
         for what in ("detectors", "audit", "report"):
             if f"spark_{what}" in stages:
                 path = raw if spark_n == n else capture("raw", spark_n, data.write_raw_capture)
-                r = _run_child("analysis", what, path, a.master)
+                try:
+                    r = _run_child("analysis", what, path, a.master)
+                except SystemExit as exc:  # the child's stderr tail is printed; the others go on
+                    failed.append(f"spark_{what}: {exc}")
+                    continue
                 results.append(_result(f"spark_{what}", r,
                                        "struct.unpack MQMD v2 + MQDLH per record", struct_base))
+                if a.json:  # as soon as measured: a later stage that fails loses nothing
+                    print(json.dumps(results[-1]), flush=True)
+                    printed.add(id(results[-1]))
     finally:
         if tmp is not None:
             tmp.cleanup()
 
     for r in results:
-        if a.json:
+        if a.json and id(r) not in printed:
             print(json.dumps(r))
     if not a.json:
         print(f"{'stage':20s} {'messages':>11s} {'seconds':>8s} {'msgs/s':>11s} "
@@ -636,7 +645,9 @@ def main(argv=None) -> int:
                       + (f", {r['jobs']} Spark jobs" if "jobs" in r else "") + extra
                       + f"; load average {r['load_average']}")
         print(f"(one-core stages and baselines: best of {rep} run(s) each; Spark stages: one run)")
-    return 0
+    for f in failed:
+        print(f"FAILED {f}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
