@@ -177,8 +177,10 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
 
     Notes
     -----
-    Each detector reads ``df`` again; cache it (``df.cache()``) before running
-    several detectors over a capture decoded by the ``mqcapture`` source.
+    Each detector reads ``df`` again; cache it (``df.cache()``, or, for a
+    large capture, :func:`detector_input` of it, as ``dlqlens detect`` does)
+    before running several detectors over a capture decoded by the
+    ``mqcapture`` source.
 
     A small capture (:func:`small_capture`: the one query this function
     runs, counting at most ``SMALL_CAPTURE_MESSAGES + 1`` rows) is read from
@@ -228,7 +230,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         "severity_rank", "window_start", "kind", "finding_id"), links)
 
 
-__all__ = ["DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS", "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS",
-           "LINKS_SCHEMA", "SAMPLE_SIZE", "SEVERITIES", "Findings", "conform", "detector", "detector_input",
-           "empty_findings", "finding_columns", "finding_id_column", "finding_record",
-           "links_of", "run_detectors", "sample_links", "small_capture"]
+__all__ = ["DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS", "FINDINGS_COLUMNS",
+           "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS", "LINKS_SCHEMA", "SAMPLE_SIZE",
+           "SEVERITIES", "Findings", "conform", "detector", "detector_input", "empty_findings",
+           "finding_columns", "finding_id_column", "finding_record", "links_of",
+           "run_detectors", "sample_links", "small_capture"]
