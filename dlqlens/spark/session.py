@@ -126,6 +126,45 @@ SMALL_INPUT_SETTINGS = {
 }
 
 
+#: Set by :func:`spark_session` on a session it creates for a command: the
+#: values the :data:`SMALL_INPUT_SETTINGS` keys take when a later command in
+#: the same process reuses the session for captures that are not small (JSON,
+#: ``null`` for Spark's default; a key the user set with ``--conf`` is left
+#: out: theirs stays). A session without it is one dlqlens was handed.
+COMMAND_SESSION_KEY = "spark.dlqlens.commandSession"
+
+
+def _command_session_mark(spark_conf: Mapping[str, str]) -> str:
+    """The :data:`COMMAND_SESSION_KEY` value of a session created with ``spark_conf``."""
+    import json
+
+    return json.dumps({k: CONNECT_SETTINGS.get(k) for k in sorted(SMALL_INPUT_SETTINGS)
+                       if k not in spark_conf}, sort_keys=True)
+
+
+def _retune(session, tuning: Mapping[str, str]) -> None:
+    """On a session an earlier command of this process created (it carries
+    :data:`COMMAND_SESSION_KEY`), set the :data:`SMALL_INPUT_SETTINGS` keys
+    for this command: the short run's values when ``tuning`` holds them, else
+    the session's own again, so that a large capture never runs with the
+    settings of an earlier small one. Any other session is left as it is."""
+    import json
+
+    try:
+        mark = session.conf.get(COMMAND_SESSION_KEY, None)
+    except Exception:  # noqa: BLE001 - a Connect session without the key, a closed one
+        return
+    if not mark:
+        return
+    wanted = {k.replace("_", "."): str(v) for k, v in tuning.items()}
+    for key, own in json.loads(mark).items():
+        value = wanted.get(key, own)
+        if value is None:
+            session.conf.unset(key)
+        else:
+            session.conf.set(key, value)
+
+
 def small_input_settings(pieces) -> dict[str, str]:
     """:data:`SMALL_INPUT_SETTINGS` when the planned ``pieces`` are decoded on
     the driver (:func:`dlqlens.spark.source.local_frame`: captures of at most
@@ -170,7 +209,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
        ``SparkSession.active()``): returned as it is, its configuration left
        as found (only the ``mqcapture`` source is registered on it); giving
        ``conf`` then is an error, since dlqlens does not change a session it
-       is handed.
+       is handed. A session an earlier call made (marked with
+       :data:`COMMAND_SESSION_KEY`) is dlqlens's own: its
+       :data:`SMALL_INPUT_SETTINGS` keys are set for this call's captures.
     3. The ``SPARK_REMOTE`` environment variable: a new Spark Connect
        session, as for ``remote``.
     4. Otherwise a session of :func:`get_spark` on ``master`` (``local[*]``
@@ -213,11 +254,13 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
                 f"--conf {', '.join(conf)}: a Spark session is already active in this process "
                 "and dlqlens does not change a session it is handed; set these on it yourself")
         register(active)
+        _retune(active, tuning)
         return active
     remote = os.environ.get("SPARK_REMOTE") or None
     if remote is not None:  # (PySpark refuses a master while SPARK_REMOTE is set, too)
         return connect_session(_no_master(master, remote), conf)
-    return get_spark(master or "local[*]", app_name, spark_conf=conf, **tuning)
+    return get_spark(master or "local[*]", app_name, spark_conf=conf, **tuning,
+                     **{COMMAND_SESSION_KEY: _command_session_mark(conf)})
 
 
 def _no_master(master: str | None, remote: str) -> str:

@@ -4,6 +4,7 @@ handed (a notebook's) left as it was found."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -170,3 +171,55 @@ def test_the_short_run_settings_reach_only_a_session_dlqlens_creates(monkeypatch
     args = build_parser().parse_args(["summary", sample])
     assert load_captures(args, [sample])[0] == "theirs"
     assert len(made) == 1
+
+
+class _Conf(dict):
+    """A session's runtime configuration, as ``spark.conf`` answers (no JVM)."""
+
+    def get(self, key, default=None):
+        return super().get(key, default)
+
+    def set(self, key, value):
+        self[key] = value
+
+    def unset(self, key):
+        self.pop(key, None)
+
+
+def test_a_command_session_is_retuned_for_each_command_and_a_handed_one_never(monkeypatch):
+    """A session an earlier command made for a small capture (adaptive execution
+    off, one shuffle partition) gets its own settings back when the next command
+    of the process reads a large one, and the short run's again for a small one;
+    a key the user set with --conf when it was made stays theirs; a session
+    dlqlens was handed (no mark) is never changed."""
+    from types import SimpleNamespace
+
+    import dlqlens.spark.session as session
+    from dlqlens.spark.session import (COMMAND_SESSION_KEY, SMALL_INPUT_SETTINGS,
+                                       _command_session_mark)
+
+    made = []
+    monkeypatch.setattr(session, "get_spark", lambda master, app, spark_conf=None, **conf:
+                        made.append((dict(spark_conf or {}), conf)) or "new")
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.setattr(session, "_active_session", lambda: None)
+    session.spark_session(None, {"spark.sql.shuffle.partitions": "3"}, **SMALL_INPUT_SETTINGS)
+    (conf, tuning), = made
+    mark = tuning[COMMAND_SESSION_KEY]
+    assert mark == _command_session_mark(conf)
+    assert json.loads(mark) == {"spark.sql.adaptive.enabled": None}  # partitions: the user's
+
+    ours = SimpleNamespace(conf=_Conf({COMMAND_SESSION_KEY: _command_session_mark({}),
+                                       **SMALL_INPUT_SETTINGS}))
+    theirs = SimpleNamespace(conf=_Conf(SMALL_INPUT_SETTINGS))
+    monkeypatch.setattr(session, "register", lambda s: None)
+    for active in (ours, theirs):
+        monkeypatch.setattr(session, "_active_session", lambda active=active: active)
+        assert session.spark_session(None, None, spark_ui_showConsoleProgress="false") is active
+    # ours: Spark's default for adaptive execution (unset), get_spark's 4 partitions
+    assert "spark.sql.adaptive.enabled" not in ours.conf
+    assert ours.conf["spark.sql.shuffle.partitions"] == "4"
+    assert dict(theirs.conf) == SMALL_INPUT_SETTINGS
+    monkeypatch.setattr(session, "_active_session", lambda: ours)
+    session.spark_session(None, None, **SMALL_INPUT_SETTINGS)
+    assert {k: ours.conf[k] for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
