@@ -5,8 +5,11 @@
 
 For the bundled sample by default (``datasets/dlq-sample`` with
 ``datasets/mqsc/qm.mqsc``), in one session, the capture loaded and cached as
-``dlqlens detect`` does (its banners' queues and capture times read), it
-prints, for each detector and then for :func:`dlqlens.detect.run_detectors`:
+``dlqlens detect`` does (:func:`dlqlens.detect.detector_input` of it; all of
+it with ``--whole-capture``, as before issue 21's change; its banners' queues
+and capture times read), it prints the cache's size and the seconds to fill
+it, then, for each detector and then for
+:func:`dlqlens.detect.run_detectors`:
 
 ``plan_s``
     Building the plans (calling the detector): no Spark job, Catalyst's
@@ -40,7 +43,7 @@ def _jobs(spark) -> int:
     return int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())
 
 
-def _load(spark, paths):
+def _load(spark, paths, whole: bool = True):
     from dlqlens.capture.reader import captured_queues, captured_times
     from dlqlens.commands.common import plan_captures
     from dlqlens.detect.common import CaptureTimes
@@ -49,8 +52,18 @@ def _load(spark, paths):
     pieces = plan_captures(paths, "auto")
     queues = {k: v for k, v in captured_queues(pieces).items()}
     times = captured_times(pieces)
-    df = load_capture(spark, paths).cache()
+    from dlqlens.detect import detector_input
+
+    start = time.perf_counter()
+    df = load_capture(spark, paths)
+    df = (df if whole else detector_input(df)).cache()
     df.count()
+    seconds = time.perf_counter() - start
+    storage = spark.sparkContext._jsc.sc().getRDDStorageInfo()
+    print(json.dumps({"cached": "whole capture" if whole else "detector_input",
+                      "fill_s": round(seconds, 2),
+                      "memory_mb": round(sum(s.memSize() for s in storage) / 2**20),
+                      "disk_mb": round(sum(s.diskSize() for s in storage) / 2**20)}), flush=True)
     return df, queues or None, (CaptureTimes(times, origin="banner") if times else None)
 
 
@@ -130,6 +143,8 @@ def main(argv=None) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--golden", help="write every finding and link of the datasets here")
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--whole-capture", action="store_true",
+                    help="cache the whole capture, not detector_input of it")
     a = ap.parse_args(argv)
 
     from dlqlens.mq.mqsc import read_queue_defs
@@ -139,7 +154,7 @@ def main(argv=None) -> int:
     spark.range(1).count()
     print(f"# load average {os.getloadavg()}", flush=True)
     if not a.no_profile:
-        df, queues, times = _load(spark, a.captures)
+        df, queues, times = _load(spark, a.captures, whole=a.whole_capture)
         profile(spark, df, read_queue_defs(a.queue_defs), queues, times)
         df.unpersist()
         print(f"# load average {os.getloadavg()}", flush=True)

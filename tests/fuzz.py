@@ -66,7 +66,7 @@ from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
 TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap", "hexdump")
-COUNTS: dict[str, int] = {t: 0 for t in (*TARGETS, "scan_match_writes")}
+COUNTS: dict[str, int] = {t: 0 for t in (*TARGETS, "scan_match_writes", "scan_match_units")}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
 INTERESTING = [0, 1, 2, -1, -2, 36, 172, 324, 364, 428, 684, 2**31 - 1, -2**31, 0x7FFFFFF0,
@@ -726,7 +726,8 @@ def _line_templates(draw):
                 size = draw(st.integers(0, 8))
                 prog += [op, size, draw(st.sampled_from([0, 3, 4])),
                          draw(st.integers(0, 16 - size))]
-                if op == 4:
+                if op == 4:  # the text up to a quote, then the quote (a literal, as amqsbcg's)
+                    prog += [1, 1, ord("'")]
                     line += draw(st.text("abc XYZ", max_size=size)).encode() + b"'"
                 else:
                     line += draw(st.binary(min_size=size, max_size=size)).hex().encode()
@@ -769,9 +770,9 @@ def scan_calls(draw):
                 data = b"\n".join(lines)
                 offsets = [sum(len(x) + 1 for x in lines[:i]) for i in range(len(lines))]
                 ends = [o + len(x) for o, x in zip(offsets, lines)]
-                units = [(a, min(b, len(lines) - a)) for a, b in draw(st.lists(
-                    st.tuples(st.integers(0, len(lines) - 1), st.integers(1, 3)), min_size=1,
-                    max_size=4))]
+                # each unit's lines are the templates' lines, in order (a unit matches the
+                # program's first template against its first line)
+                units = [(0, len(lines))] * draw(st.integers(1, 3))
             # lines marked clean (ASCII: the matcher compares literals with memcmp) or not;
             # a unit's values are written only while its lines match
             clean = draw(st.lists(st.sampled_from([1, 1, 0]), min_size=len(offsets),
@@ -857,17 +858,20 @@ def check_scan(call) -> None:
         ci, ok = np.zeros(n, np.int64), np.ones(n, np.uint8)
         md, vals = bytearray(n * mdw), bytearray(n * vw)
         try:
-            c.match_lines(buf, cstart.tobytes(), crend.tobytes(), bytes(clean),
+            got = c.match_lines(buf, cstart.tobytes(), crend.tobytes(), bytes(clean),
                           cfirst.tobytes(), ncont.tobytes(), ci, ok, b"",
-                          np.array(prog, dtype=np.int64).clip(-2**31, 2**31 - 1)
-                          .astype(np.int32).tobytes(), md, mdw, vals, vw)
+                                np.array(prog, dtype=np.int64).clip(-2**31, 2**31 - 1)
+                                .astype(np.int32).tobytes(), md, mdw, vals, vw)
         except (ValueError, OverflowError):
             return
+        assert 0 <= got <= n and got == int(ok.sum())
         assert ((cstart >= 0) & (crend >= cstart) & (crend <= len(buf))).all()
         assert ((cfirst >= 0) & (ncont >= 0) & (cfirst + ncont <= len(at))).all()
         assert set(ok.tolist()) <= {0, 1}
         if any(md) or any(vals):  # a value written into a unit's rows (the rows start zeroed)
             COUNTS["scan_match_writes"] += 1
+        if got and len(prog) and prog[-1] == 0:  # a unit matched every template of a program
+            COUNTS["scan_match_units"] += 1
     else:
         n = extra
         try:

@@ -71,11 +71,22 @@ SIGNALS = ("threshold_reached", "backout_count", "backed_out", "backout_queue", 
 
 
 def payload_digest(df):
-    """The column of each message's payload digest: the SHA-256 (64 hex
-    digits, string) of a non-empty ``payload``; null for an empty payload and
-    where ``df`` has no payload (none was captured: nothing to compare). A
-    ``payload_sha256`` column of ``df`` (:func:`dlqlens.detect.detector_input`)
-    is that digest already and is used as it is."""
+    """Each message's payload digest, the key of the "same payload under
+    several MsgIds" signal.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows, with ``payload`` (binary) or ``payload_sha256``
+        (:func:`dlqlens.detect.detector_input`: the digest already), or neither.
+
+    Returns
+    -------
+    pyspark.sql.Column
+        string: the SHA-256 of a non-empty ``payload`` as 64 lowercase hex
+        digits; null for an empty or unknown (null) payload, and for every row
+        when ``df`` has neither column (nothing to compare).
+    """
     from pyspark.sql import functions as F
 
     if "payload_sha256" in df.columns:

@@ -191,10 +191,17 @@ class MessageInput(list):
     @property
     def times(self) -> dict:
         """``source`` -> the banner's creation time (naive UTC datetime)."""
-        from datetime import datetime
+        return {e.path: _naive_utc(e.info["created"]) for e in self if e.info.get("created")}
 
-        return {e.path: datetime.fromisoformat(e.info["created"])
-                for e in self if e.info.get("created")}
+
+def _naive_utc(text: str) -> _dt.datetime:
+    """An ISO 8601 time of a marker as a naive UTC datetime (one with an offset
+    converted; ``Z`` read as UTC). Raises ValueError (TypeError, AttributeError
+    for a value that is not text)."""
+    value = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return value
 
 
 @dataclass
@@ -213,7 +220,10 @@ def read_marker(directory) -> dict:
     ------
     dlqlens.errors.UsageError
         When ``directory`` has no :data:`MARKER` (naming what it found
-        instead), or the marker is not JSON of a known layout version.
+        instead), or the marker is not JSON of a known layout version; for a
+        messages directory, when its ``sources`` are not objects with a
+        ``source``, or a source's ``created`` (the banner's creation time) is
+        neither null nor an ISO 8601 text.
     """
     from dlqlens.safe import one_line
 
@@ -245,8 +255,8 @@ def read_marker(directory) -> dict:
         if created is None:
             continue
         try:
-            _dt.datetime.fromisoformat(created)
-        except (TypeError, ValueError):
+            _naive_utc(created)
+        except (TypeError, ValueError, AttributeError):
             raise UsageError(
                 f"{one_line(path)}: source {one_line(repr(entry.get('source')))}: created: "
                 "expected the banner's creation time as an ISO 8601 text (or null), found "

@@ -126,43 +126,69 @@ SMALL_INPUT_SETTINGS = {
 }
 
 
-#: Set by :func:`spark_session` on a session it creates for a command: the
-#: values the :data:`SMALL_INPUT_SETTINGS` keys take when a later command in
-#: the same process reuses the session for captures that are not small (JSON,
-#: ``null`` for Spark's default; a key the user set with ``--conf`` is left
-#: out: theirs stays). A session without it is one dlqlens was handed.
+#: Set by :func:`spark_session` on a session it creates for a command (in that
+#: session's runtime configuration only: not in the SparkContext's, so that a
+#: ``newSession()`` of it is not marked): JSON, ``{"own": {key: value}, "set":
+#: {key: value}}`` for the :data:`SMALL_INPUT_SETTINGS` keys, ``own`` being the
+#: session's value before dlqlens set it (``null``: not set, Spark's default)
+#: and ``set`` the value dlqlens last gave it. A key the user set with
+#: ``--conf`` is not listed; a key whose value is no longer the one dlqlens set
+#: (the user changed it since) is left as it is. A session without a mark
+#: that parses is one dlqlens was handed: never changed.
 COMMAND_SESSION_KEY = "spark.dlqlens.commandSession"
 
 
-def _command_session_mark(spark_conf: Mapping[str, str]) -> str:
-    """The :data:`COMMAND_SESSION_KEY` value of a session created with ``spark_conf``."""
+def _conf_value(session, key):
+    value = session.conf.get(key, None)
+    return None if value is None else str(value)
+
+
+def _set_conf(session, key, value) -> None:
+    if value is None:
+        session.conf.unset(key)
+    else:
+        session.conf.set(key, value)
+
+
+def _mark_command_session(session, spark_conf: Mapping[str, str],
+                          tuning: Mapping[str, str]) -> None:
+    """Set ``tuning``'s :data:`SMALL_INPUT_SETTINGS` keys on a session
+    :func:`spark_session` has just created (the user's ``spark_conf`` wins)
+    and mark it with :data:`COMMAND_SESSION_KEY`."""
     import json
 
-    return json.dumps({k: CONNECT_SETTINGS.get(k) for k in sorted(SMALL_INPUT_SETTINGS)
-                       if k not in spark_conf}, sort_keys=True)
+    wanted = {k.replace("_", "."): str(v) for k, v in tuning.items()}
+    keys = sorted(k for k in SMALL_INPUT_SETTINGS if k not in spark_conf)
+    own = {k: _conf_value(session, k) for k in keys}
+    for key in keys:
+        if key in wanted:
+            _set_conf(session, key, wanted[key])
+    session.conf.set(COMMAND_SESSION_KEY, json.dumps(
+        {"own": own, "set": {k: _conf_value(session, k) for k in keys}}, sort_keys=True))
 
 
 def _retune(session, tuning: Mapping[str, str]) -> None:
-    """On a session an earlier command of this process created (it carries
+    """On a session an earlier command of this process created (marked with
     :data:`COMMAND_SESSION_KEY`), set the :data:`SMALL_INPUT_SETTINGS` keys
     for this command: the short run's values when ``tuning`` holds them, else
     the session's own again, so that a large capture never runs with the
-    settings of an earlier small one. Any other session is left as it is."""
+    settings of an earlier small one. A key the user changed since is left
+    as it is; any session without a mark that parses is left as it is."""
     import json
 
     try:
-        mark = session.conf.get(COMMAND_SESSION_KEY, None)
-    except Exception:  # noqa: BLE001 - a Connect session without the key, a closed one
-        return
-    if not mark:
+        mark = json.loads(session.conf.get(COMMAND_SESSION_KEY, None) or "null")
+        own, was_set = dict(mark["own"]), dict(mark["set"])
+    except Exception:  # noqa: BLE001 - no mark (a handed or Connect session), or not ours
         return
     wanted = {k.replace("_", "."): str(v) for k, v in tuning.items()}
-    for key, own in json.loads(mark).items():
-        value = wanted.get(key, own)
-        if value is None:
-            session.conf.unset(key)
-        else:
-            session.conf.set(key, value)
+    for key in sorted(own):
+        if key not in SMALL_INPUT_SETTINGS or _conf_value(session, key) != was_set.get(key):
+            continue
+        _set_conf(session, key, wanted.get(key, own[key]))
+        was_set[key] = _conf_value(session, key)
+    session.conf.set(COMMAND_SESSION_KEY, json.dumps({"own": own, "set": was_set},
+                                                     sort_keys=True))
 
 
 def small_input_settings(pieces) -> dict[str, str]:
@@ -211,12 +237,15 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
        ``conf`` then is an error, since dlqlens does not change a session it
        is handed. A session an earlier call made (marked with
        :data:`COMMAND_SESSION_KEY`) is dlqlens's own: its
-       :data:`SMALL_INPUT_SETTINGS` keys are set for this call's captures.
+       :data:`SMALL_INPUT_SETTINGS` keys are set for this call's captures
+       (those the user has not changed since).
     3. The ``SPARK_REMOTE`` environment variable: a new Spark Connect
        session, as for ``remote``.
     4. Otherwise a session of :func:`get_spark` on ``master`` (``local[*]``
        when None), ``conf`` overriding its settings and ``tuning`` passed
-       as its keyword settings.
+       as its keyword settings, except the :data:`SMALL_INPUT_SETTINGS`
+       keys, which are set on the session alone (not on the SparkContext)
+       under ``conf``, and the session marked (:data:`COMMAND_SESSION_KEY`).
 
     Parameters
     ----------
@@ -259,8 +288,11 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     remote = os.environ.get("SPARK_REMOTE") or None
     if remote is not None:  # (PySpark refuses a master while SPARK_REMOTE is set, too)
         return connect_session(_no_master(master, remote), conf)
-    return get_spark(master or "local[*]", app_name, spark_conf=conf, **tuning,
-                     **{COMMAND_SESSION_KEY: _command_session_mark(conf)})
+    short = {k: v for k, v in tuning.items() if k.replace("_", ".") in SMALL_INPUT_SETTINGS}
+    session = get_spark(master or "local[*]", app_name, spark_conf=conf,
+                        **{k: v for k, v in tuning.items() if k not in short})
+    _mark_command_session(session, conf, short)
+    return session
 
 
 def _no_master(master: str | None, remote: str) -> str:

@@ -90,6 +90,7 @@ def test_scan_c_api_fuzz():
     assert fuzz.run_target("scan", EXAMPLES * 8) == EXAMPLES * 8
     # and a fixed series (derandomized: the same inputs every run) in which match_lines'
     # write paths run (well-formed programs over matching text), not only its refusals
-    writes = fuzz.COUNTS["scan_match_writes"]
+    writes, units = fuzz.COUNTS["scan_match_writes"], fuzz.COUNTS["scan_match_units"]
     assert fuzz.run_target("scan", 200, derandomize=True) == 200
     assert fuzz.COUNTS["scan_match_writes"] > writes
+    assert fuzz.COUNTS["scan_match_units"] > units  # units that matched every template

@@ -89,6 +89,9 @@ def test_captures_are_not_a_directory_and_bad_directories_are_refused(tmp_path):
     (results / MARKER).write_text("{not json")
     with pytest.raises(UsageError, match="cannot read the marker"):
         read_marker(results)
+    (results / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": [
+        {"source": "a.dmp", "queue": "DLQ", "created": "2024-03-15T11:00:00+01:00"}]}))
+    assert message_input([str(results)]).times == {"a.dmp": dt.datetime(2024, 3, 15, 10)}
     for created in ("yesterday", 20240315):  # the banner time, checked when read, not when used
         (results / MARKER).write_text(json.dumps({"layout": 1, "kind": "messages", "sources": [
             {"source": "a.dmp", "queue": "DLQ", "created": created}]}))

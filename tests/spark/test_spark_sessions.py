@@ -148,29 +148,40 @@ def test_a_decoded_directory_is_never_taken_as_small():
 
 
 def test_the_short_run_settings_reach_only_a_session_dlqlens_creates(monkeypatch, no_session):
+    from types import SimpleNamespace
+
     import dlqlens.spark.session as session
     from dlqlens.cli import build_parser
     from dlqlens.commands.common import load_captures
 
     made = []
-    monkeypatch.setattr(session, "get_spark", lambda master, app, spark_conf=None, **conf:
-                        made.append((master, dict(spark_conf or {}), conf)) or "session")
+
+    def get_spark(master, app, spark_conf=None, **conf):
+        made.append(SimpleNamespace(conf=_Conf(spark_conf or {}), spark_conf=spark_conf,
+                                    tuning=conf))
+        return made[-1]
+
+    monkeypatch.setattr(session, "get_spark", get_spark)
     monkeypatch.setattr(session, "load_capture", lambda spark, paths, **kw: spark)
     monkeypatch.delenv("SPARK_REMOTE", raising=False)
     sample = str(DATASETS)
     args = build_parser().parse_args(
         ["summary", sample, "--conf", "spark.sql.shuffle.partitions=3"])
-    assert load_captures(args, [sample])[0] == "session"
-    (master, conf, tuning), = made
-    assert tuning["spark.sql.adaptive.enabled"] == "false"
-    assert tuning["spark.sql.shuffle.partitions"] == "1"
-    assert conf == {"spark.sql.shuffle.partitions": "3"}  # --conf over them (get_spark)
+    new = load_captures(args, [sample])[0]
+    assert made == [new]
+    # set on the session itself (not given to the builder, so not the SparkContext's);
+    # --conf wins over them
+    assert not set(new.tuning) & set(session.SMALL_INPUT_SETTINGS)
+    assert new.conf["spark.sql.adaptive.enabled"] == "false"
+    assert new.conf["spark.sql.shuffle.partitions"] == "3"
+    assert new.spark_conf == {"spark.sql.shuffle.partitions": "3"}
     # a session already active is handed back as it is: no setting reaches it
-    monkeypatch.setattr(session, "_active_session", lambda: "theirs")
+    theirs = SimpleNamespace(conf=_Conf())
+    monkeypatch.setattr(session, "_active_session", lambda: theirs)
     monkeypatch.setattr(session, "register", lambda s: None)
     args = build_parser().parse_args(["summary", sample])
-    assert load_captures(args, [sample])[0] == "theirs"
-    assert len(made) == 1
+    assert load_captures(args, [sample])[0] is theirs
+    assert len(made) == 1 and theirs.conf == {}
 
 
 class _Conf(dict):
@@ -190,36 +201,47 @@ def test_a_command_session_is_retuned_for_each_command_and_a_handed_one_never(mo
     """A session an earlier command made for a small capture (adaptive execution
     off, one shuffle partition) gets its own settings back when the next command
     of the process reads a large one, and the short run's again for a small one;
-    a key the user set with --conf when it was made stays theirs; a session
-    dlqlens was handed (no mark) is never changed."""
+    a key the user set with --conf when it was made, or changed since, stays
+    theirs; a session dlqlens was handed (no mark, or one that does not parse)
+    is never changed."""
     from types import SimpleNamespace
 
     import dlqlens.spark.session as session
-    from dlqlens.spark.session import (COMMAND_SESSION_KEY, SMALL_INPUT_SETTINGS,
-                                       _command_session_mark)
+    from dlqlens.spark.session import COMMAND_SESSION_KEY, SMALL_INPUT_SETTINGS
 
-    made = []
-    monkeypatch.setattr(session, "get_spark", lambda master, app, spark_conf=None, **conf:
-                        made.append((dict(spark_conf or {}), conf)) or "new")
+    def made_with(user_conf, before):
+        monkeypatch.setattr(session, "_active_session", lambda: None)
+        monkeypatch.setattr(session, "get_spark", lambda master, app, spark_conf=None, **kw:
+                            SimpleNamespace(conf=_Conf({**before, **(spark_conf or {})})))
+        return session.spark_session(None, user_conf, **SMALL_INPUT_SETTINGS)
+
     monkeypatch.delenv("SPARK_REMOTE", raising=False)
-    monkeypatch.setattr(session, "_active_session", lambda: None)
-    session.spark_session(None, {"spark.sql.shuffle.partitions": "3"}, **SMALL_INPUT_SETTINGS)
-    (conf, tuning), = made
-    mark = tuning[COMMAND_SESSION_KEY]
-    assert mark == _command_session_mark(conf)
-    assert json.loads(mark) == {"spark.sql.adaptive.enabled": None}  # partitions: the user's
-
-    ours = SimpleNamespace(conf=_Conf({COMMAND_SESSION_KEY: _command_session_mark({}),
-                                       **SMALL_INPUT_SETTINGS}))
-    theirs = SimpleNamespace(conf=_Conf(SMALL_INPUT_SETTINGS))
     monkeypatch.setattr(session, "register", lambda s: None)
-    for active in (ours, theirs):
-        monkeypatch.setattr(session, "_active_session", lambda active=active: active)
-        assert session.spark_session(None, None, spark_ui_showConsoleProgress="false") is active
-    # ours: Spark's default for adaptive execution (unset), get_spark's 4 partitions
-    assert "spark.sql.adaptive.enabled" not in ours.conf
-    assert ours.conf["spark.sql.shuffle.partitions"] == "4"
-    assert dict(theirs.conf) == SMALL_INPUT_SETTINGS
-    monkeypatch.setattr(session, "_active_session", lambda: ours)
-    session.spark_session(None, None, **SMALL_INPUT_SETTINGS)
+    # spark-defaults.conf gave the session 8 partitions; AQE left at Spark's default
+    ours = made_with({}, {"spark.sql.shuffle.partitions": "8"})
     assert {k: ours.conf[k] for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
+    pinned = made_with({"spark.sql.shuffle.partitions": "3"}, {})
+    assert json.loads(pinned.conf[COMMAND_SESSION_KEY])["own"] == {
+        "spark.sql.adaptive.enabled": None}  # the partitions are the user's
+    theirs = SimpleNamespace(conf=_Conf(SMALL_INPUT_SETTINGS))
+    garbled = SimpleNamespace(conf=_Conf({**SMALL_INPUT_SETTINGS, COMMAND_SESSION_KEY: "x"}))
+
+    def command(active, **tuning):
+        monkeypatch.setattr(session, "_active_session", lambda: active)
+        assert session.spark_session(None, None, spark_ui_showConsoleProgress="false",
+                                     **tuning) is active
+
+    for active in (ours, pinned, theirs, garbled):
+        command(active)  # a large capture
+    assert "spark.sql.adaptive.enabled" not in ours.conf  # Spark's default again
+    assert ours.conf["spark.sql.shuffle.partitions"] == "8"  # the session's own again
+    assert "spark.sql.adaptive.enabled" not in pinned.conf
+    assert pinned.conf["spark.sql.shuffle.partitions"] == "3"
+    assert {k: theirs.conf[k] for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
+    assert {k: garbled.conf[k] for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
+    command(ours, **SMALL_INPUT_SETTINGS)  # a small one again
+    assert {k: ours.conf[k] for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
+    ours.conf.set("spark.sql.shuffle.partitions", "16")  # the user's change: kept
+    command(ours)
+    assert ours.conf["spark.sql.shuffle.partitions"] == "16"
+    assert "spark.sql.adaptive.enabled" not in ours.conf
