@@ -114,15 +114,31 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         epoch_seconds(F.col("dlh_put_ts")).alias("put_seconds"),
     ), df, capture_time)
     key = ["reason", "DestQName", "DestQMgrName"]
-    # one window pass (one shuffle by the key); the aggregations below keep its partitioning
-    in_put_order = Window.partitionBy(*key).orderBy("dlh_put_ts", "message_key")
-    gap = F.col("put_seconds") - F.lag("put_seconds").over(in_put_order)
-    rows = rows.select("*", gap.alias("gap"))
+    # Where bursts start, found on time slots, not on the rows: a window over the rows of one
+    # reason and destination in put order would hold all of them in one task (a queue-full
+    # incident is hundreds of thousands of dead letters: out of memory at 10M messages).
+    # Slots are max_gap long, so two puts in one slot are less than max_gap apart and never
+    # split a burst; between two slots that hold puts, the gap is the next slot's first put
+    # less the previous one's last. The window then runs over the slots of a key (at most one
+    # per max_gap of the capture's span), and each row takes its slot's burst and quiet.
+    slot_micros = max(1, int(float(max_gap) * 1_000_000))
+    rows = rows.select("*", F.floor(F.unix_micros("dlh_put_ts") / F.lit(slot_micros))
+                       .cast("long").alias("slot"))
+    in_slot_order = Window.partitionBy(*key).orderBy("slot")
+    slots = rows.groupBy(*key, "slot").agg(F.min("put_seconds").alias("slot_first"),
+                                           F.max("put_seconds").alias("slot_last"))
+    gap = F.col("slot_first") - F.lag("slot_last").over(in_slot_order)
+    slots = slots.select(*key, "slot", gap.alias("gap"))
     starts = F.col("gap").isNull() | (F.col("gap") > float(max_gap))
-    rows = rows.select("*", F.when(starts, 1).otherwise(0).alias("starts_burst"),
-                       F.when(starts, F.col("gap")).alias("quiet"))
-    rows = rows.select("*", F.sum("starts_burst").over(
-        in_put_order.rowsBetween(Window.unboundedPreceding, 0)).alias("burst"))
+    slots = slots.select(*[F.col(k).alias(f"slot_{k}") for k in key],
+                         F.col("slot").alias("slot_id"),
+                         F.when(starts, F.col("gap")).alias("quiet"),
+                         F.sum(F.when(starts, 1).otherwise(0)).over(
+                             in_slot_order.rowsBetween(Window.unboundedPreceding, 0))
+                         .alias("burst"))
+    on = [F.col(k).eqNullSafe(F.col(f"slot_{k}")) for k in key] + [
+        F.col("slot") == F.col("slot_id")]
+    rows = rows.join(slots, on).select(*rows.columns, "burst", "quiet")
 
     # by minute, then by burst: a distinct (message, put time) falls in one minute, so the
     # burst's distinct messages are the sum of its minutes' and its peak their maximum

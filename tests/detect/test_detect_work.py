@@ -76,6 +76,46 @@ def test_no_window_gathers_a_capture_file_in_one_task(sample):
         assert not windows_by_source(frame), windows_by_source(frame)[:1]
 
 
+def test_the_burst_window_runs_over_time_slots_not_over_dead_letters(sample):
+    """reason_burst finds where bursts start with a window over the time slots
+    of each reason and destination (an aggregation of the dead letters), not
+    over the dead letters themselves: a window holds all the rows of one key in
+    one task, which ran out of memory at 10M messages (a queue-full incident is
+    hundreds of thousands of dead letters for one destination)."""
+    from dlqlens.detect import detector
+
+    df, _, _ = sample
+
+    def windows_over_rows(frame):
+        found = []
+
+        def walk(node, window):
+            name = node.nodeName()
+            if window is not None and name.endswith("Aggregate"):
+                return  # what the window reads is aggregated
+            if window is not None and "Scan" in name:
+                found.append(window)
+                return
+            if name == "Window":
+                window = node.toString().splitlines()[0][:200]
+            children = node.children()
+            for i in range(children.size()):
+                walk(children.apply(i), window)
+
+        walk(frame._jdf.queryExecution().sparkPlan(), None)  # before AQE wraps it
+        return found
+
+    findings, links = detector("reason_burst")(df)
+    for frame in (findings, links):
+        assert not windows_over_rows(frame), windows_over_rows(frame)[:1]
+    # what the check finds: a window straight over the rows
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    assert windows_over_rows(df.select(F.lag("put_ts").over(
+        Window.partitionBy("source").orderBy("put_ts"))))
+
+
 def test_a_small_capture_read_from_one_partition_gives_the_same_findings(spark, sample,
                                                                          monkeypatch):
     """The sample is small, so run_detectors reads it from one partition (no
