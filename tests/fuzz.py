@@ -847,8 +847,8 @@ def check_scan(call) -> None:
             return
         assert fine and set(std) <= {0, 1} and set(hexok) <= {0, 1}
     elif func == "match_lines":
-        # content lines [at, ends), units, and a program of random words: refused
-        # (ValueError) or run inside the buffers
+        # content lines [at, ends), units, and a program (random words, or well-formed over
+        # lines it matches): refused (ValueError) or run inside the buffers
         ends, units, prog, clean = extra
         cstart = at
         crend = np.array(ends, dtype=np.int64)
@@ -859,7 +859,7 @@ def check_scan(call) -> None:
         md, vals = bytearray(n * mdw), bytearray(n * vw)
         try:
             got = c.match_lines(buf, cstart.tobytes(), crend.tobytes(), bytes(clean),
-                          cfirst.tobytes(), ncont.tobytes(), ci, ok, b"",
+                                cfirst.tobytes(), ncont.tobytes(), ci, ok, b"",
                                 np.array(prog, dtype=np.int64).clip(-2**31, 2**31 - 1)
                                 .astype(np.int32).tobytes(), md, mdw, vals, vw)
         except (ValueError, OverflowError):
