@@ -8,6 +8,7 @@ the driver differs (Spark tasks, or a loop in this process).
 
 from __future__ import annotations
 
+import datetime as _dt
 import glob
 import json
 import os
@@ -247,6 +248,22 @@ def captured_queues(pieces) -> dict[str, tuple[str | None, str]]:
         if queue:
             out[piece.path] = (qmgr, queue)
     return out
+
+
+def to_utc(value) -> _dt.datetime:
+    """``value`` (datetime or ISO 8601 string, ``Z`` or an offset: UTC; naive:
+    UTC already) as a naive UTC datetime.
+
+    Raises
+    ------
+    ValueError
+        When a string is not ISO 8601.
+    """
+    if isinstance(value, str):
+        value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return value
 
 
 def captured_times(pieces) -> dict:

@@ -41,6 +41,8 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Mapping
 
+from dlqlens.capture.reader import to_utc  # (plots and commands import it from here too)
+
 #: Mappings of at most this many files are looked up in a literal map by
 #: :func:`with_capture_queues`; larger ones are joined as a broadcast table.
 MAPPED_FILES = 64
@@ -317,21 +319,6 @@ def capture_time_origin_column(capture_time=None):
     origin = CAPTURE_TIME_ORIGINS[capture_time_origin(capture_time)]
     return F.when(capture_time_known_column(capture_time), F.lit(origin)) \
         .otherwise(F.lit(CAPTURE_TIME_ORIGINS["newest_put"]))
-
-
-def to_utc(value) -> _dt.datetime:
-    """``value`` (datetime or ISO 8601 string) as a naive UTC datetime.
-
-    Raises
-    ------
-    ValueError
-        When a string is not ISO 8601.
-    """
-    if isinstance(value, str):
-        value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if value.tzinfo is not None:
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return value
 
 
 def message_ref():

@@ -37,13 +37,13 @@ executor see (as the captures themselves).
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import os
 import re
 from dataclasses import dataclass
 
+from dlqlens.capture.reader import to_utc
 from dlqlens.errors import UsageError
 
 #: The marker file of a directory dlqlens wrote (its name starts with ``_``:
@@ -191,17 +191,7 @@ class MessageInput(list):
     @property
     def times(self) -> dict:
         """``source`` -> the banner's creation time (naive UTC datetime)."""
-        return {e.path: _naive_utc(e.info["created"]) for e in self if e.info.get("created")}
-
-
-def _naive_utc(text: str) -> _dt.datetime:
-    """An ISO 8601 time of a marker as a naive UTC datetime (one with an offset
-    converted; ``Z`` read as UTC). Raises ValueError (TypeError, AttributeError
-    for a value that is not text)."""
-    value = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if value.tzinfo is not None:
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return value
+        return {e.path: to_utc(e.info["created"]) for e in self if e.info.get("created")}
 
 
 @dataclass
@@ -255,7 +245,7 @@ def read_marker(directory) -> dict:
         if created is None:
             continue
         try:
-            _naive_utc(created)
+            to_utc(created)
         except (TypeError, ValueError, AttributeError):
             raise UsageError(
                 f"{one_line(path)}: source {one_line(repr(entry.get('source')))}: created: "
