@@ -58,6 +58,7 @@ from dlqlens.detect.common import (definition_attr, epoch_seconds, glob_regex,
                                    queue_def_rows, with_capture_queues, with_capture_times)
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRC
+from dlqlens.spark.columns import literal_map
 
 #: MQRC_BACKOUT_THRESHOLD_REACHED (2362).
 BACKOUT_THRESHOLD_REACHED = MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"]
@@ -179,8 +180,8 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
                                                                  "boqname": "string"})}
     if defined:
         def attr(i, typ):
-            return F.create_map(*[x for q in sorted(defined) for x in (
-                F.lit(q), F.lit(defined[q][i]).cast(typ))])[home_queue]
+            return literal_map({q: defined[q][i] for q in sorted(defined)}, "string",
+                               typ)[home_queue]
         bothresh, boqname = attr(0, "int"), attr(1, "string")
         boqnames = sorted({str(definition_attr(d, "boqname")).strip()
                            for d in queue_defs.values() if definition_attr(d, "boqname")})

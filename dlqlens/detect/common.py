@@ -42,6 +42,7 @@ import datetime as _dt
 from collections.abc import Mapping
 
 from dlqlens.capture.reader import to_utc  # (plots and commands import it from here too)
+from dlqlens.spark.columns import literal_map
 
 #: Mappings of at most this many files are looked up in a literal map by
 #: :func:`with_capture_queues`; larger ones are joined as a broadcast table.
@@ -132,13 +133,11 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
     fields = ("name", "key", "queue_without_qmgr")
     if names and len(names) <= MAPPED_FILES:
         # a few files: looked up in a literal map (no join, so no broadcast job)
-        def lookup(table, on):
-            entries = [x for k in sorted(table) for x in (F.lit(k), F.lit(table[k]).cast("string"))]
-            return F.create_map(*entries)[on] if entries else F.lit(None).cast("string")
+        def lookup(table):
+            mapped = literal_map({k: str(table[k]) for k in sorted(table)})
+            return F.coalesce(mapped[F.col("source")], mapped[base])
 
-        name, key, queue_without_qmgr = (
-            F.coalesce(lookup(t, F.col("source")), lookup(t, base))
-            for t in (names, keys, no_qmgr))
+        name, key, queue_without_qmgr = (lookup(t) for t in (names, keys, no_qmgr))
     elif names:
         table = rows.sparkSession.createDataFrame(
             [(s, names[s], keys.get(s), no_qmgr.get(s)) for s in names],
@@ -176,8 +175,12 @@ def utc_literal(value):
     """
     from pyspark.sql import functions as F
 
-    micros = (to_utc(value) - _dt.datetime(1970, 1, 1)) // _dt.timedelta(microseconds=1)
-    return F.timestamp_micros(F.lit(micros))
+    return F.timestamp_micros(F.lit(_epoch_micros(value)))
+
+
+def _epoch_micros(value) -> int:
+    """``value`` (datetime or ISO 8601 string, naive = UTC) in microseconds since the epoch."""
+    return (to_utc(value) - _dt.datetime(1970, 1, 1)) // _dt.timedelta(microseconds=1)
 
 
 def _mapped(capture_time):
@@ -191,10 +194,10 @@ def _mapped(capture_time):
         return utc_literal(capture_time)
     if not table:
         return F.lit(None).cast("timestamp")
-    lookup = F.create_map(*[x for k, v in sorted(table.items())
-                            for x in (F.lit(k), utc_literal(v))])
+    lookup = literal_map({k: _epoch_micros(v) for k, v in sorted(table.items())}, "string",
+                         "bigint")
     base = F.regexp_extract(F.col("source"), r"([^/\\]+)$", 1)
-    return F.coalesce(lookup[F.col("source")], lookup[base])
+    return F.timestamp_micros(F.coalesce(lookup[F.col("source")], lookup[base]))
 
 
 def capture_time_column(capture_time=None):

@@ -117,10 +117,10 @@ def severity_rank_column(severity_col):
     """A Spark column expression mapping a severity name column to its rank."""
     from pyspark.sql import functions as F
 
-    expr = F.lit(len(SEVERITIES))
-    for i, name in reversed(list(enumerate(SEVERITIES))):
-        expr = F.when(severity_col == F.lit(name), F.lit(i)).otherwise(expr)
-    return expr.cast("int")
+    from dlqlens.spark.columns import literal_map
+
+    ranks = literal_map({name: i for i, name in enumerate(SEVERITIES)}, "string", "int")
+    return F.coalesce(ranks[severity_col], F.lit(len(SEVERITIES)))
 
 
 class Findings(NamedTuple):
@@ -281,7 +281,9 @@ def conform(df, schema: str = FINDINGS_SCHEMA):
     missing = [f.name for f in target.fields if f.name not in df.columns]
     if missing:
         raise ValueError(f"not a {what} DataFrame: missing column(s) {', '.join(missing)}")
-    return df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in target.fields])
+    # one parsed expression per column (a Column built per column costs several JVM round trips)
+    return df.selectExpr(*[f"CAST(`{f.name}` AS {f.dataType.simpleString()}) AS `{f.name}`"
+                           for f in target.fields])
 
 
 def sample_links(links, n: int = SAMPLE_SIZE, finding_ids=None):

@@ -62,6 +62,7 @@ from __future__ import annotations
 from dlqlens.detect.common import definition_attr, epoch_seconds, with_capture_times
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQFB_NAMES, MQRC_NAMES
+from dlqlens.spark.columns import literal_map
 
 #: Feedback codes a trigger monitor puts in dlh.Reason, by severity.
 MONITOR_FEEDBACK = {
@@ -232,7 +233,7 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
     if defs:
         # the definitions looked up in a literal map (no join: no Spark job to broadcast them)
         queue = F.col("application_queue")
-        defined = F.create_map(*[x for q in sorted(defs) for x in (F.lit(q), F.lit(defs[q]))])
+        defined = literal_map(defs)
         trigtype = defined[queue].cast("string")
         trigint_ms = F.when(F.map_contains_key(defined, queue),
                             F.lit(qmgr_trigint).cast("long"))
@@ -371,12 +372,12 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
                .where(F.col("message_count") >= int(min_messages)))
     codes = sorted(set(MQFB_NAMES) | set(MQRC_NAMES))
     # the reasons' names and meanings looked up in literal maps (no join, no broadcast job)
-    names = F.create_map(*[x for code in codes for x in (
-        F.lit(code), F.lit(MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code)))])
-    meanings = F.create_map(*[x for code in codes for x in (
-        F.lit(code), F.lit(MONITOR_FEEDBACK.get(code) or (
-            "the trigger monitor rejected it" if code in MQFB_NAMES
-            else "the queue manager could not put it on the initiation queue")))])
+    names = literal_map({code: MQFB_NAMES.get(code) or MQRC_NAMES.get(code) or str(code)
+                         for code in codes}, "int")
+    meanings = literal_map({code: MONITOR_FEEDBACK.get(code) or (
+        "the trigger monitor rejected it" if code in MQFB_NAMES
+        else "the queue manager could not put it on the initiation queue") for code in codes},
+        "int")
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
     grouped = grouped.select("*", names[F.col("reason")].alias("reason_name"),
                              meanings[F.col("reason")].alias("meaning"),

@@ -18,6 +18,7 @@ import pandas as pd
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 from dlqlens.mq.constants import MQAT_NAMES, TEMPORARY_QUEUE_PREFIXES
 from dlqlens.safe import one_line, printable
+from dlqlens.spark.columns import literal_map
 
 
 def destination_group(dest=None):
@@ -311,8 +312,7 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
     messages = int(agg["messages_all"] or 0)
     framed = messages + n_dropped
     # the statement of the issue that set the status (the first one implying it)
-    status_of = F.create_map(*[x for code, st in ISSUE_STATUS.items() if st
-                               for x in (F.lit(code), F.lit(st))])
+    status_of = literal_map({code: st for code, st in ISSUE_STATUS.items() if st})
     worst = F.filter("decode_issues", lambda i: status_of[i["code"]] == F.col("decode_status"))
     problems = (df.filter(F.col("decode_status") != "ok")
                 .select("source", "message_number", "source_line", "source_offset",

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from dlqlens.explain.summary import destination_group
 from dlqlens.mq.constants import TEMPORARY_QUEUE_PREFIXES
 from dlqlens.safe import one_line
+from dlqlens.spark.columns import literal_map
 
 #: Bins an automatic time axis aims at, at most.
 MAX_AUTO_BINS = 60
@@ -245,9 +246,9 @@ def draw_plans(df, plans: Sequence[Plan]) -> list:
                   .withColumn("ka", F.max("ra").over(Window.partitionBy("fig", "a")))
                   .withColumn("kb", F.max("rb").over(Window.partitionBy("fig", "b"))))
         plan_of = dict(zip(tags, plans))
-        top_a = F.create_map(*[x for t in wanted for x in (F.lit(t), F.lit(plan_of[t].top_a))])
-        top_b = F.create_map(*[x for t in wanted for x in (
-            F.lit(t), F.lit(plan_of[t].top_b or plan_of[t].max_b(stats[tags.index(t)])))])
+        top_a = literal_map({t: plan_of[t].top_a for t in wanted}, "string", "bigint")
+        top_b = literal_map({t: plan_of[t].top_b or plan_of[t].max_b(stats[tags.index(t)])
+                             for t in wanted}, "string", "bigint")
         ta, tb = top_a[F.col("fig")], top_b[F.col("fig")]
         keep = (F.when(is_cell, (F.col("ka") <= ta) & (F.col("kb") <= tb))
                 .when(is_a, F.col("ra") <= ta).when(is_b, F.col("rb") <= tb)

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from dlqlens.capture.reader import to_utc
 from dlqlens.errors import UsageError
+from dlqlens.spark.columns import literal_map
 
 #: The marker file of a directory dlqlens wrote (its name starts with ``_``:
 #: Spark's Parquet reader leaves it out).
@@ -604,8 +605,7 @@ def write_messages(df, directory, *, sources=None, capture_queues=None,
     if sources is None:  # one row per file
         sources = [r["source"] for r in df.select("source").distinct().collect()]
     names = capture_names(sources)
-    name_map = F.create_map(*[x for s, n in names.items() for x in (F.lit(s), F.lit(n))]) \
-        if names else F.lit(None).cast("map<string,string>")
+    name_map = literal_map(names)
     out = (df.select(*schema.fieldNames()).to(schema)
            .withColumn("capture", F.coalesce(name_map[F.col("source")], F.lit("_unlisted")))
            # the UTC day, whatever the session's time zone: days since the epoch of the instant
