@@ -49,10 +49,11 @@ Stages (each in its own process, so each peak RSS is its own):
     Spark's ``noop`` sink. Both Spark stages share one session.
 ``spark_detectors``
     Spark ``local[2]``, default driver memory: what ``dlqlens detect`` does
-    with the same capture (every column, cached, counted), then every
-    detector (:func:`dlqlens.detect.run_detectors`): the findings collected,
-    every link written to the ``noop`` sink, the first 10 messages of each
-    finding collected. ``seconds`` counts from the load; ``load_seconds`` is
+    with the same capture (what the detectors read, cached, counted), then
+    every detector (:func:`dlqlens.detect.run_detectors`) as ``dlqlens
+    detect --to DIR`` runs them: findings and links cached, the findings
+    collected, the first 10 messages of each finding collected (which fills
+    the links' cache), every link written to the ``noop`` sink. ``seconds`` counts from the load; ``load_seconds`` is
     the load and cache alone, ``findings`` and ``links`` the rows made.
 ``spark_audit``
     The same, for ``dlqlens audit``: both suites
@@ -381,15 +382,18 @@ def child_analysis(what: str, path: str, master: str) -> dict:
         df = detector_input(df).cache()
         n = df.count()
         out["load_seconds"] = time.perf_counter() - start
+        # as dlqlens detect --to: both cached, the findings collected, the links sampled (which
+        # fills their cache), then written
         findings, links = run_detectors(df)
-        findings = findings.cache()
+        findings, links = findings.cache(), links.cache()
         rows = findings.collect()
-        links.write.format("noop").mode("overwrite").save()
         sample_links(links, 10).collect()
+        links.write.format("noop").mode("overwrite").save()
         out.update(findings=len(rows), links=sum(r["message_count"] for r in rows),
                    largest_finding=max((r["message_count"] for r in rows), default=0))
         seconds = time.perf_counter() - start
         findings.unpersist()
+        links.unpersist()
         df.unpersist()
     elif what == "audit":
         from dlqlens.quality import audit
