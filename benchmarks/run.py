@@ -423,8 +423,18 @@ def _run_child(*args, repeat: int = 1) -> dict:
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *map(str, args)],
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        sys.stderr.write(proc.stderr[-4000:])
-        raise SystemExit(f"benchmark child {args[0]} failed (exit {proc.returncode})")
+        # the whole stderr kept (a JVM's first error is often thousands of lines above its
+        # tail), its first distinct error lines printed, then its tail
+        fd, log = tempfile.mkstemp(prefix=f"dlqlens-bench-{args[0]}-", suffix=".log")
+        with os.fdopen(fd, "w") as f:
+            f.write(proc.stderr)
+        firsts = list(dict.fromkeys(
+            line.strip()[:300] for line in proc.stderr.splitlines()
+            if ("Error" in line or "Exception" in line) and not line.lstrip().startswith("at ")))
+        sys.stderr.write("first error lines:\n  " + "\n  ".join(firsts[:12]) + "\n...\n"
+                         + proc.stderr[-2000:] + f"\n(the whole stderr: {log})\n")
+        raise SystemExit(f"benchmark child {args[0]} failed (exit {proc.returncode}); "
+                         f"its stderr: {log}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -182,19 +182,16 @@ def _get(d, key, default=None):
 def utc(value) -> _dt.datetime | None:
     """A timestamp (datetime, aware or naive-taken-as-UTC, or ISO-like text) as
     a naive UTC datetime; None when absent or unreadable."""
-    if value is None:
-        return None
+    from dlqlens.capture.reader import to_utc
+
     if isinstance(value, str):
-        text = value.strip().replace("T", " ").rstrip("Z").replace(" UTC", "")
-        try:
-            value = _dt.datetime.fromisoformat(text)
-        except ValueError:
-            return None
-    if not isinstance(value, _dt.datetime):
+        value = value.strip().removesuffix(" UTC")
+    elif not isinstance(value, _dt.datetime):
         return None
-    if value.tzinfo is not None:
-        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return value
+    try:
+        return to_utc(value)
+    except ValueError:
+        return None
 
 
 def _ts(value) -> str:

@@ -66,15 +66,13 @@ def _check(scenario: str, size: int, encoding: int, ccsid: int | None,
 def _start(start) -> "dt.datetime":
     if start is None:
         return DEFAULT_START
-    if isinstance(start, str):
-        try:
-            start = dt.datetime.fromisoformat(start.replace("Z", "+00:00"))
-        except ValueError:
-            raise UsageError(f"--start {start!r}: expected an ISO 8601 time such as "
-                             "2024-03-15T08:00:00Z") from None
-    if start.tzinfo is None:
-        start = start.replace(tzinfo=dt.timezone.utc)
-    return start
+    from dlqlens.capture.reader import to_utc
+
+    try:
+        return to_utc(start).replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise UsageError(f"--start {start!r}: expected an ISO 8601 time such as "
+                         "2024-03-15T08:00:00Z") from None
 
 
 def run_scenario(scenario: str, size: int, *, seed: int = 0, encoding: int = 546,

@@ -101,16 +101,16 @@ def _utc(value) -> _dt.datetime | None:
     """A filter bound as an aware UTC datetime (naive values and ISO text are UTC)."""
     if value is None or value == "":
         return None
+    from dlqlens.capture.reader import to_utc
+
     if isinstance(value, str):
-        value = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        value = value.strip()
     elif not isinstance(value, _dt.datetime):
         to_py = getattr(value, "to_pydatetime", None)  # pandas.Timestamp
         if to_py is None:
             raise TypeError(f"a time bound must be a datetime or ISO text, not {type(value).__name__}")
         value = to_py()
-    if value.tzinfo is None:
-        return value.replace(tzinfo=_dt.timezone.utc)
-    return value.astimezone(_dt.timezone.utc)
+    return to_utc(value).replace(tzinfo=_dt.timezone.utc)
 
 
 def _tuple(values) -> tuple:
