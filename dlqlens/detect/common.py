@@ -58,14 +58,24 @@ def _file_name_queue(source_col):
     ``<qmgr>_<queue>`` name, the name itself otherwise."""
     from pyspark.sql import functions as F
 
-    base = F.regexp_extract(source_col, r"([^/\\]+)$", 1)
-    ext = "|".join(CAPTURE_EXTENSIONS)
-    stem = F.regexp_replace(base, rf"\.(?:{ext})$", "")
+    # string functions, not regular expressions: evaluated for every row of a capture
+    base = _base_name(source_col)
+    ext = F.substring_index(base, ".", -1)
+    stem = F.when(base.contains(".") & ext.isin(*CAPTURE_EXTENSIONS),
+                  base.substr(F.lit(1), F.length(base) - F.length(ext) - 1)).otherwise(base)
     named = stem.contains("_")
-    queue = F.when(named, F.regexp_extract(stem, r"^[^_]*_(.+)$", 1)).otherwise(stem)
-    key = F.when(named, F.concat(F.regexp_extract(stem, r"^([^_]*)_", 1), F.lit("|"), queue)
+    queue = F.when(named, stem.substr(F.instr(stem, "_") + 1, F.length(stem))).otherwise(stem)
+    key = F.when(named, F.concat(F.substring_index(stem, "_", 1), F.lit("|"), queue)
                  ).otherwise(stem)
     return base, queue, key
+
+
+def _base_name(source_col):
+    """A path's last part, after its last ``/`` or ``\\`` (the whole path
+    without either; empty when it ends with one)."""
+    from pyspark.sql import functions as F
+
+    return F.substring_index(F.substring_index(source_col, "/", -1), "\\", -1)
 
 
 def _entries(capture_queues):
@@ -196,7 +206,7 @@ def _mapped(capture_time):
         return F.lit(None).cast("timestamp")
     lookup = literal_map({k: _epoch_micros(v) for k, v in sorted(table.items())}, "string",
                          "bigint")
-    base = F.regexp_extract(F.col("source"), r"([^/\\]+)$", 1)
+    base = _base_name(F.col("source"))
     return F.timestamp_micros(F.coalesce(lookup[F.col("source")], lookup[base]))
 
 

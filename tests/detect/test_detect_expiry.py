@@ -161,3 +161,35 @@ def test_a_given_capture_time_is_utc_whatever_the_driver_time_zone(spark, monkey
         time.tzset()
     expected = int(dt.datetime(2024, 3, 15, 8, 30, tzinfo=dt.timezone.utc).timestamp()) * 10**6
     assert row["naive"] == row["offset"] == expected
+
+
+def test_the_file_name_rule_is_the_regular_expressions_it_replaced(spark):
+    """The capture queue and key by file name, now string functions (evaluated for
+    every row), against the regular expressions they replaced, on awkward names."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect.common import CAPTURE_EXTENSIONS, _file_name_queue
+
+    def by_regex(source):
+        base = F.regexp_extract(source, r"([^/\\]+)$", 1)
+        stem = F.regexp_replace(base, rf"\.(?:{'|'.join(CAPTURE_EXTENSIONS)})$", "")
+        named = stem.contains("_")
+        queue = F.when(named, F.regexp_extract(stem, r"^[^_]*_(.+)$", 1)).otherwise(stem)
+        key = F.when(named, F.concat(F.regexp_extract(stem, r"^([^_]*)_", 1), F.lit("|"),
+                                     queue)).otherwise(stem)
+        return base, queue, key
+
+    names = ["QM1_SYSTEM.DEAD.LETTER.QUEUE.raw", "/var/mqm/QM.A_APP.IN.dmp", r"C:\dumps\QM_Q.bcg",
+             r"mixed/dir\QM2_Q_WITH_UNDERSCORES.qmsg", "dump.bcg", "noext", "QM_", "QM_.raw",
+             "_Q.raw", ".raw", "x.RAW", "a.b.raw", "x.q.msg", "x.qmsg", "dir/", "dir\\", "",
+             "QM.raw.txt", "x.rawx", "ÉBCDIC_QUEUE.dat", "a/b/c", "QM_Q.", "QM__Q.log", None]
+    df = spark.createDataFrame([(n,) for n in names], "source string")
+    new, old = _file_name_queue(F.col("source")), by_regex(F.col("source"))
+    rows = df.select("source", *[c.alias(f"new{i}") for i, c in enumerate(new)],
+                     *[c.alias(f"old{i}") for i, c in enumerate(old)]).collect()
+    assert len(rows) == len(names)
+    for r in rows:
+        assert [r[f"new{i}"] for i in range(3)] == [r[f"old{i}"] for i in range(3)], r["source"]
+    by_source = {r["source"]: (r["new1"], r["new2"]) for r in rows}
+    assert by_source[r"C:\dumps\QM_Q.bcg"] == ("Q", "QM|Q")
+    assert by_source["a.b.raw"] == ("a.b", "a.b")
