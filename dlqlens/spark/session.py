@@ -30,6 +30,31 @@ CONNECT_SETTINGS = {
 }
 
 
+#: HotSpot options of the driver JVM of a session :func:`get_spark` creates, on
+#: Java 17 to 21: a thread that cannot allocate while other threads hold the
+#: GC locker (JNI critical sections: lz4 shuffle blocks, snappy and zstd
+#: Parquet pages, Arrow) retries only twice (``GCLockerRetryAllocationCount``,
+#: a diagnostic flag) and then throws ``OutOfMemoryError`` with the heap far
+#: from full, and Spark's handler of uncaught errors stops the JVM. Seen here
+#: as "Retried waiting for GCLocker too often allocating N words" before the
+#: driver vanished (a report of a million messages from a decoded directory,
+#: the detectors at ten million). OpenJDK bug JDK-8192647, fixed in Java 22,
+#: where the flag no longer exists.
+GC_LOCKER_OPTIONS = "-XX:+UnlockDiagnosticVMOptions -XX:GCLockerRetryAllocationCount=100"
+
+
+def java_major(version_line: str) -> int | None:
+    """The major version in a ``java -version`` line (``openjdk version
+    "17.0.15"`` -> 17; ``"1.8.0_402"`` -> 8), or None."""
+    import re
+
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', version_line or "")
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
 class JavaMissingError(DlqlensError):
     """Spark needs Java 17 or newer and none was found."""
 
@@ -48,10 +73,8 @@ def check_java() -> str:
             "(for example: apt-get install openjdk-17-jre-headless)")
     out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
     first = out.splitlines()[0] if out else ""
-    import re
-
-    m = re.search(r'version "(\d+)', first)
-    if m and int(m.group(1)) < 17:
+    major = java_major(first)
+    if major is not None and major < 17:
         raise JavaMissingError(f"Spark 4 needs Java 17 or newer, found: {first}")
     return first
 
@@ -92,12 +115,18 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     to have the lines back (PySpark reads it once per process, at the first
     Column function called while a session is active).
 
+    On Java 17 to 21 the driver JVM starts with :data:`GC_LOCKER_OPTIONS`
+    before any ``spark.driver.extraJavaOptions`` given (a HotSpot bug that
+    throws ``OutOfMemoryError`` when a thread meets the GC locker twice,
+    which stopped the driver of a million-message report; the constant's
+    comment). They apply when this call starts the JVM.
+
     Raises
     ------
     JavaMissingError
         When no Java 17+ is installed.
     """
-    check_java()
+    version = check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -116,6 +145,10 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     }
     settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
     settings.update({k: str(v) for k, v in (spark_conf or {}).items()})
+    major = java_major(version)
+    if major is not None and major < 22:  # the caller's own options after ours: theirs win
+        key = "spark.driver.extraJavaOptions"
+        settings[key] = " ".join(o for o in (GC_LOCKER_OPTIONS, settings.get(key)) if o)
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)

@@ -252,3 +252,28 @@ def test_a_command_session_is_retuned_for_each_command_and_a_handed_one_never(mo
     command(ours)
     assert ours.conf["spark.sql.shuffle.partitions"] == "16"
     assert "spark.sql.adaptive.enabled" not in ours.conf
+
+
+@pytest.mark.parametrize("line, major", [('openjdk version "17.0.15" 2025-04-15', 17),
+                                         ('java version "1.8.0_402"', 8),
+                                         ('openjdk version "21" 2023-09-19', 21),
+                                         ('openjdk version "22.0.1" 2024-04-16', 22),
+                                         ("no java here", None)])
+def test_java_major(line, major):
+    from dlqlens.spark.session import java_major
+
+    assert java_major(line) == major
+
+
+@pytest.mark.spark
+def test_the_driver_jvm_retries_allocation_past_the_gc_locker(spark):
+    """get_spark's JVM (the fixture's) on Java 17 to 21 runs with GC_LOCKER_OPTIONS."""
+    from dlqlens.spark.session import GC_LOCKER_OPTIONS, check_java, java_major
+
+    flags = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory
+                 .getRuntimeMXBean().getInputArguments())
+    if java_major(check_java()) >= 22:
+        assert not any("GCLockerRetryAllocationCount" in f for f in flags)
+    else:
+        for option in GC_LOCKER_OPTIONS.split():
+            assert option in flags
