@@ -27,6 +27,13 @@ CONNECT_SETTINGS = {
     "spark.sql.shuffle.partitions": "4",
     # HotSpot's JIT limit; see get_spark's docstring (rules-table replays of 100+ rules)
     "spark.sql.codegen.hugeMethodLimit": str(HUGE_METHOD_LIMIT),
+    # no join turned into a broadcast at run time by adaptive execution: it judges a side by
+    # its shuffle's compressed bytes, and a side of repetitive rows (queue names, finding ids)
+    # under 10 MB compressed is a hash table many times that size, copied into each task
+    # (Spark 4): a million-message report from a decoded directory failed with "Could not
+    # allocate memory to grow BytesToBytesMap" in the default 1 GB heap, and passed without.
+    # The detectors' own broadcasts (small lookup tables) are hints, and stay.
+    "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1",
 }
 
 
