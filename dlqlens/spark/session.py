@@ -86,6 +86,49 @@ def check_java() -> str:
     return first
 
 
+#: ``spark.sql.ui.retainedExecutions`` of a session :func:`get_spark` creates
+#: with the UI off: how many finished SQL queries the driver keeps described
+#: (plan text and a graph of every operator's metrics; Spark keeps 1000). With
+#: no UI nothing reads them, and a detectors query's description holds about
+#: 1,900 metrics: over the test suite's one session they grew by 46 MB in the
+#: first 230 seconds (26 MB with 20 kept), toward the whole run's failures for
+#: want of driver memory. Queries still running are always kept.
+RETAINED_EXECUTIONS_WITHOUT_UI = 20
+
+
+def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = None,
+                     **conf) -> dict[str, str]:
+    """The configuration :func:`get_spark` gives the builder: its own settings,
+    then ``conf`` (underscores for dots), then ``spark_conf`` (Spark's keys).
+
+    ``java`` is the JVM's major version (:func:`java_major`), None when not
+    known. With the UI off (the default) and no value of its own given,
+    ``spark.sql.ui.retainedExecutions`` is
+    :data:`RETAINED_EXECUTIONS_WITHOUT_UI`; on Java 17 to 21 the driver's
+    options begin with :data:`GC_LOCKER_OPTIONS`.
+    """
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.host": "127.0.0.1",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.python.worker.reuse": "true",
+        # PySpark's call-site capture for DataFrame errors: about ten more JVM round trips
+        # (and a walk of the Python stack) for every Column function called
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
+        **CONNECT_SETTINGS,
+    }
+    settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
+    settings.update({k: str(v) for k, v in (spark_conf or {}).items()})
+    if settings["spark.ui.enabled"].strip().lower() == "false":
+        settings.setdefault("spark.sql.ui.retainedExecutions", str(RETAINED_EXECUTIONS_WITHOUT_UI))
+    if java is not None and java < 22:  # the caller's own options after ours: theirs win
+        key = "spark.driver.extraJavaOptions"
+        settings[key] = " ".join(o for o in (GC_LOCKER_OPTIONS, settings.get(key)) if o)
+    return settings
+
+
 def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
               spark_conf: Mapping[str, str] | None = None, **conf):
     """A SparkSession for dlqlens, with the ``mqcapture`` source registered.
@@ -128,6 +171,11 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     which stopped the driver of a million-message report; the constant's
     comment). They apply when this call starts the JVM.
 
+    With the UI off, the driver keeps the descriptions of the last
+    :data:`RETAINED_EXECUTIONS_WITHOUT_UI` finished SQL queries, not 1000
+    (``spark.sql.ui.retainedExecutions``; the constant's comment). The
+    settings are :func:`session_settings`'s.
+
     Raises
     ------
     JavaMissingError
@@ -138,24 +186,7 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    settings = {
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.host": "127.0.0.1",
-        "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.python.worker.reuse": "true",
-        # PySpark's call-site capture for DataFrame errors: about ten more JVM round trips
-        # (and a walk of the Python stack) for every Column function called
-        "spark.python.sql.dataFrameDebugging.enabled": "false",
-        **CONNECT_SETTINGS,
-    }
-    settings.update({k.replace("_", "."): str(v) for k, v in conf.items()})
-    settings.update({k: str(v) for k, v in (spark_conf or {}).items()})
-    major = java_major(version)
-    if major is not None and major < 22:  # the caller's own options after ours: theirs win
-        key = "spark.driver.extraJavaOptions"
-        settings[key] = " ".join(o for o in (GC_LOCKER_OPTIONS, settings.get(key)) if o)
+    settings = session_settings(java_major(version), spark_conf, **conf)
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)

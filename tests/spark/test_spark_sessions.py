@@ -277,3 +277,36 @@ def test_the_driver_jvm_retries_allocation_past_the_gc_locker(spark):
     else:
         for option in GC_LOCKER_OPTIONS.split():
             assert option in flags
+
+
+def test_session_settings_keep_few_query_descriptions_only_without_the_ui():
+    from dlqlens.spark.session import RETAINED_EXECUTIONS_WITHOUT_UI, session_settings
+
+    key = "spark.sql.ui.retainedExecutions"
+    assert session_settings(17)[key] == str(RETAINED_EXECUTIONS_WITHOUT_UI)
+    # the UI on: Spark's own default (the queries are there to be looked at)
+    assert key not in session_settings(17, {"spark.ui.enabled": "true"})
+    assert key not in session_settings(17, spark_ui_enabled="true")
+    # the caller's own value wins
+    assert session_settings(17, {key: "500"})[key] == "500"
+    # the caller's driver options after the GC-locker ones; none on Java 22+
+    opts = session_settings(17, {"spark.driver.extraJavaOptions": "-Xss4m"})
+    assert opts["spark.driver.extraJavaOptions"].endswith(" -Xss4m")
+    assert "spark.driver.extraJavaOptions" not in session_settings(22)
+
+
+@pytest.mark.spark
+def test_the_session_forgets_finished_queries_past_the_limit(spark):
+    """Three times the limit of queries run; the driver's store keeps no more than the
+    limit (Spark trims it in the background: waited for, a few seconds at most)."""
+    import time
+
+    from dlqlens.spark.session import RETAINED_EXECUTIONS_WITHOUT_UI
+
+    store = spark._jsparkSession.sharedState().statusStore()
+    for _ in range(3 * RETAINED_EXECUTIONS_WITHOUT_UI):
+        spark.range(3).count()
+    deadline = time.monotonic() + 30
+    while store.executionsCount() > RETAINED_EXECUTIONS_WITHOUT_UI and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert store.executionsCount() <= RETAINED_EXECUTIONS_WITHOUT_UI
