@@ -54,8 +54,9 @@ is why 2362 dead letters usually show 0.
 
 from __future__ import annotations
 
-from dlqlens.detect.common import (definition_attr, epoch_seconds, glob_regex,
-                                   queue_def_rows, with_capture_queues, with_capture_times)
+from dlqlens.detect.common import (capture_time_aggregates, definition_attr, epoch_seconds,
+                                   glob_regex, queue_def_rows, with_capture_queues,
+                                   with_capture_times)
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRC
 from dlqlens.spark.columns import literal_map
@@ -255,9 +256,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     hits = (rows.select("*", F.explode(F.filter(signals, lambda x: x.isNotNull())).alias("hit"))
             .select("hit.signal", "hit.queue", "source", "message_number", "BackoutCount",
                     "msgid", "latest_put_ts", "threshold", "bothresh", "boqname",
-                    "same_payload_msgids", "captured",
-                    F.col("captured_known").cast("int").alias("captured_known"),
-                    "captured_origin"))
+                    "same_payload_msgids", "captured", "captured_known"))
     groups = hits.groupBy("signal", "queue").agg(
         F.count(F.lit(1)).alias("message_count"),
         F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
@@ -267,8 +266,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.max("same_payload_msgids").alias("same_payload_msgids"),
         F.max("threshold").alias("threshold"), F.max("bothresh").alias("bothresh"),
         F.max("boqname").alias("boqname"),
-        F.max("captured").alias("captured"), F.max("captured_known").alias("captured_known"),
-        F.first("captured_origin").alias("captured_origin"),
+        *capture_time_aggregates(capture_time),
     )
     message_count = F.col("message_count")
     no_boqname = F.col("bothresh").isNotNull() & F.col("boqname").isNull()

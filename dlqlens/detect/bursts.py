@@ -31,7 +31,8 @@ Reasons that a dedicated detector explains are left out by default (see
 
 from __future__ import annotations
 
-from dlqlens.detect.common import epoch_seconds, message_ref, with_capture_times
+from dlqlens.detect.common import (capture_time_aggregates, epoch_seconds, message_ref,
+                                   with_capture_times)
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQRC
 
@@ -148,9 +149,7 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         F.countDistinct("message_key", "dlh_put_ts").alias("per_minute"),
         F.min("dlh_put_ts").alias("first"), F.max("dlh_put_ts").alias("last"),
         F.max("quiet").alias("quiet_before"),
-        F.max("captured").alias("captured"),
-        F.max(F.col("captured_known").cast("int")).alias("captured_known"),
-        F.first("captured_origin").alias("captured_origin"),
+        *capture_time_aggregates(capture_time),
         F.first("reason_name", ignorenulls=True).alias("reason_name"),
         F.min(order).alias("first_order"), F.max(order).alias("last_order"),
         F.min_by(ref, order).alias("first_ref"),
@@ -161,9 +160,7 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         F.sum("per_minute").alias("message_count"),
         F.min("first").alias("first"), F.max("last").alias("last"),
         F.max("quiet_before").alias("quiet_before"),
-        F.max("captured").alias("captured"),
-        F.max("captured_known").alias("captured_known"),
-        F.first("captured_origin").alias("captured_origin"),
+        *capture_time_aggregates(capture_time),
         F.first("reason_name", ignorenulls=True).alias("reason_name"),
         F.min_by("first_ref", "first_order").alias("first_ref"),
         F.max_by("last_ref", "last_order").alias("last_ref"),

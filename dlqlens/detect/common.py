@@ -261,7 +261,7 @@ def with_capture_times(rows, df, capture_time=None):
     rows : pyspark.sql.DataFrame
         Rows with a ``source`` column taken from ``df`` (filtered, projected:
         a detector's rows), and no column named ``captured``,
-        ``captured_known``, ``captured_origin`` or ``newest_put``.
+        ``captured_known`` or ``newest_put``.
     df : pyspark.sql.DataFrame
         The whole capture ``rows`` came from: the newest put of each capture
         is taken over all its rows (:func:`newest_puts`).
@@ -272,23 +272,24 @@ def with_capture_times(rows, df, capture_time=None):
     -------
     pyspark.sql.DataFrame
         ``rows`` with ``captured`` (timestamp, UTC: the values of
-        :func:`capture_time_column`), ``captured_known`` (bool,
-        :func:`capture_time_known_column`) and ``captured_origin`` (string,
-        :func:`capture_time_origin_column`). When one time is given for every
-        capture no join is made; otherwise the newest puts (one row per
-        capture) are joined, broadcast, on ``source``.
+        :func:`capture_time_column`) and ``captured_known`` (bool,
+        :func:`capture_time_known_column`). Where a time came from is said of
+        a group of rows, after the detector's aggregation
+        (:func:`capture_time_aggregates`), not carried as text on every row.
+        When one time is given for every capture no join is made; otherwise
+        the newest puts (one row per capture) are joined, broadcast, on
+        ``source``.
     """
     from pyspark.sql import functions as F
 
     known = capture_time_known_column(capture_time)
-    origin = capture_time_origin_column(capture_time)
     if capture_time is not None and not isinstance(capture_time, Mapping):
         return rows.select("*", utc_literal(capture_time).alias("captured"),
-                           known.alias("captured_known"), origin.alias("captured_origin"))
+                           known.alias("captured_known"))
     rows = rows.join(F.broadcast(newest_puts(df)), "source", "left")
     return rows.select(*[c for c in rows.columns if c != "newest_put"],
                        F.coalesce(_mapped(capture_time), F.col("newest_put")).alias("captured"),
-                       known.alias("captured_known"), origin.alias("captured_origin"))
+                       known.alias("captured_known"))
 
 
 def capture_time_known_column(capture_time=None):
@@ -323,15 +324,34 @@ def capture_time_origin(capture_time) -> str:
     return getattr(capture_time, "origin", "given")
 
 
-def capture_time_origin_column(capture_time=None):
-    """Where each row's capture time comes from, in words
-    (:data:`CAPTURE_TIME_ORIGINS`): the given or banner time where there is
-    one, else the newest put."""
+def capture_time_aggregates(capture_time=None) -> list:
+    """The capture time of a group of rows, as aggregate columns for
+    ``groupBy(...).agg(...)``.
+
+    The rows carry ``captured`` (timestamp) and ``captured_known`` (bool, or
+    int 0/1: the columns of :func:`with_capture_times`, or of an earlier
+    aggregation by this function, so that two-stage aggregations compose).
+
+    Returns
+    -------
+    list of Column
+        ``captured`` (timestamp, UTC): the latest known capture time of the
+        group's rows where any is known (given or from a banner), else the
+        latest of their captures' newest puts; ``captured_known`` (int: 1
+        when a known time was taken, else 0); ``captured_origin`` (string,
+        :data:`CAPTURE_TIME_ORIGINS`: where that time came from, in words,
+        for ``capture_time``'s origin). The three always agree with each
+        other, whatever the order of the rows.
+    """
     from pyspark.sql import functions as F
 
-    origin = CAPTURE_TIME_ORIGINS[capture_time_origin(capture_time)]
-    return F.when(capture_time_known_column(capture_time), F.lit(origin)) \
+    known_int = F.col("captured_known").cast("int")
+    any_known = F.max(known_int)
+    captured = F.coalesce(F.max(F.when(known_int == 1, F.col("captured"))), F.max("captured"))
+    origin = F.when(any_known == 1, F.lit(CAPTURE_TIME_ORIGINS[capture_time_origin(capture_time)])) \
         .otherwise(F.lit(CAPTURE_TIME_ORIGINS["newest_put"]))
+    return [captured.alias("captured"), any_known.alias("captured_known"),
+            origin.alias("captured_origin")]
 
 
 def message_ref():

@@ -35,7 +35,8 @@ otherwise ``medium``: a defect that needs a fix, whatever the count.
 
 from __future__ import annotations
 
-from dlqlens.detect.common import epoch_seconds, glob_regex, with_capture_times
+from dlqlens.detect.common import (capture_time_aggregates, epoch_seconds, glob_regex,
+                                   with_capture_times)
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQPER, MQRC, TEMPORARY_QUEUE_PREFIXES
 
@@ -71,7 +72,7 @@ def _dead_letters(df, reason: int, dynamic_regex: str, *, dynamic: bool, capture
     ), df, capture_time)
 
 
-def _common_aggregates():
+def _common_aggregates(capture_time):
     from pyspark.sql import functions as F
 
     return [
@@ -79,9 +80,7 @@ def _common_aggregates():
         F.min("dead_lettered").alias("first"), F.max("dead_lettered").alias("last"),
         F.slice(F.array_sort(F.collect_set("PutApplName")), 1, LISTED).alias("senders"),
         F.slice(F.array_sort(F.collect_set("UserIdentifier")), 1, LISTED).alias("users"),
-        F.max("captured").alias("captured"),
-        F.max(F.col("captured_known").cast("int")).alias("captured_known"),
-        F.first("captured_origin").alias("captured_origin"),
+        *capture_time_aggregates(capture_time),
     ]
 
 
@@ -157,7 +156,7 @@ def unknown_destination(df, *, model_prefixes=(), min_messages: int = 1, recent:
     regex = glob_regex(tuple(TEMPORARY_QUEUE_PREFIXES) + tuple(model_prefixes))
     rows = _dead_letters(df, UNKNOWN_OBJECT_NAME, regex, dynamic=False,
                          capture_time=capture_time)
-    groups = rows.groupBy("DestQMgrName", "DestQName").agg(*_common_aggregates()) \
+    groups = rows.groupBy("DestQMgrName", "DestQName").agg(*_common_aggregates(capture_time)) \
         .where(F.col("message_count") >= int(min_messages))
     count = F.col("message_count")
     span = epoch_seconds(F.col("last")) - epoch_seconds(F.col("first"))
@@ -251,7 +250,7 @@ def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: fl
     rows = _dead_letters(df, PERSISTENT_NOT_ALLOWED, regex, dynamic=True,
                          capture_time=capture_time)
     groups = rows.groupBy("DestQMgrName", "prefix").agg(
-        *_common_aggregates(),
+        *_common_aggregates(capture_time),
         F.countDistinct("DestQName").alias("distinct_queues"),
         F.sum(F.when(F.col("MsgType") == MQMT["MQMT_REPLY"], 1).otherwise(0)).alias("replies"),
         F.sum(F.when(F.col("MsgType") == MQMT["MQMT_REPORT"], 1).otherwise(0)).alias("reports"),

@@ -25,7 +25,7 @@ or removed otherwise).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import with_capture_queues, with_capture_times
+from dlqlens.detect.common import capture_time_aggregates, with_capture_queues, with_capture_times
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRO
 
@@ -109,7 +109,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     rows = with_capture_queues(rows, capture_queues)
     finite = F.col("expiry") >= 0
     rows = rows.select(
-        *[c for c in rows.columns if c != "captured_known"], finite.alias("finite"),
+        "*", finite.alias("finite"),
         F.when(finite, F.timestamp_micros(F.unix_micros("captured")
                                           + F.col("expiry").cast("long") * 100000))
         .alias("expires_at"))
@@ -146,8 +146,7 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
                                count_if(within(s)).alias("expired_in_depth"))
                       for s in CURVE_SECONDS])
     groups = rows.groupBy("capture_queue", "source").agg(
-        F.max("captured").alias("captured"),
-        F.first("captured_origin").alias("captured_origin"),
+        *capture_time_aggregates(capture_time),
         F.count(F.lit(1)).alias("depth"),
         count_if(F.col("finite")).alias("finite_count"),
         count_if(F.col("finite") & (F.col("expiry") == 0)).alias("expired_now"),

@@ -27,7 +27,8 @@ late replies are what request/reply with timeouts produces).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import epoch_seconds, glob_regex, with_capture_times
+from dlqlens.detect.common import (capture_time_aggregates, epoch_seconds, glob_regex,
+                                   with_capture_times)
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQRC, TEMPORARY_QUEUE_PREFIXES
 
@@ -123,9 +124,7 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         F.slice(F.array_sort(F.collect_set("UserIdentifier")), 1, 10).alias("users"),
         F.array_sort(F.collect_set("reason")).alias("reason_list"),
         by_reason.alias("by_reason"),
-        F.max("captured").alias("captured"),
-        F.max(F.col("captured_known").cast("int")).alias("captured_known"),
-        F.first("captured_origin").alias("captured_origin"),
+        *capture_time_aggregates(capture_time),
     ).where(F.col("message_count") >= int(min_messages))
     message_count = F.col("message_count")
     requester = F.when(F.col("requester_qmgr") != "",

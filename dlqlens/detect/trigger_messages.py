@@ -59,7 +59,8 @@ below (a TRIGINT to tune).
 
 from __future__ import annotations
 
-from dlqlens.detect.common import definition_attr, epoch_seconds, with_capture_times
+from dlqlens.detect.common import (capture_time_aggregates, definition_attr, epoch_seconds,
+                                   with_capture_times)
 from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQFB_NAMES, MQRC_NAMES
 from dlqlens.spark.columns import literal_map
@@ -113,8 +114,7 @@ def _trigger_rows(df, capture_time=None):
     (dlh.Reason), ``DestQName`` (dlh.DestQName), ``earliest_put_ts`` (put
     time: the MQMD's, else the MQDLH's), ``dlh_put_ts``, ``source``,
     ``message_number``, ``captured`` (the capture time of the
-    row's capture), ``captured_known`` (1 when that time was given, else 0)
-    and ``captured_origin`` (where it came from, in words).
+    row's capture) and ``captured_known`` (1 when that time was given, else 0).
     """
     from pyspark.sql import functions as F
 
@@ -221,9 +221,7 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                     F.min("earliest_put_ts").alias("first"),
                     F.max("earliest_put_ts").alias("last"),
                     F.first("applid", ignorenulls=True).alias("applid"),
-                    F.max("captured").alias("captured"),
-                    F.max("captured_known").alias("captured_known"),
-                    F.first("captured_origin").alias("captured_origin")))
+                    *capture_time_aggregates(capture_time)))
     span = F.greatest(epoch_seconds(F.col("last")) - epoch_seconds(F.col("first")), F.lit(1.0))
     qmgr_trigint = trigint if trigint is not None else getattr(queue_defs, "trigint", None)
     defs = {}
@@ -366,9 +364,7 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
                     F.first("appltype", ignorenulls=True).alias("appltype"),
                     F.min(dead_lettered_at).alias("first"),
                     F.max(dead_lettered_at).alias("last"),
-                    F.max("captured").alias("captured"),
-                    F.max("captured_known").alias("captured_known"),
-                    F.first("captured_origin").alias("captured_origin"))
+                    *capture_time_aggregates(capture_time))
                .where(F.col("message_count") >= int(min_messages)))
     codes = sorted(set(MQFB_NAMES) | set(MQRC_NAMES))
     # the reasons' names and meanings looked up in literal maps (no join, no broadcast job)

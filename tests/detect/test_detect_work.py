@@ -161,3 +161,34 @@ def test_a_capture_is_small_by_its_rows_never_by_its_size_estimate(spark, sample
         assert not detect.small_capture(df) and not detect.small_capture(decoded)
     finally:
         decoded.unpersist()
+
+
+@pytest.mark.spark
+def test_a_groups_capture_time_prefers_a_known_time_and_says_where_it_came_from(spark):
+    """capture_time_aggregates: a group mixing a capture with a banner time and one with
+    only its newest put takes the banner time (even when the newest put is later) and
+    says so; a group with no known time takes the latest newest put; the three columns
+    agree whatever the order of the rows, and a second aggregation over the first's
+    output gives the same answer (bursts aggregates by minute, then by burst)."""
+    from datetime import datetime
+
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect.common import (CAPTURE_TIME_ORIGINS, CaptureTimes,
+                                       capture_time_aggregates)
+
+    banner, later = datetime(2026, 3, 1, 12, 0), datetime(2026, 3, 1, 13, 0)
+    rows = [("mixed", banner, True), ("mixed", later, False), ("mixed", later, False),
+            ("puts", banner, False), ("puts", later, False)]
+    aggs = capture_time_aggregates(CaptureTimes({"a.dmp": banner}, origin="banner"))
+    for order in (rows, rows[::-1]):
+        df = spark.createDataFrame(order, "g string, captured timestamp, captured_known boolean")
+        once = {r["g"]: r for r in df.groupBy("g").agg(*aggs).collect()}
+        twice = {r["g"]: r for r in (df.groupBy("g", F.col("captured").alias("k")).agg(*aggs)
+                                     .groupBy("g").agg(*aggs).collect())}
+        for got in (once, twice):
+            assert (got["mixed"]["captured"], got["mixed"]["captured_known"],
+                    got["mixed"]["captured_origin"]) == (banner, 1, CAPTURE_TIME_ORIGINS["banner"])
+            assert (got["puts"]["captured"], got["puts"]["captured_known"],
+                    got["puts"]["captured_origin"]) == (later, 0,
+                                                        CAPTURE_TIME_ORIGINS["newest_put"])
