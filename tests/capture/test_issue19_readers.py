@@ -491,3 +491,19 @@ def test_field_view_says_unknown_for_a_field_the_capture_does_not_hold(tmp_path)
     fields = {(f.structure, f.name): f.value for f in header_fields(rows_of(p)[1])}
     assert fields[("MQMD", "MsgId")] == "unknown"
     assert fields[("MQDLH", "DestQMgrName")] == "unknown"
+
+
+# -- found by the fuzzer (28 November 2026) -------------------------------------
+
+def test_a_browse_end_inside_a_message_is_planned_as_the_reader_frames_it(tmp_path):
+    """A 'No more messages' line pasted between a message's MQGET line and its
+    data: the line reader ends that message there, and the data banner after it
+    starts a fragment (two messages). The planner of slices counted one, and the
+    split read refused the file ("planned as 1 message(s) ..., framed 2")."""
+    text = BCG.read_bytes()
+    at = text.index(b"****Message descriptor****", text.index(b"MQGET of message number 1"))
+    p = tmp_path / "x.bcg"
+    p.write_bytes(text[:at] + b" No more messages " + text[at + len(b"****Message descriptor****"):])
+    rows = rows_of(p)
+    assert len(rows) == len(rows_of(BCG)) + 1
+    fuzz.check_split(str(p), "auto", rows)

@@ -189,27 +189,34 @@ class _Block(TextBlock):
         Header or data banner (a fragment of amqsbcg output,
         :func:`~dlqlens.capture.amqsbcg.lines._frame_lines`): all but those
         started by an MQGET line whose section banners come in amqsbcg's
-        order, each at most once (descriptor, Dead Letter Header, data)."""
+        order, each at most once (descriptor, Dead Letter Header, data), and
+        none after a line that ends the browse (``No more messages``, the
+        summary banner: the line reader ends the message there, and a banner
+        after it starts another)."""
         odd = np.zeros(len(us), dtype=bool)
         if not len(us):
             return odd
-        pos = _find_all(self.buf, b"****", self.line_offset(cut))
+        end = self.line_offset(cut)
+        pos = np.concatenate([_find_all(self.buf, b"****", end),
+                              _find_all(self.buf, b"No more messages", end)])
         lines = np.unique(np.searchsorted(self.starts, pos, side="right") - 1)
         lines = lines[(lines >= 0) & (lines < cut)]
         if not len(lines):
             return odd
         events: dict[int, str] = {}
         for line in lines.tolist():
-            text = decode_line(bytes(self.buf[self.starts[line]:self.cend[line]])).strip()
+            raw = decode_line(bytes(self.buf[self.starts[line]:self.cend[line]]))
+            text = raw.strip()
             kind = "M" if text == _MD_BANNER else "D" if text == _DLH_BANNER else \
-                "A" if _DATA_BANNER.match(text) else None
+                "A" if _DATA_BANNER.match(text) else "E" if _END.search(raw) else None
             if kind is not None:
                 unit = int(np.searchsorted(us, line, side="right") - 1)
                 if unit >= 0:
                     events[unit] = events.get(unit, "") + kind
         for unit, seq in events.items():
-            if (seq.replace("M", "") and not self.mqget[us[unit]]) or \
-                    _PLAIN_ORDER.fullmatch(seq) is None:
+            body = seq.rstrip("E")
+            if "E" in body or (body.replace("M", "") and not self.mqget[us[unit]]) or \
+                    _PLAIN_ORDER.fullmatch(body) is None:
                 odd[unit] = True
         return odd
 
