@@ -101,11 +101,24 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
     """The configuration :func:`get_spark` gives the builder: its own settings,
     then ``conf`` (underscores for dots), then ``spark_conf`` (Spark's keys).
 
-    ``java`` is the JVM's major version (:func:`java_major`), None when not
-    known. With the UI off (the default) and no value of its own given,
+    With the UI off (the default) and no value of its own given,
     ``spark.sql.ui.retainedExecutions`` is
     :data:`RETAINED_EXECUTIONS_WITHOUT_UI`; on Java 17 to 21 the driver's
     options begin with :data:`GC_LOCKER_OPTIONS`.
+
+    Parameters
+    ----------
+    java : int or None
+        The JVM's major version (:func:`java_major`), None when not known.
+    spark_conf : mapping of str to str, optional
+        Spark's own keys and values; they override everything else.
+    **conf
+        Keys with underscores for dots (``spark_ui_enabled="true"``).
+
+    Returns
+    -------
+    dict of str to str
+        Spark configuration keys and values, no JVM started.
     """
     settings = {
         "spark.ui.enabled": "false",
