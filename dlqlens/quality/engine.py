@@ -102,7 +102,12 @@ def validate(frames: dict, checks: list, *, context_=None) -> dict:
     for frame_name, group in by_frame.items():
         df = frames[frame_name]
         projected = df.select(*[F.expr(c.expr).alias(f"c{i}") for i, c in enumerate(group)])
-        projected = projected.cache()
+        # the checks' columns are read many times (the counts, then each expectation): cached,
+        # unless their frame is (the capture: the projection of a cached frame is cheap to
+        # repeat, and a second cache beside it ran the driver out of heap at 10M messages)
+        own_cache = not df.is_cached
+        if own_cache:
+            projected = projected.cache()
         try:
             aggs = [F.count(F.lit(1)).alias("rows")]
             for i, c in enumerate(group):
@@ -143,7 +148,8 @@ def validate(frames: dict, checks: list, *, context_=None) -> dict:
                 out[name] = Outcome(None if error else bool(r.success), numbers[name], rows,
                                     error)
         finally:
-            projected.unpersist()
+            if own_cache:
+                projected.unpersist()
     return out
 
 
