@@ -12,7 +12,9 @@ already, and the context's ``analytics_enabled`` is False (GX documentation,
 
 Each frame is projected to one column per check (``c0``, ``c1``... the
 check's Spark SQL expression), cached while great-expectations computes its
-metrics, and unpersisted. great-expectations gives the verdict of each
+metrics, and unpersisted; a frame that is cached already (the capture, which
+:func:`dlqlens.quality.audit.audit` caches) is projected again from its cache
+instead, so that two caches of one capture never share the heap. great-expectations gives the verdict of each
 expectation (result format ``BOOLEAN_ONLY``: no example values, half the
 Spark jobs of ``BASIC``); the numbers shown beside it come from one
 aggregation per frame over the same columns: the rows, each column's values,
