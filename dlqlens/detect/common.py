@@ -33,7 +33,8 @@ found in that capture (``put_ts`` or ``dlh_put_ts``). A browse does not
 record when it ran, and the newest put is only a lower bound: a detector may
 say that something was "still going when the capture was taken" only when
 :func:`capture_time_known_column` is true for its rows, and its statement says
-where the time came from (:func:`capture_time_origin_column`).
+where the time came from (:func:`capture_time_aggregates`, after its
+aggregation).
 """
 
 from __future__ import annotations
@@ -298,7 +299,7 @@ def capture_time_known_column(capture_time=None):
     return _mapped(capture_time).isNotNull()
 
 
-#: How :func:`capture_time_origin_column` words each origin.
+#: How :func:`capture_time_aggregates` words each origin.
 CAPTURE_TIME_ORIGINS = {
     "given": "the capture time given",
     "banner": "the capture time from its dmpmqmsg banner",
