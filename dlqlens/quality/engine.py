@@ -14,10 +14,11 @@ Each frame is projected to one column per check (``c0``, ``c1``... the
 check's Spark SQL expression), cached while great-expectations computes its
 metrics, and unpersisted; a frame that is cached already (the capture, which
 :func:`dlqlens.quality.audit.audit` caches) is projected again from its cache
-instead, so that two caches of one capture never share the heap. great-expectations gives the verdict of each
-expectation (result format ``BOOLEAN_ONLY``: no example values, half the
-Spark jobs of ``BASIC``); the numbers shown beside it come from one
-aggregation per frame over the same columns: the rows, each column's values,
+instead, so that two caches of one capture never share the heap.
+great-expectations gives the verdict of each expectation (result format
+``BOOLEAN_ONLY``: no example values, half the Spark jobs of ``BASIC``); the
+numbers shown beside it come from one aggregation per frame over the same
+columns: the rows, each column's values,
 the rows its failing predicate (:func:`dlqlens.quality.checks.failing_sql`,
 the filter the results hand out) selects, its maximum or sum. A check whose
 column holds no value (no MQXQH in any message) is not evaluated: there is

@@ -158,3 +158,27 @@ def test_great_expectations_verdicts_agree_with_the_counted_filters(results):
                 assert r.passed == counted_verdict(r), (case, r.name, r.observed)
                 checked += 1
     assert checked > 200
+
+
+def test_the_checks_columns_are_cached_only_when_their_frame_is_not(cached_sample,
+                                                                      monkeypatch):
+    """The structural checks over the cached sample cache nothing more (their columns are
+    projected again from the sample's cache: two caches of a 10M capture ran the driver out
+    of heap); over the same rows uncached, the checks' columns are cached once, then
+    unpersisted. Same verdicts both ways."""
+    from dlqlens.quality.engine import validate
+    from dlqlens.quality.structural import structural_checks
+
+    frame_class = type(cached_sample)  # PySpark's classic (or Connect) DataFrame
+    calls = []
+    real_cache = frame_class.cache
+    monkeypatch.setattr(frame_class, "cache", lambda self: calls.append(self) or real_cache(self))
+    checks = structural_checks()
+    on_cached = validate({"messages": cached_sample}, checks)
+    assert calls == []
+    uncached = cached_sample.select("*")
+    assert not uncached.is_cached
+    on_uncached = validate({"messages": uncached}, checks)
+    assert len(calls) == 1 and not calls[0].is_cached  # unpersisted when done
+    assert {k: o.success for k, o in on_cached.items()} == \
+        {k: o.success for k, o in on_uncached.items()}
