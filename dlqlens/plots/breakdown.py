@@ -55,7 +55,7 @@ class DestinationsPlan(C.Plan):
     def stats(self, tag):
         from pyspark.sql import functions as F
 
-        return [F.count(F.lit(1)).alias(f"{tag}_n")]
+        return [C.counted(f"{tag}_n", F.count(F.lit(1)))]
 
     def cells(self, stats, tag):
         from pyspark.sql import functions as F

@@ -6,9 +6,10 @@
 * **Figures computed together**: a figure is a :class:`Plan` (its columns,
   its statistics, the cells it counts, and how it draws them);
   :func:`draw_plans` computes any number of plans with two Spark queries in
-  all: one aggregation of every plan's statistics (one row), then one
-  grouping-sets aggregation of every plan's cells ranked in Spark (the top
-  keys of each plan and their cells: bounded rows). On a small capture each
+  all: one aggregation of every plan's statistics (:class:`Stat`: by capture
+  file, then over the files; one row), then one grouping-sets aggregation of
+  every plan's cells ranked in Spark (the top keys of each plan and their
+  cells: bounded rows). On a small capture each
   Spark job costs its planning and scheduling whatever its size, so the
   figures' time follows the number of queries (``docs/performance.md``).
 * **Top N + other**: a :class:`Plan`'s categories (a :class:`Dimension`'s
@@ -97,8 +98,9 @@ class Plan:
         (row-preserving column expressions: a row the figure does not count
         gets nulls, never a filter).
     ``stats(tag)``
-        The figure's aggregates over those columns, each aliased ``{tag}_name``
-        (one row in all, with every other plan's).
+        The figure's statistics over those columns: a list of :class:`Stat`,
+        each named ``{tag}_name`` (aggregated by capture file, then over the
+        files, with every other plan's: one row in all).
     ``cells(stats, tag)``
         The cells to count, chosen from the statistics (bin widths, for
         example): a list of ``(condition, a, b)`` columns, a row counted once
@@ -135,6 +137,70 @@ class Plan:
 
     def draw(self, stats: dict, cells):  # pragma: no cover - every plan defines it
         raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One statistic of a :class:`Plan`, aggregated in two steps.
+
+    :func:`draw_plans` aggregates the rows of each capture file (``source``)
+    first, then the files' rows: a statistic that needs something of each
+    file (its latest put, to measure ages from) is one aggregation like the
+    others, with no window over a file's rows (which one task would hold
+    whole) and no second query. Build the usual ones with :func:`counted`,
+    :func:`highest` and :func:`lowest`.
+
+    Attributes
+    ----------
+    name : str
+        ``{tag}_name``; the key in the plan's statistics (without the tag)
+        when :attr:`total` is set.
+    per_source : pyspark.sql.Column or None
+        An aggregate over one capture file's rows, a column of that name in
+        the files' rows; None: none (:attr:`total` reads other statistics'
+        per-file columns).
+    total : pyspark.sql.Column or None
+        An aggregate over the files' rows (reading per-file columns by
+        name), the statistic's value; None: a per-file column only, read by
+        another statistic's total.
+    """
+
+    name: str
+    per_source: object = None
+    total: object = None
+
+
+def counted(name: str, aggregate) -> Stat:
+    """A count (``count``, ``count_if``, ``count_distinct("source")``) summed
+    over the files; 0, never null, for no rows."""
+    from pyspark.sql import functions as F
+
+    return Stat(name, aggregate, F.coalesce(F.sum(name), F.lit(0)).cast("long"))
+
+
+def highest(name: str, aggregate) -> Stat:
+    """A ``max`` over the files' maxima (null for no rows)."""
+    from pyspark.sql import functions as F
+
+    return Stat(name, aggregate, F.max(name))
+
+
+def lowest(name: str, aggregate) -> Stat:
+    """A ``min`` over the files' minima (null for no rows)."""
+    from pyspark.sql import functions as F
+
+    return Stat(name, aggregate, F.min(name))
+
+
+def by_source(name: str, aggregate, value_type: str) -> Stat:
+    """A per-file value as a ``source -> value`` map (one entry per capture
+    file: as many as the files read, never per message), for a later query
+    to look a row's file up in with :func:`~dlqlens.spark.columns.literal_map`."""
+    from pyspark.sql import functions as F
+
+    entry = F.when(F.col("source").isNotNull(), F.struct(
+        F.col("source").alias("key"), F.col(name).cast(value_type).alias("value")))
+    return Stat(name, aggregate, F.map_from_entries(F.collect_list(entry)))
 
 
 @dataclass(frozen=True)
@@ -181,7 +247,8 @@ def draw_plans(df, plans: Sequence[Plan]) -> list:
     """The figures of ``plans`` over ``df``, their aggregates computed together.
 
     Two Spark queries whatever the number of plans: the statistics of every
-    plan (one row), then the cells of every plan that has some, in one
+    plan (:class:`Stat`: by capture file, then over the files; one row),
+    then the cells of every plan that has some, in one
     grouping-sets aggregation (cells, totals of each ``a``, of each ``b``, of
     each plan) whose keys are ranked in Spark (``row_number`` per plan: most
     cells first, ties by key), so that only the top keys' cells and totals
@@ -212,8 +279,7 @@ def draw_plans(df, plans: Sequence[Plan]) -> list:
     framed = df
     for tag, plan in zip(tags, plans):
         framed = plan.frame(framed, tag)
-    aggs = [c for tag, plan in zip(tags, plans) for c in plan.stats(tag)]
-    row = collect(framed.agg(*aggs), 1)[0].asDict() if aggs else {}
+    row = _statistics(framed, [s for tag, plan in zip(tags, plans) for s in plan.stats(tag)])
     stats = [{k[len(tag) + 1:]: v for k, v in row.items() if k.startswith(tag + "_")}
              for tag in tags]
     wanted = {}
@@ -268,6 +334,19 @@ def draw_plans(df, plans: Sequence[Plan]) -> list:
             cells = _cells(found.get(tag, []), plan.b_type)
         figures.append(plan.draw(s, cells))
     return figures
+
+
+def _statistics(framed, stats: Sequence[Stat]) -> dict:
+    """The statistics' values (``name -> value``): one query, grouped by
+    capture file and then over the files' rows, one row to the driver."""
+    from pyspark.sql import functions as F
+
+    totals = [s.total.alias(s.name) for s in stats if s.total is not None]
+    if not totals:
+        return {}
+    per_source = [s.per_source.alias(s.name) for s in stats if s.per_source is not None]
+    by_file = framed.groupBy("source").agg(*(per_source or [F.count(F.lit(1)).alias("_rows")]))
+    return collect(by_file.agg(*totals), 1)[0].asDict()
 
 
 def _cells(rows, b_type) -> Cells:

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from dlqlens.plots import common as C
+from dlqlens.spark.columns import literal_map
 
 #: Bins a histogram aims at, at most.
 HISTOGRAM_BINS = 40
@@ -30,18 +31,6 @@ def _capture_seconds(capture_time) -> float:
     from dlqlens.detect.common import to_utc
 
     return to_utc(capture_time).replace(tzinfo=_dt.timezone.utc).timestamp()
-
-
-def _capture_column(capture_time):
-    """The capture instant of each row, epoch seconds: the given time, else the
-    latest DLQ put (MQDLH, else MQMD put time) of the row's capture file."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    if capture_time is not None:
-        return F.lit(_capture_seconds(capture_time))
-    latest = C.epoch_seconds(F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")))
-    return F.max(latest).over(Window.partitionBy("source"))
 
 
 def _capture_phrase(capture_time, sources: int, latest) -> str:
@@ -106,57 +95,79 @@ class AgesPlan(C.Plan):
     def frame(self, df, tag):
         from pyspark.sql import functions as F
 
-        cap = _capture_column(self.capture_time)
         for i, c in enumerate(AGE_SERIES.values()):
-            df = df.withColumn(f"{tag}_a{i}", cap - C.epoch_seconds(F.col(c)))
-        return df.withColumn(f"{tag}_latest", C.epoch_seconds(
+            df = df.withColumn(f"{tag}_t{i}", C.epoch_seconds(F.col(c)))
+        return df.withColumn(f"{tag}_latest", F.unix_micros(
             F.coalesce(F.col("dlh_put_ts"), F.col("put_ts"))))
+
+    def _capture(self, tag, stats=None):
+        """The capture instant, epoch seconds: the given time, else the
+        latest DLQ put of a file: over the file's rows in the statistics
+        (``stats`` None), from their ``source -> latest`` map in the cells."""
+        from pyspark.sql import functions as F
+
+        if self.capture_time is not None:
+            return F.lit(_capture_seconds(self.capture_time))
+        if stats is None:
+            return F.col(f"{tag}_file_latest") / F.lit(1e6)
+        latest = literal_map(stats["file_latest"], "string", "bigint")
+        return latest[F.col("source")] / F.lit(1e6)
 
     def stats(self, tag):
         from pyspark.sql import functions as F
 
-        aggs = [F.count(F.lit(1)).alias(f"{tag}_n"),
-                F.count_distinct("source").alias(f"{tag}_sources"),
-                F.max(f"{tag}_latest").alias(f"{tag}_latest")]
+        out = [C.counted(f"{tag}_n", F.count(F.lit(1))),
+               C.counted(f"{tag}_sources", F.count_distinct("source")),
+               C.highest(f"{tag}_latest", F.max(f"{tag}_latest") / F.lit(1e6))]
+        if self.capture_time is None:
+            # each file's latest DLQ put (microseconds): ages are measured from it
+            out.append(C.by_source(f"{tag}_file_latest", F.max(f"{tag}_latest"), "bigint"))
+        cap = self._capture(tag)
         for i in range(len(AGE_SERIES)):
-            a = F.col(f"{tag}_a{i}")
-            aggs += [F.count(a).alias(f"{tag}_n{i}"), F.count_if(a < 0).alias(f"{tag}_neg{i}"),
-                     F.max(a).alias(f"{tag}_max{i}")]
-        return aggs
-
-    def _shown(self, stats):
-        return [stats[f"n{i}"] - stats[f"neg{i}"] for i in range(len(AGE_SERIES))]
+            t = F.col(f"{tag}_t{i}")
+            # the oldest age: the capture instant less the earliest put (of each file)
+            out += [C.counted(f"{tag}_n{i}", F.count(t)),
+                    C.Stat(f"{tag}_first{i}", F.min(t)),
+                    C.Stat(f"{tag}_max{i}", None, F.max(cap - F.col(f"{tag}_first{i}")))]
+        return out
 
     def cells(self, stats, tag):
         from pyspark.sql import functions as F
 
-        shown = self._shown(stats)
+        # an age shown: at or after its put; the puts after the capture
+        # instant are counted in bin -1 (not drawn: the title says how many)
+        shown = [stats[f"max{i}"] is not None and stats[f"max{i}"] >= 0
+                 for i in range(len(AGE_SERIES))]
         if not any(shown):
             return None
         oldest = max(stats[f"max{i}"] for i in range(len(AGE_SERIES)) if shown[i])
         self.unit, size = next((u, s) for u, s, below in AGE_UNITS if oldest < below)
         self.width = max(C.nice_step(max(oldest / size, 1e-9) / HISTOGRAM_BINS), 0.1)
         self.n_bins = math.floor(oldest / (size * self.width)) + 1
+        cap = self._capture(tag, stats)
         out = []
         for i in range(len(AGE_SERIES)):
-            b = F.floor(F.col(f"{tag}_a{i}") / F.lit(float(size * self.width))).cast("long")
-            out.append((b >= 0, F.lit(str(i)), b))  # null (no such put) or < 0: not drawn
+            age = cap - F.col(f"{tag}_t{i}")
+            b = F.when(age < 0, F.lit(-1)).otherwise(
+                F.floor(age / F.lit(float(size * self.width))).cast("long"))
+            out.append((age.isNotNull(), F.lit(str(i)), b))  # null: no such put
         return out
 
     def max_b(self, stats):
-        return self.n_bins + 1
+        return self.n_bins + 2  # and bin -1
 
     def draw(self, stats, cells):
         title = "Age of the messages at capture time"
         capture_time, series = self.capture_time, AGE_SERIES
         short = ("MQMD put", "DLQ put")
-        shown = self._shown(stats)
         if cells is None:
             return C.empty_figure(title, "no messages" if not stats["n"]
                                   else "no message with a put time at or before the capture "
                                        "time")
         unit, width = self.unit, self.width
         counts = {(int(a), b): n for (a, b), n in cells.folded().items()}
+        neg = [counts.pop((i, -1), 0) for i in range(len(series))]
+        shown = [stats[f"n{i}"] - neg[i] for i in range(len(series))]
         # Spark's rounding has the last word
         n_bins = max([self.n_bins] + [b + 1 for _, b in counts])
 
@@ -177,8 +188,8 @@ class AgesPlan(C.Plan):
         ax.set_xlabel(f"age at capture time ({unit}); "
                       f"{_capture_phrase(capture_time, stats['sources'], stats['latest'])}")
         ax.set_ylabel(f"messages per {width:g} {unit}")
-        notes = [f"{stats[f'neg{i}']:,} with a {short[i]} after the capture time not shown"
-                 for i in range(len(series)) if stats[f"neg{i}"]]
+        notes = [f"{neg[i]:,} with a {short[i]} after the capture time not shown"
+                 for i in range(len(series)) if neg[i]]
         missing = [f"{stats['n'] - stats[f'n{i}']:,} without {col}"
                    for i, col in enumerate(series.values()) if stats["n"] - stats[f"n{i}"]]
         fig.suptitle(f"{title} ({C.count(stats['n'], 'message')})"
@@ -248,14 +259,16 @@ class ExpiryPlan(C.Plan):
         from pyspark.sql import functions as F
 
         e, sec = F.col(f"{tag}_e"), F.col(f"{tag}_s")
-        return [F.count(F.lit(1)).alias(f"{tag}_n"), F.count_if(e == -1).alias(f"{tag}_unlimited"),
-                F.count_if(e < -1).alias(f"{tag}_invalid"),
-                F.count_if(e.isNull()).alias(f"{tag}_null"),
-                F.count(sec).alias(f"{tag}_finite"), F.count_if(sec == 0).alias(f"{tag}_zero"),
-                F.max(sec).alias(f"{tag}_max"),
-                F.min(F.when(sec > 0, sec)).alias(f"{tag}_min_pos"),
-                F.count_distinct("source").alias(f"{tag}_sources"),
-                F.max(f"{tag}_latest").alias(f"{tag}_latest")]
+        return [C.counted(f"{tag}_n", F.count(F.lit(1))),
+                C.counted(f"{tag}_unlimited", F.count_if(e == -1)),
+                C.counted(f"{tag}_invalid", F.count_if(e < -1)),
+                C.counted(f"{tag}_null", F.count_if(e.isNull())),
+                C.counted(f"{tag}_finite", F.count(sec)),
+                C.counted(f"{tag}_zero", F.count_if(sec == 0)),
+                C.highest(f"{tag}_max", F.max(sec)),
+                C.lowest(f"{tag}_min_pos", F.min(F.when(sec > 0, sec))),
+                C.counted(f"{tag}_sources", F.count_distinct("source")),
+                C.highest(f"{tag}_latest", F.max(f"{tag}_latest"))]
 
     def cells(self, stats, tag):
         from pyspark.sql import functions as F
@@ -395,8 +408,9 @@ class BackoutPlan(C.Plan):
         from pyspark.sql import functions as F
 
         b = F.col(f"{tag}_b")
-        return [F.count(F.lit(1)).alias(f"{tag}_n"), F.count_if(b >= 0).alias(f"{tag}_valid"),
-                F.count_if(b == 0).alias(f"{tag}_zero"), F.max(b).alias(f"{tag}_max")]
+        return [C.counted(f"{tag}_n", F.count(F.lit(1))),
+                C.counted(f"{tag}_valid", F.count_if(b >= 0)),
+                C.counted(f"{tag}_zero", F.count_if(b == 0)), C.highest(f"{tag}_max", F.max(b))]
 
     def cells(self, stats, tag):
         from pyspark.sql import functions as F

@@ -66,9 +66,10 @@ class TimePlan(C.Plan):
 
         counted, ts = F.col(f"{tag}_counted"), F.col(f"{tag}_ts")
         timed = F.when(counted, ts)
-        return [F.count_if(counted).alias(f"{tag}_n"), F.count(timed).alias(f"{tag}_timed"),
-                F.min(C.epoch_seconds(timed)).alias(f"{tag}_lo"),
-                F.max(C.epoch_seconds(timed)).alias(f"{tag}_hi"), *self.extra(tag)]
+        return [C.counted(f"{tag}_n", F.count_if(counted)),
+                C.counted(f"{tag}_timed", F.count(timed)),
+                C.lowest(f"{tag}_lo", F.min(C.epoch_seconds(timed))),
+                C.highest(f"{tag}_hi", F.max(C.epoch_seconds(timed))), *self.extra(tag)]
 
     def cells(self, stats, tag):
         from pyspark.sql import functions as F
@@ -167,8 +168,8 @@ class ArrivalsPlan(TimePlan):
     def extra(self, tag):
         from pyspark.sql import functions as F
 
-        return [F.count_if(F.col(f"{tag}_no_dlq_ts") & F.col(f"{tag}_ts").isNotNull())
-                .alias(f"{tag}_fell_back")]
+        return [C.counted(f"{tag}_fell_back", F.count_if(
+            F.col(f"{tag}_no_dlq_ts") & F.col(f"{tag}_ts").isNotNull()))]
 
     def draw(self, stats, cells):
         dim, fallback = self.dim, self.fallback
@@ -324,7 +325,7 @@ class TriggerPlan(TimePlan):
     def extra(self, tag):
         from pyspark.sql import functions as F
 
-        return [F.count_if(F.col(f"{tag}_counted") & F.col(f"{tag}_dead")).alias(f"{tag}_dead")]
+        return [C.counted(f"{tag}_dead", F.count_if(F.col(f"{tag}_counted") & F.col(f"{tag}_dead")))]
 
     def draw(self, stats, cells):
         by = self.by

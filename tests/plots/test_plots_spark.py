@@ -373,6 +373,33 @@ def test_ages_with_a_given_capture_time(spark):
     assert "1 with a MQMD put after the capture time not shown" in ax.figure.get_suptitle()
 
 
+def test_ages_are_measured_from_each_files_latest_put_without_a_window(spark, monkeypatch):
+    # a.dmp: latest DLQ put 3600 s; b.dmp: 60 s, and one MQMD put (120 s) after it
+    rows = [msg(1, put=0, dlq_put=600, source="a.dmp"), msg(2, put=3000, dlq_put=3600,
+                                                           source="a.dmp"),
+            msg(3, put=0, dlq_put=60, source="b.dmp"), msg(4, put=120, dlq_put=60,
+                                                          source="b.dmp")]
+    plans = []
+    real = C.collect
+
+    def recording(aggregate, max_rows):
+        plans.append(aggregate._jdf.queryExecution().optimizedPlan().toString())
+        return real(aggregate, max_rows)
+
+    monkeypatch.setattr(C, "collect", recording)
+    df = frame(spark, rows)
+    ax = render(plots.ages(df)).axes[0]
+    # MQMD ages 3600, 600 (a), 60 (b) and one not shown; DLQ ages 3000, 0 (a), 0, 0 (b)
+    assert [p.get_data().values.sum() for p in steps(ax)] == [3, 4]
+    assert ax.get_xlabel().endswith("capture time = latest DLQ put of each of the 2 capture files")
+    assert "1 with a MQMD put after the capture time not shown" in ax.figure.get_suptitle()
+    ages_plans, plans[:] = list(plans), []
+    render(plots.backout_counts(df))
+    # the same queries' windows as a figure without a capture time (ranking the
+    # few aggregated cells): none over the rows of a file, which one task holds whole
+    assert [q.count("Window [") for q in ages_plans] == [q.count("Window [") for q in plans]
+
+
 def test_ages_all_zero(spark):
     df = frame(spark, [msg(1, put=5, dlq_put=5), msg(2, put=5, dlq_put=5)])
     ax = render(plots.ages(df)).axes[0]
