@@ -128,7 +128,6 @@ def run_export(args) -> int:
 
     df, _ = load_captures(args, args.captures, pieces=pieces)
     df = df.cache()
-    findings = None
     try:
         refs = None
         if wanted or ids:
@@ -140,8 +139,6 @@ def run_export(args) -> int:
                 capture_queues=captured_queues(pieces) or None,
                 **({"capture_time": t} if (t := capture_times(args.capture_time, pieces))
                    else {}))
-            # read twice (the choice below, the links' cut): cached, the detectors run once
-            findings = findings.cache()
             cond = None
             for kind, queue in wanted:
                 c = F.col("kind") == kind
@@ -164,8 +161,6 @@ def run_export(args) -> int:
         result = export_dmpmqmsg(selected, out, strip_dlh=args.strip_dlh,
                                  dedupe=not args.keep_duplicates)
     finally:
-        if findings is not None:
-            findings.unpersist()
         df.unpersist()
     print(result.to_text())
     print(f"load it with: dmpmqmsg -m QMGR -f {out} -o QUEUE")

@@ -14,25 +14,16 @@ themselves).
 
 :data:`DETECTORS` is the registry, by finding kind; :func:`run_detectors` runs
 several and unions their findings (most severe first) and their links.
-
-A detector is written as a function returning
-:class:`~dlqlens.detect.findings.Candidates` (its findings and the rows that
-may link to them) and made public with
-:func:`~dlqlens.detect.findings.detector_function`, so that
-:func:`run_detectors` can cut every detector's rows with the findings it
-returns (a cache of those is then what reading the links reads).
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 
 from dlqlens.detect.findings import (FINDINGS_COLUMNS, FINDINGS_SCHEMA, KINDS, LINKS_COLUMNS,
-                                     LINKS_SCHEMA, SAMPLE_SIZE, SEVERITIES, Candidates, Findings,
-                                     conform, detector_function, empty_findings, finding_columns,
-                                     finding_id_column, finding_record, link_rows, links_of,
-                                     sample_links)
+                                     LINKS_SCHEMA, SAMPLE_SIZE, SEVERITIES, Findings, conform,
+                                     empty_findings, finding_columns, finding_id_column,
+                                     finding_record, links_of, sample_links)
 
 #: Detector registry: name -> "module:function". A test fails when a module of
 #: this package that defines ``detect`` is missing here.
@@ -173,11 +164,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         links (:data:`LINKS_SCHEMA`), every detector's, unordered. Both lazy:
         ``findings`` is a few rows (cache it when it is read more than once);
         ``links`` is as long as the messages found, and keeps only the groups
-        that became findings by a semi join with the (broadcast) ids of
-        ``findings`` itself: once ``findings`` is cached and filled, reading
-        ``links`` reads that cache instead of running the detectors'
-        aggregations again (a detector whose every group is a finding,
-        backout_loop, still computes its rows again).
+        that became findings by a semi join with each detector's (broadcast)
+        finding ids, so reading it runs the detectors' aggregations again.
 
     Raises
     ------
@@ -215,16 +203,11 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     if unused:
         raise TypeError(f"parameter(s) {', '.join(sorted(unused))} not accepted by any of the "
                         f"detectors run ({', '.join(names) or 'none'})")
-    small = small_capture(df)
-    if small:
+    if small_capture(df):
         # one partition: no shuffle (its single partition satisfies every grouping and window
         # of the detectors), so each query is one Spark job plus its broadcasts
         df = df.coalesce(1)
-    from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
-
-    findings = None
-    cut, uncut = [], []  # the detectors' rows: to cut with the findings, and links as they are
+    findings = links = None
     for name, fn in selected:
         signature = signatures[name]
         kwargs = {k: v for k, v in params.items() if takes_any[name] or k in signature.parameters}
@@ -233,36 +216,22 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         if capture_queues is not None and ("capture_queues" in signature.parameters
                                            or takes_any[name]):
             kwargs["capture_queues"] = capture_queues
-        found = fn.candidates(df, **kwargs)
-        found = found._replace(findings=conform(found.findings),
-                               rows=conform(link_rows(found.rows, None), LINKS_SCHEMA))
-        findings = found.findings if findings is None else findings.unionByName(found.findings)
-        if found.every_group_found:
-            uncut.append(found.rows)
-        else:
-            cut.append((name, found.rows))
+        found, linked = fn(df, **kwargs)
+        found, linked = conform(found), conform(linked, LINKS_SCHEMA)
+        findings = found if findings is None else findings.unionByName(found)
+        links = linked if links is None else links.unionByName(linked)
     if findings is None:
         return empty_findings(df.sparkSession)
     # findings are few: sorted in one partition (a global orderBy would sample them for a
     # range partitioning, then shuffle them: two more Spark jobs for a few rows); moved there
     # by a shuffle, so that each detector's last stage keeps its partitions (coalesce(1)
-    # would run that stage, a window over every dead letter for a burst, in one task),
-    # unless the capture was read from one partition already
-    one = findings.coalesce(1) if small else findings.repartition(1)
-    findings = one.sortWithinPartitions("severity_rank", "window_start", "kind", "finding_id")
-    # each detector's rows cut with its kind of the findings returned (not with its own
-    # findings): once the caller has cached these, the links read that cache instead of
-    # running the aggregations again; uncached, the filter on the kind reaches the detector's
-    # own branch of the union (one cut over all kinds would be pushed into every branch of
-    # the rows' union, each computing every detector's findings)
-    links = [Candidates(findings.where(F.col("kind") == F.lit(name)), rows).links()
-             for name, rows in cut] + uncut
-    return Findings(findings, functools.reduce(DataFrame.unionByName, links))
+    # would run that stage, a window over every dead letter for a burst, in one task)
+    return Findings(findings.repartition(1).sortWithinPartitions(
+        "severity_rank", "window_start", "kind", "finding_id"), links)
 
 
 __all__ = ["DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS", "FINDINGS_COLUMNS",
            "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS", "LINKS_SCHEMA", "SAMPLE_SIZE",
-           "SEVERITIES", "Candidates", "Findings", "conform", "detector", "detector_function",
-           "detector_input", "empty_findings",
+           "SEVERITIES", "Findings", "conform", "detector", "detector_input", "empty_findings",
            "finding_columns", "finding_id_column", "finding_record", "links_of",
            "run_detectors", "sample_links", "small_capture"]

@@ -57,8 +57,7 @@ from __future__ import annotations
 from dlqlens.detect.common import (capture_time_aggregates, definition_attr, epoch_seconds,
                                    glob_regex, queue_def_rows, with_capture_queues,
                                    with_capture_times)
-from dlqlens.detect.findings import (Candidates, detector_function, finding_columns,
-                                     finding_id_column)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRC
 from dlqlens.spark.columns import literal_map
 
@@ -99,7 +98,6 @@ def payload_digest(df):
     return F.when(F.length(F.col("payload")) > 0, F.sha2(F.col("payload"), 256))
 
 
-@detector_function
 def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count: int = 1,
            min_repeats: int = 3,
            backout_queue_patterns=DEFAULT_BACKOUT_QUEUE_PATTERNS, capture_queues=None,
@@ -323,5 +321,4 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         queues=F.array(F.col("queue")), window_start=F.col("first"), window_end=F.col("last"),
         message_count=message_count, evidence=evidence, statement=statement))
     # every (signal, queue) group of the hits is a finding: its rows are the links as they are
-    return Candidates(findings, hits.select("*", finding_id.alias("finding_id")),
-                      every_group_found=True)
+    return Findings(findings, link_rows(hits.select("*", finding_id.alias("finding_id")), None))

@@ -33,8 +33,7 @@ from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_aggregates, epoch_seconds, message_ref,
                                    with_capture_times)
-from dlqlens.detect.findings import (Candidates, detector_function, finding_columns,
-                                     finding_id_column)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQRC
 
 #: MQRC_BACKOUT_THRESHOLD_REACHED (backout detector) and the trigger-monitor
@@ -45,7 +44,6 @@ DEFAULT_EXCLUDED_REASONS = (MQRC["MQRC_BACKOUT_THRESHOLD_REACHED"],
                             MQFB["MQFB_APPL_TYPE_ERROR"])
 
 
-@detector_function
 def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float = 0.2,
            exclude_reasons=DEFAULT_EXCLUDED_REASONS, capture_time=None):
     """Find bursts of one reason to one destination.
@@ -225,4 +223,4 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
         queues=F.array(F.col("DestQName")), window_start=F.col("first"),
         window_end=F.col("last"), message_count=F.col("link_count"),
         evidence=evidence, statement=statement))
-    return Candidates(findings, rows.withColumn("finding_id", finding_id()))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))

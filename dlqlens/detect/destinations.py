@@ -37,8 +37,7 @@ from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_aggregates, epoch_seconds, glob_regex,
                                    with_capture_times)
-from dlqlens.detect.findings import (Candidates, detector_function, finding_columns,
-                                     finding_id_column)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQPER, MQRC, TEMPORARY_QUEUE_PREFIXES
 
 UNKNOWN_OBJECT_NAME = MQRC["MQRC_UNKNOWN_OBJECT_NAME"]
@@ -106,7 +105,6 @@ def _check(min_messages: int):
         raise ValueError(f"min_messages must be 1 or more, not {min_messages}")
 
 
-@detector_function
 def unknown_destination(df, *, model_prefixes=(), min_messages: int = 1, recent: float = 60.0,
                         capture_time=None):
     """Find dead letters for a queue that does not exist (2085), at any rate.
@@ -196,10 +194,9 @@ def unknown_destination(df, *, model_prefixes=(), min_messages: int = 1, recent:
         finding_id=finding_id(), kind="unknown_destination", severity=severity,
         queues=F.array(F.col("DestQName")), window_start=F.col("first"),
         window_end=F.col("last"), message_count=count, evidence=evidence, statement=statement))
-    return Candidates(findings, rows.withColumn("finding_id", finding_id()))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))
 
 
-@detector_function
 def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: float = 60.0,
                      capture_time=None):
     """Find persistent messages refused by temporary dynamic reply queues (2048).
@@ -299,7 +296,7 @@ def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: fl
         queues=F.array(F.concat(F.col("prefix"), F.lit("*"))),
         window_start=F.col("first"), window_end=F.col("last"), message_count=count,
         evidence=evidence, statement=statement))
-    return Candidates(findings, rows.withColumn("finding_id", finding_id()))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))
 
 
 __all__ = ["persistent_reply", "unknown_destination"]

@@ -26,8 +26,7 @@ or removed otherwise).
 from __future__ import annotations
 
 from dlqlens.detect.common import capture_time_aggregates, with_capture_queues, with_capture_times
-from dlqlens.detect.findings import (Candidates, detector_function, finding_columns,
-                                     finding_id_column)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQRO
 
 #: The MQRO_EXPIRATION bit (set also by the _WITH_DATA and _WITH_FULL_DATA forms).
@@ -37,7 +36,6 @@ MQRO_EXPIRATION = MQRO["MQRO_EXPIRATION"]
 CURVE_SECONDS = (0, 60, 300, 900, 3600, 6 * 3600, 24 * 3600, 7 * 24 * 3600)
 
 
-@detector_function
 def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.0,
            dominance: float = 0.5, capture_queues=None):
     """Find queues (dead-letter queues above all) filling with expiring messages.
@@ -210,4 +208,5 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     finite_rows = with_capture_queues(
         df.select("source", "message_number", F.col("md.Expiry").alias("expiry")),
         capture_queues).where(F.col("expiry") >= 0)
-    return Candidates(findings, finite_rows.select("*", finding_id().alias("finding_id")))
+    return Findings(findings, link_rows(finite_rows.select("*", finding_id().alias("finding_id")),
+                                        findings))

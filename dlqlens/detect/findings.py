@@ -64,7 +64,6 @@ statement : string
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, NamedTuple
 
@@ -176,58 +175,6 @@ def links_of(found):
                     f"links DataFrame (finding_id, source, message_number), not "
                     f"{type(found).__name__}" + (f" with columns {', '.join(sorted(columns))}"
                                                  if columns else ""))
-
-
-class Candidates(NamedTuple):
-    """What a detector computes before its links are cut to its findings.
-
-    A detector function builds its findings and the rows they may link to,
-    and returns these; :func:`detector_function` turns it into the public
-    detector, which returns :class:`Findings` (each row kept where its group
-    became a finding). :func:`dlqlens.detect.run_detectors` cuts every
-    detector's rows with the findings it returns instead: once the caller
-    caches those findings (``dlqlens detect`` and the report do), reading the
-    links reads the cached findings, where each detector's own cut would
-    run its aggregations a second time.
-
-    Attributes
-    ----------
-    findings : pyspark.sql.DataFrame
-        :data:`FINDINGS_SCHEMA`.
-    rows : pyspark.sql.DataFrame
-        One row per message of every group that may be a finding:
-        ``finding_id`` (the group's, as in ``findings``), ``source`` and
-        ``message_number`` (other columns are dropped).
-    every_group_found : bool
-        True when every group of ``rows`` is a finding (no threshold on the
-        groups): the rows are the links as they are, and nothing is cut.
-    """
-
-    findings: Any
-    rows: Any
-    every_group_found: bool = False
-
-    def links(self, findings=None):
-        """The links (:data:`LINKS_SCHEMA`): :attr:`rows` kept where their
-        ``finding_id`` is one of ``findings`` (default: :attr:`findings`)."""
-        if self.every_group_found:
-            return link_rows(self.rows, None)
-        return link_rows(self.rows, self.findings if findings is None else findings)
-
-
-def detector_function(candidates):
-    """A detector (``df, **params -> Findings``) from a function returning
-    :class:`Candidates`, with the same signature and docstring; that
-    function stays reachable as the detector's ``candidates`` attribute
-    (read by :func:`dlqlens.detect.run_detectors`)."""
-
-    @functools.wraps(candidates)
-    def detect(*args, **kwargs):
-        found = candidates(*args, **kwargs)
-        return Findings(found.findings, found.links())
-
-    detect.candidates = candidates
-    return detect
 
 
 def finding_id_column(kind: str, *keys):

@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_aggregates, epoch_seconds, glob_regex,
                                    with_capture_times)
-from dlqlens.detect.findings import (Candidates, detector_function, finding_columns,
-                                     finding_id_column)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQMT, MQRC, TEMPORARY_QUEUE_PREFIXES
 
 #: Reasons that mean "the reply queue is gone".
@@ -40,7 +39,6 @@ DEFAULT_REASONS = (MQRC["MQRC_UNKNOWN_OBJECT_NAME"], MQRC["MQRC_Q_DELETED"])
 DEFAULT_PREFIXES = TEMPORARY_QUEUE_PREFIXES
 
 
-@detector_function
 def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int = 1,
            medium_count: int = 10, recent: float = 60.0, capture_time=None):
     """Find replies and reports dead-lettered because their temporary reply queue is gone.
@@ -165,4 +163,4 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
         queues=F.array(F.concat(F.col("prefix"), F.lit("*"))),
         window_start=F.col("first"), window_end=F.col("last"), message_count=message_count,
         evidence=evidence, statement=statement))
-    return Candidates(findings, rows.withColumn("finding_id", finding_id()))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))

@@ -61,8 +61,7 @@ from __future__ import annotations
 
 from dlqlens.detect.common import (capture_time_aggregates, definition_attr, epoch_seconds,
                                    with_capture_times)
-from dlqlens.detect.findings import (Candidates, detector_function, finding_columns,
-                                     finding_id_column)
+from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
 from dlqlens.mq.constants import MQFB, MQFB_NAMES, MQRC_NAMES
 from dlqlens.spark.columns import literal_map
 
@@ -140,7 +139,6 @@ def _trigger_rows(df, capture_time=None):
                        F.col("captured_known").cast("int").alias("captured_known"))
 
 
-@detector_function
 def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int = 5,
                   min_rate: float = 1.0, high_rate: float = 10.0, trigint: int | None = None,
                   capture_time=None):
@@ -314,10 +312,9 @@ def trigger_storm(df, *, queue_defs=None, gap: float = 60.0, min_messages: int =
                         F.col("application_queue").eqNullSafe(F.col("_queue"))
                         & F.col("process").eqNullSafe(F.col("_process"))
                         & F.col("earliest_put_ts").between(F.col("_first"), F.col("_last"))))
-    return Candidates(findings, inside)
+    return Findings(findings, link_rows(inside, findings))
 
 
-@detector_function
 def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float = 60.0,
                     capture_time=None):
     """Find trigger messages on a dead-letter queue: applications that were not started.
@@ -413,7 +410,7 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
         finding_id=finding_id(), kind="trigger_failure", severity=severity, queues=queues,
         window_start=F.col("first"), window_end=F.col("last"),
         message_count=F.col("message_count"), evidence=evidence, statement=statement))
-    return Candidates(findings, rows.withColumn("finding_id", finding_id()))
+    return Findings(findings, link_rows(rows.withColumn("finding_id", finding_id()), findings))
 
 
 __all__ = ["MONITOR_FEEDBACK", "trigger_failure", "trigger_storm"]

@@ -34,57 +34,24 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
     chooses one partition (one query: two jobs under adaptive execution, which runs
     its shuffle as a job of its own) and nothing else (no action inside a detector);
     the findings take at
-    most 16 jobs (13 measured; 41 before issue 21's rework of the detectors: a
+    most 16 jobs (12 measured; 41 before issue 21's rework of the detectors: a
     window over each capture file per detector, a broadcast job per small
     lookup table, a shuffle per grouping, a global sort of the findings),
-    their sampled links at most 24 (20 measured; 40 before) with the findings
-    not cached, at most 12 (11 measured) once the findings are cached."""
+    their sampled links at most 16 (12 measured; 40 before)."""
     from dlqlens.detect import run_detectors, sample_links
 
     df, defs, queues = sample
-    jobs = {}
-    for cached in (False, True):
-        before = spark_jobs(spark)
-        findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues)
-        planned = spark_jobs(spark)
-        if cached:
-            findings = findings.cache()
-        rows = findings.collect()
-        found = spark_jobs(spark)
-        sample_links(links, 10).collect()
-        linked = spark_jobs(spark)
-        if cached:
-            findings.unpersist()
-        assert len(rows) == 13
-        assert planned - before <= 2, f"building the detectors' plans ran {planned - before} jobs"
-        assert found - planned <= 16, f"the findings ran {found - planned} Spark jobs"
-        jobs[cached] = linked - found
-    assert jobs[False] <= 24, f"the sampled links ran {jobs[False]} Spark jobs"
-    assert jobs[True] <= 12, f"the sampled links of cached findings ran {jobs[True]} Spark jobs"
-
-
-def test_links_read_the_cached_findings_instead_of_running_the_aggregations_again(sample):
-    """run_detectors cuts every detector's rows with the findings it returns:
-    once those are cached, the links' plan reads the cache where each
-    detector's own cut ran its aggregations a second time."""
-    from dlqlens.detect import run_detectors
-
-    def aggregates(frame):
-        return frame._jdf.queryExecution().optimizedPlan().toString().count("Aggregate [")
-
-    df, defs, queues = sample
+    before = spark_jobs(spark)
     findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues)
-    uncached = aggregates(links)
-    findings.cache()
-    try:
-        findings.count()
-        cached = links.alias("again")  # a new query: planned with the cache
-        plan = cached._jdf.queryExecution().optimizedPlan().toString()
-        # the cut of each of the seven detectors with a threshold reads the findings' cache
-        assert len(re.findall(r"InMemoryRelation \[finding_id#", plan)) == 7, plan
-        assert aggregates(cached) < uncached / 2, (aggregates(cached), uncached)
-    finally:
-        findings.unpersist()
+    planned = spark_jobs(spark)
+    rows = findings.collect()
+    found = spark_jobs(spark)
+    sample_links(links, 10).collect()
+    linked = spark_jobs(spark)
+    assert len(rows) == 13
+    assert planned - before <= 2, f"building the detectors' plans ran {planned - before} jobs"
+    assert found - planned <= 16, f"the findings ran {found - planned} Spark jobs"
+    assert linked - found <= 16, f"the sampled links ran {linked - found} Spark jobs"
 
 
 def test_no_window_gathers_a_capture_file_in_one_task(sample):
