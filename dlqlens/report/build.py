@@ -756,15 +756,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
 
             defs, defs_source = read_queue_defs(queue_defs), os.fspath(queue_defs)
 
-    from pyspark import StorageLevel
-
-    # serialized (PySpark's MEMORY_AND_DISK): a capture larger than the heap is read back
-    # from disk as bytes; cache()'s deserialized level unrolls each block read back into
-    # objects again, in every task at once, and ran the default 1 GB heap out of memory at
-    # ten million messages (docs/performance.md)
     was_cached = df.is_cached
-    if not was_cached:
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    df = df.cache()
     findings_df = links = None
     try:
         summary = summarize(df, top=top)
@@ -776,7 +769,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
                                            capture_queues=capture_queues or None, **timing)
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once
-        findings_df, links = findings_df.cache(), links.persist(StorageLevel.MEMORY_AND_DISK)
+        findings_df, links = findings_df.cache(), links.cache()
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
         findings = _collect_findings(findings_df, links, max_findings, examples, capture_queues)
