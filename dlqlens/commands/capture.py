@@ -271,13 +271,16 @@ def _explain_batches(pieces, options, wanted, limit):
 
 
 def run_summary(args) -> int:
+    from dlqlens.detect import analysis_input
     from dlqlens.explain.summary import summarize
 
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
     capture_time = capture_times(args.capture_time, pieces)
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces)
-    df = df.cache()
-    try:  # decoded once, read by the summary and by every detector
+    # decoded once, read by the summary and by every detector: cached without the messages'
+    # bytes, which neither reads
+    df = analysis_input(df).cache()
+    try:
         print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
         if not args.no_findings:
             sys.stdout.write("\n" + findings_text(df, captured_queues(pieces),

@@ -118,6 +118,41 @@ def detector_input(df):
     return df.select(*DETECTOR_COLUMNS, *structs, payload_digest(df).alias("payload_sha256"))
 
 
+#: The columns of a capture row that hold a message's bytes (and their text):
+#: as large as the capture itself, read only where one message is shown.
+BYTE_COLUMNS: tuple[str, ...] = ("raw", "header_bytes", "payload", "payload_text")
+
+
+def analysis_input(df):
+    """A capture without its message bytes, to cache before running the analyses.
+
+    The summary, the figures, the detectors, the rules replay and the audit
+    read the header fields, never the bytes: caching the whole capture keeps
+    each message's bytes (:data:`BYTE_COLUMNS`, most of a capture's size),
+    which at ten million messages no longer fits a 1 GB driver beside the
+    analyses (Spark ran out of heap reading the cache back). The report
+    explains its few listed messages from the capture itself.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Capture rows (:func:`dlqlens.decode.schema.message_schema`'s columns).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Every column of ``df`` but :data:`BYTE_COLUMNS`, in order, then
+        ``payload_sha256`` (as :func:`detector_input` computes it; the
+        backout detector's payload key), unless ``df`` has it already.
+    """
+    from dlqlens.detect.backout import payload_digest
+
+    kept = [c for c in df.columns if c not in BYTE_COLUMNS]
+    if "payload_sha256" in df.columns:
+        return df.select(*kept)
+    return df.select(*kept, payload_digest(df).alias("payload_sha256"))
+
+
 def detector(name: str):
     """The detector function registered as ``name``.
 
@@ -230,8 +265,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         "severity_rank", "window_start", "kind", "finding_id"), links)
 
 
-__all__ = ["DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS", "FINDINGS_COLUMNS",
-           "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS", "LINKS_SCHEMA", "SAMPLE_SIZE",
-           "SEVERITIES", "Findings", "conform", "detector", "detector_input", "empty_findings",
-           "finding_columns", "finding_id_column", "finding_record", "links_of",
-           "run_detectors", "sample_links", "small_capture"]
+__all__ = ["BYTE_COLUMNS", "DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS",
+           "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS", "LINKS_SCHEMA",
+           "SAMPLE_SIZE", "SEVERITIES", "Findings", "analysis_input", "conform", "detector",
+           "detector_input", "empty_findings", "finding_columns", "finding_id_column",
+           "finding_record", "links_of", "run_detectors", "sample_links", "small_capture"]

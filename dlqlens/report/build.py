@@ -733,7 +733,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
            quality=None) -> ReportData:
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
-    from dlqlens.detect import Findings, run_detectors
+    from dlqlens.detect import Findings, analysis_input, run_detectors
     from dlqlens.explain import summarize
     from dlqlens.plots import figures as draw_figures
     from dlqlens.rules.model import RulesTable
@@ -756,8 +756,13 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
 
             defs, defs_source = read_queue_defs(queue_defs), os.fspath(queue_defs)
 
+    # a capture handed over cached is read as it is; otherwise what the analyses read is
+    # cached without the messages' bytes (a 10M capture's bytes ran the 1 GB heap out), and
+    # the few messages explained are read from the capture itself
     was_cached = df.is_cached
-    df = df.cache()
+    capture = df
+    if not was_cached:
+        df = analysis_input(df).cache()
     findings_df = links = None
     try:
         summary = summarize(df, top=top)
@@ -778,7 +783,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         rules_part = _rules_part(table, df, world, top) if table is not None else None
         destinations = _destinations(df) if defs is not None else None
         refs = [(None, s, n) for f in findings for s, n in f["messages"][:examples]]
-        explanations = _explain_refs(df, refs + list(nf_samples), show_payloads)
+        explanations = _explain_refs(capture, refs + list(nf_samples), show_payloads)
         quality_results = _quality(df, quality, table, defs, world, capture_time,
                                    capture_queues)
     finally:

@@ -88,3 +88,29 @@ def test_it_keeps_only_what_the_detectors_read(cached_sample):
     ).first()
     assert row.asDict() == whole.asDict()
     assert whole["no_tm"] > 0  # most of the sample's messages hold no MQTM
+
+
+def test_the_analyses_input_drops_only_the_bytes_and_keeps_the_findings(cached_sample):
+    """analysis_input (what the report and ``dlqlens summary`` cache): every
+    column but the message bytes and their text, plus the payload digest; the
+    same findings and links as the whole capture, and the digests the
+    detectors' own input computes."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect import BYTE_COLUMNS, analysis_input, detector_input, run_detectors
+
+    part = analysis_input(cached_sample)
+    assert set(BYTE_COLUMNS) <= set(cached_sample.columns)
+    assert part.columns == [c for c in cached_sample.columns if c not in BYTE_COLUMNS] + [
+        "payload_sha256"]
+    assert analysis_input(part).columns == part.columns  # the digest is not computed twice
+    keys = ["source", "message_number", "payload_sha256"]
+    assert (part.select(*keys).exceptAll(detector_input(cached_sample).select(*keys)).count()
+            == 0)
+    assert part.where(F.col("payload_sha256").isNotNull()).count() > 0
+    whole = _outcome(run_detectors(cached_sample))
+    cached = part.cache()
+    try:
+        assert _outcome(run_detectors(cached)) == whole
+    finally:
+        cached.unpersist()
