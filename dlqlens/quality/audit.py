@@ -104,8 +104,9 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     df : pyspark.sql.DataFrame
         Capture rows (:func:`dlqlens.spark.load_capture`, every column):
         the DLQ captures and, optionally, captures of queues beside it (for
-        the detectors). Cached for the audit's duration unless the caller
-        has cached it.
+        the detectors). Cached for the audit's duration, without the
+        messages' bytes (:func:`dlqlens.detect.analysis_input`: no check
+        reads them), unless the caller has cached it.
     policy : Policy, optional
         The thresholds (default :class:`Policy`'s defaults).
     rules : str, path or RulesTable, optional
@@ -148,7 +149,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     -----
     The session's configuration is left as it was found.
     """
-    from dlqlens.detect import run_detectors
+    from dlqlens.detect import analysis_input, run_detectors
     from dlqlens.errors import UsageError
     from dlqlens.quality.engine import validate
     from dlqlens.rules.model import RulesTable
@@ -176,7 +177,9 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
 
     notes = []
     was_cached = df.is_cached
-    df = df.cache()
+    if not was_cached:
+        # no check reads the messages' bytes: cached without them (dlqlens.detect.BYTE_COLUMNS)
+        df = analysis_input(df).cache()
     findings = links = None
     try:
         frames = {"messages": df}
