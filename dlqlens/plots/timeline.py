@@ -325,7 +325,8 @@ class TriggerPlan(TimePlan):
     def extra(self, tag):
         from pyspark.sql import functions as F
 
-        return [C.counted(f"{tag}_dead", F.count_if(F.col(f"{tag}_counted") & F.col(f"{tag}_dead")))]
+        return [C.counted(f"{tag}_dead",
+                          F.count_if(F.col(f"{tag}_counted") & F.col(f"{tag}_dead")))]
 
     def draw(self, stats, cells):
         by = self.by

@@ -883,8 +883,10 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
     ----------
     df : pyspark.sql.DataFrame
         Capture rows (:func:`dlqlens.spark.load_capture`, ``PERMISSIVE``
-        mode, every column). Cached for the report's duration unless the
-        caller has cached it.
+        mode, every column). Cached for the report's duration without the
+        messages' bytes (:func:`dlqlens.detect.analysis_input`; the few
+        messages explained are read from ``df`` itself) unless the caller
+        has cached it.
     rules : str, path or RulesTable, optional
         A runmqdlq rules table: adds its diagnostics and lint, and its
         coverage and fall-through (the table replayed over the capture).
