@@ -130,8 +130,9 @@ def analysis_input(df):
     read the header fields, never the bytes: caching the whole capture keeps
     each message's bytes (:data:`BYTE_COLUMNS`, most of a capture's size),
     which at ten million messages no longer fits a 1 GB driver beside the
-    analyses (Spark ran out of heap reading the cache back). The report
-    explains its few listed messages from the capture itself.
+    analyses (Spark ran out of heap reading the cache back). The report,
+    ``dlqlens summary`` and the audit cache this; the report explains its
+    few listed messages from the capture itself.
 
     Parameters
     ----------

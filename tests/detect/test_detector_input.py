@@ -91,7 +91,7 @@ def test_it_keeps_only_what_the_detectors_read(cached_sample):
 
 
 def test_the_analyses_input_drops_only_the_bytes_and_keeps_the_findings(cached_sample):
-    """analysis_input (what the report and ``dlqlens summary`` cache): every
+    """analysis_input (what the report, ``dlqlens summary`` and the audit cache): every
     column but the message bytes and their text, plus the payload digest; the
     same findings and links as the whole capture, and the digests the
     detectors' own input computes."""
