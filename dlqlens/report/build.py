@@ -757,8 +757,9 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
             defs, defs_source = read_queue_defs(queue_defs), os.fspath(queue_defs)
 
     # a capture handed over cached is read as it is; otherwise what the analyses read is
-    # cached without the messages' bytes (a 10M capture's bytes ran the 1 GB heap out), and
-    # the few messages explained are read from the capture itself
+    # cached without the messages' bytes (a 10M capture's bytes ran the 1 GB heap out); the
+    # few messages explained are read from that cache too, unless their payloads are shown
+    # (payload_text is the one byte column an explanation reads): then from the capture
     was_cached = df.is_cached
     capture = df
     if not was_cached:
@@ -783,7 +784,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         rules_part = _rules_part(table, df, world, top) if table is not None else None
         destinations = _destinations(df) if defs is not None else None
         refs = [(None, s, n) for f in findings for s, n in f["messages"][:examples]]
-        explanations = _explain_refs(capture, refs + list(nf_samples), show_payloads)
+        explanations = _explain_refs(capture if show_payloads else df,
+                                     refs + list(nf_samples), show_payloads)
         quality_results = _quality(df, quality, table, defs, world, capture_time,
                                    capture_queues)
     finally:
@@ -885,7 +887,8 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
         Capture rows (:func:`dlqlens.spark.load_capture`, ``PERMISSIVE``
         mode, every column). Cached for the report's duration without the
         messages' bytes (:func:`dlqlens.detect.analysis_input`; the few
-        messages explained are read from ``df`` itself) unless the caller
+        messages explained are read from that cache too, or from ``df``
+        itself when ``show_payloads`` needs their text) unless the caller
         has cached it.
     rules : str, path or RulesTable, optional
         A runmqdlq rules table: adds its diagnostics and lint, and its

@@ -111,3 +111,40 @@ def test_report_of_the_sample_runs_a_bounded_number_of_jobs(spark, sample):
     jobs = spark_jobs(spark) - before
     assert "669 message(s)" in report.text
     assert jobs <= 115, f"the report ran {jobs} Spark jobs"
+
+
+@pytest.mark.parametrize("show_payloads", [False, True])
+def test_the_explained_messages_are_read_from_the_cache_unless_payloads_are_shown(
+        spark, monkeypatch, show_payloads):
+    """The report explains its listed messages from the capture cached without
+    its bytes (:func:`dlqlens.detect.analysis_input`): no second read of the
+    capture (at ten million messages, a whole decode pass for a few rows).
+    Only ``show_payloads`` needs a byte column (``payload_text``), and then
+    the capture itself is read. The explanations are the same either way but
+    for the payload text."""
+    import dlqlens.report.build as build
+    from dlqlens.detect import BYTE_COLUMNS
+    from dlqlens.spark.session import load_capture
+
+    read = []
+    real = build._explain_refs
+
+    def spy(df, refs, show):
+        read.append((sorted(set(df.columns) & set(BYTE_COLUMNS)), df.is_cached))
+        return real(df, refs, show)
+
+    monkeypatch.setattr(build, "_explain_refs", spy)
+    capture = load_capture(spark, str(ROOT / "datasets" / "scenarios" / "poison_ping_pong"))
+    data = build.gather(capture, show_payloads=show_payloads)
+    assert len(read) == 1 and data.explanations
+    columns, cached = read[0]
+    payloads = [text for e in data.explanations.values() for label, text in e.facts
+                if label == "Payload"]
+    assert payloads
+    redacted = [t for t in payloads if t.startswith("payload redacted")]
+    if show_payloads:
+        assert columns == sorted(BYTE_COLUMNS) and not cached
+        assert not redacted
+    else:
+        assert columns == [] and cached
+        assert redacted == payloads
