@@ -331,7 +331,9 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
     from dlqlens.explain.finding import explain_finding
 
     params = {} if capture_time is None else {"capture_time": capture_time}
-    findings, links = run_detectors(df, capture_queues=capture_queues or None, **params)
+    persisted: list = []  # each detector's findings, cached: the links read them
+    findings, links = run_detectors(df, capture_queues=capture_queues or None,
+                                    persisted=persisted, **params)
     # the links are read twice (the samples, the coverage): cached, the detectors run once
     findings, links = findings.cache(), links.cache()
     try:
@@ -350,4 +352,6 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
     finally:
         findings.unpersist()
         links.unpersist()
+        for part in persisted:
+            part.unpersist()
     return text

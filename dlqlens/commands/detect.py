@@ -151,10 +151,12 @@ def run_detect(args) -> int:
     # decode once; every detector then reads the cached rows, of which only what they read
     df = detector_input(df).cache()
     df.count()
+    persisted: list = []  # each detector's findings, cached: the links read them
     try:
         try:
             findings, links = run_detectors(df, names, queue_defs=queue_defs,
-                                            capture_queues=capture_queues or None, **params)
+                                            capture_queues=capture_queues or None,
+                                            persisted=persisted, **params)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if to:  # computed once, written and printed (the links: sampled, then written)
@@ -178,6 +180,8 @@ def run_detect(args) -> int:
         if to:
             findings.unpersist()
             links.unpersist()
+        for part in persisted:
+            part.unpersist()
         df.unpersist()
     total = sum(counts.values())
     by = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info")

@@ -765,13 +765,14 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     if not was_cached:
         df = analysis_input(df).cache()
     findings_df = links = None
+    persisted = []
     try:
         summary = summarize(df, top=top)
         span = _time_span(summary)
         # every figure's aggregates computed together (two queries for the six figures)
         figs = draw_figures(df, figures if figures is not None else default_figures())
         timing = {} if capture_time is None else {"capture_time": capture_time}
-        findings_df, links = run_detectors(df, queue_defs=defs,
+        findings_df, links = run_detectors(df, queue_defs=defs, persisted=persisted,
                                            capture_queues=capture_queues or None, **timing)
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once
@@ -792,6 +793,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         if findings_df is not None:
             findings_df.unpersist()
             links.unpersist()
+        for part in persisted:
+            part.unpersist()
         if not was_cached:
             df.unpersist()
     data = ReportData(

@@ -192,3 +192,54 @@ def test_a_groups_capture_time_prefers_a_known_time_and_says_where_it_came_from(
             assert (got["puts"]["captured"], got["puts"]["captured_known"],
                     got["puts"]["captured_origin"]) == (later, 0,
                                                         CAPTURE_TIME_ORIGINS["newest_put"])
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_persisted_findings_are_what_the_links_read(spark, sample, monkeypatch, small):
+    """``run_detectors(..., persisted=[])`` caches each detector's findings and
+    hands them to the caller; the links, cut by a semi join with each
+    detector's finding ids, then read those caches instead of running the
+    detectors' aggregations again. Same findings and links as without, on the
+    one-partition path of a small capture and on the partitioned path of a
+    large one; every persisted frame is cached until the caller unpersists it."""
+    import dlqlens.detect as detect
+
+    df, defs, queues = sample
+    if not small:
+        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+
+    def outcome(found):
+        findings, links = found
+        return ([r.asDict(recursive=True) for r in findings.collect()],
+                sorted(tuple(r) for r in links.collect()))
+
+    params = {"queue_defs": defs, "capture_queues": queues}
+
+    def cache_scans(links):
+        """The cached findings the links' plan reads (leaves of the plan with cached
+        data substituted that are a cache holding a findings ``statement``)."""
+        leaves = links._jdf.queryExecution().withCachedData().collectLeaves()
+        found = [leaves.apply(i) for i in range(leaves.size())]
+        return sum(1 for leaf in found if leaf.getClass().getSimpleName() == "InMemoryRelation"
+                   and "statement" in leaf.output().toString())
+
+    # before anything is persisted: the same plans would read the caches made below too
+    plain_found = detect.run_detectors(df, **params)
+    plain_scans = cache_scans(plain_found.links)
+    plain = outcome(plain_found)
+    persisted = []
+    found = detect.run_detectors(df, persisted=persisted, **params)
+    try:
+        assert len(persisted) == len(detect.DETECTORS)
+        assert all(part.is_cached for part in persisted)
+        # the links' plan, with cached data substituted, scans a cache of findings for
+        # every detector whose links are cut with its findings (all but backout_loop's,
+        # whose every group is a finding), besides the capture's own cache
+        assert plain_scans == 0
+        assert cache_scans(found.links) >= len(detect.DETECTORS) - 1
+        assert outcome(found) == plain
+    finally:
+        for part in persisted:
+            part.unpersist()
+    assert plain[0] and plain[1]
+    assert not any(part.is_cached for part in persisted)
