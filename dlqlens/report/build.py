@@ -733,7 +733,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
            quality=None) -> ReportData:
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
-    from dlqlens.detect import Findings, analysis_input, run_detectors
+    from dlqlens.detect import (SMALL_CAPTURE_MESSAGES, Findings, analysis_input,
+                                detector_input, run_detectors)
     from dlqlens.explain import summarize
     from dlqlens.plots import figures as draw_figures
     from dlqlens.rules.model import RulesTable
@@ -766,13 +767,19 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         df = analysis_input(df).cache()
     findings_df = links = None
     persisted = []
+    detected = df
     try:
         summary = summarize(df, top=top)
         span = _time_span(summary)
         # every figure's aggregates computed together (two queries for the six figures)
         figs = draw_figures(df, figures if figures is not None else default_figures())
         timing = {} if capture_time is None else {"capture_time": capture_time}
-        findings_df, links = run_detectors(df, queue_defs=defs, persisted=persisted,
+        if not was_cached and summary.messages > SMALL_CAPTURE_MESSAGES:
+            # the detectors read a cache of their own, of the few fields they read: a
+            # struct is read whole from a cache, and the analyses' cache holds every MQMD
+            # field (a million messages: the findings in 28 s instead of 47-53 s)
+            detected = detector_input(df).cache()
+        findings_df, links = run_detectors(detected, queue_defs=defs, persisted=persisted,
                                            capture_queues=capture_queues or None, **timing)
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once
@@ -795,6 +802,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
             links.unpersist()
         for part in persisted:
             part.unpersist()
+        if detected is not df:
+            detected.unpersist()
         if not was_cached:
             df.unpersist()
     data = ReportData(
