@@ -179,16 +179,17 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     # the definitions looked up in literal maps (no join, so no Spark job to broadcast them)
     defined = {r[0]: r[1:] for r in queue_def_rows(queue_defs, {"bothresh": "int",
                                                                  "boqname": "string"})}
-    if defined:
-        def attr(i, typ):
-            return literal_map({q: defined[q][i] for q in sorted(defined)}, "string",
-                               typ)[home_queue]
-        bothresh, boqname = attr(0, "int"), attr(1, "string")
-        boqnames = sorted({str(definition_attr(d, "boqname")).strip()
-                           for d in queue_defs.values() if definition_attr(d, "boqname")})
-    else:
-        bothresh, boqname = F.lit(None).cast("int"), F.lit(None).cast("string")
-        boqnames = []
+    def attributes(queue):
+        """The BOTHRESH and BOQNAME of ``queue`` (a column): null when undefined."""
+        if not defined:
+            return F.lit(None).cast("int"), F.lit(None).cast("string")
+        return tuple(literal_map({q: defined[q][i] for q in sorted(defined)}, "string",
+                                 typ)[queue] for i, typ in ((0, "int"), (1, "string")))
+
+    bothresh, boqname = attributes(home_queue)
+    boqnames = sorted({str(definition_attr(d, "boqname")).strip()
+                       for d in queue_defs.values() if definition_attr(d, "boqname")}) \
+        if defined else []
     on_backout_queue = ~F.col("is_dead_letter") & (
         F.col("capture_queue").rlike(glob_regex(backout_queue_patterns))
         | F.col("capture_queue").isin(boqnames))
@@ -206,14 +207,17 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     parked = F.col("is_dead_letter") | F.col("on_backout_queue")
     threshold_reached = F.col("is_dead_letter") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED)
     # Window keys fall back to the row itself where the key does not apply, so that no
-    # partition gathers unrelated rows; counts are approx_count_distinct (a number, not
-    # a set per row: exact at the small counts that matter here, cheap on huge groups).
+    # partition gathers unrelated rows. One MsgId put at two or more times: its earliest
+    # and latest put keys differ (exact, and two values per row where a distinct count
+    # keeps a sketch); the MsgIds under one payload are approx_count_distinct (a number,
+    # not a set per row: exact at the small counts that matter here, cheap on huge groups).
     own = F.concat_ws("#", "source", F.col("message_number").cast("string"))
     by_msgid = F.when(parked & F.col("msgid").isNotNull(), F.col("msgid")).otherwise(own)
     by_payload = F.when(parked & F.col("digest").isNotNull(),
                      F.concat_ws("|", "home_queue", "digest")).otherwise(own)
     put_key = F.concat_ws("|", "capture_queue", F.col("latest_put_ts").cast("string"))
-    msgid_puts = F.approx_count_distinct(put_key).over(Window.partitionBy(by_msgid))
+    same_msgid = Window.partitionBy(by_msgid)
+    msgid_reput = F.min(put_key).over(same_msgid) != F.max(put_key).over(same_msgid)
     same_payload_msgids = F.approx_count_distinct(F.coalesce("msgid", own)) \
         .over(Window.partitionBy(by_payload))
     # the latest 2362 dead letter for each queue, beside the messages browsed on that queue:
@@ -226,7 +230,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     rows = rows.join(F.broadcast(last_reached), "home_queue", "left")
     rows = rows.select(
         "*", threshold.alias("threshold"),
-        F.when(parked & F.col("msgid").isNotNull(), msgid_puts).alias("msgid_puts"),
+        (parked & F.col("msgid").isNotNull() & msgid_reput).alias("msgid_reput"),
         F.when(parked & F.col("digest").isNotNull(), same_payload_msgids)
         .alias("same_payload_msgids"))
 
@@ -246,7 +250,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
                F.col("home_queue")),
         signal("backout_queue", F.col("on_backout_queue"), F.col("capture_queue")),
         signal("redelivered",
-               (F.col("msgid_puts") >= 2) | (F.col("same_payload_msgids") >= int(min_repeats)),
+               F.col("msgid_reput") | (F.col("same_payload_msgids") >= int(min_repeats)),
                F.col("home_queue")),
         signal("ping_pong",
                on_input_queue & ((F.col("BackoutCount") > 0)
@@ -255,8 +259,10 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     )
     hits = (rows.select("*", F.explode(F.filter(signals, lambda x: x.isNotNull())).alias("hit"))
             .select("hit.signal", "hit.queue", "source", "message_number", "BackoutCount",
-                    "msgid", "latest_put_ts", "threshold", "bothresh", "boqname",
-                    "same_payload_msgids", "captured", "captured_known"))
+                    "msgid", "latest_put_ts", "same_payload_msgids", "captured",
+                    "captured_known"))
+    # the queue's definition looked up after the aggregation (every signal's queue is its
+    # rows' home queue): no string to aggregate, so a hash aggregation, not a sort
     groups = hits.groupBy("signal", "queue").agg(
         F.count(F.lit(1)).alias("message_count"),
         F.min("latest_put_ts").alias("first"), F.max("latest_put_ts").alias("last"),
@@ -264,10 +270,12 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.min("BackoutCount").alias("lowest_backout_count"),
         F.countDistinct("msgid").alias("distinct_msgids"),
         F.max("same_payload_msgids").alias("same_payload_msgids"),
-        F.max("threshold").alias("threshold"), F.max("bothresh").alias("bothresh"),
-        F.max("boqname").alias("boqname"),
         *capture_time_aggregates(capture_time),
     )
+    defined_bothresh, defined_boqname = attributes(F.col("queue"))
+    groups = groups.select("*", defined_bothresh.alias("bothresh"),
+                           defined_boqname.alias("boqname"))
+    groups = groups.select("*", threshold.alias("threshold"))
     message_count = F.col("message_count")
     no_boqname = F.col("bothresh").isNotNull() & F.col("boqname").isNull()
     since = epoch_seconds(F.col("captured")) - epoch_seconds(F.col("last"))

@@ -243,3 +243,18 @@ def test_persisted_findings_are_what_the_links_read(spark, sample, monkeypatch, 
             part.unpersist()
     assert plain[0] and plain[1]
     assert not any(part.is_cached for part in persisted)
+
+
+def test_the_backout_detectors_aggregation_is_a_hash_aggregation(sample):
+    """backout_loop's one aggregation of every signalled row keeps no string in its
+    buffers (the queue's BOTHRESH and BOQNAME are looked up after it, by the
+    group's queue), so Spark plans it as a hash aggregation, not as a sort of
+    every row by signal, queue and MsgId (SortAggregate: a string ``max``
+    cannot live in a hash aggregation's fixed-width buffer)."""
+    from dlqlens.detect.backout import detect
+
+    df, defs, queues = sample
+    findings, _ = detect(df, queue_defs=defs, capture_queues=queues)
+    plan = findings._jdf.queryExecution().executedPlan().toString()
+    assert "HashAggregate" in plan
+    assert "SortAggregate" not in plan
