@@ -51,7 +51,8 @@ Stages (each in its own process, so each peak RSS is its own):
     Spark ``local[2]``, default driver memory: what ``dlqlens detect`` does
     with the same capture (what the detectors read, cached, counted), then
     every detector (:func:`dlqlens.detect.run_detectors`) as ``dlqlens
-    detect --to DIR`` runs them: findings and links cached, the findings
+    detect --to DIR`` runs them: each detector's findings persisted (its
+    links read them), findings and links cached, the findings
     collected, the first 10 messages of each finding collected (which fills
     the links' cache), every link written to the ``noop`` sink. ``seconds`` counts from the load; ``load_seconds`` is
     the load and cache alone, ``findings`` and ``links`` the rows made.
@@ -382,9 +383,11 @@ def child_analysis(what: str, path: str, master: str) -> dict:
         df = detector_input(df).cache()
         n = df.count()
         out["load_seconds"] = time.perf_counter() - start
-        # as dlqlens detect --to: both cached, the findings collected, the links sampled (which
-        # fills their cache), then written
-        findings, links = run_detectors(df)
+        # as dlqlens detect --to: each detector's findings persisted (the links read them),
+        # both cached, the findings collected, the links sampled (which fills their cache),
+        # then written
+        persisted: list = []
+        findings, links = run_detectors(df, persisted=persisted)
         findings, links = findings.cache(), links.cache()
         rows = findings.collect()
         sample_links(links, 10).collect()
@@ -394,6 +397,8 @@ def child_analysis(what: str, path: str, master: str) -> dict:
         seconds = time.perf_counter() - start
         findings.unpersist()
         links.unpersist()
+        for part in persisted:
+            part.unpersist()
         df.unpersist()
     elif what == "audit":
         from dlqlens.quality import audit
