@@ -8,11 +8,13 @@ part of ``gather`` wrapped in a timer, and prints one JSON line per part call,
 in the order they ran:
 
 ``part``
-    ``cache_fill`` (the first action on the cached :func:`dlqlens.detect.analysis_input`,
-    inside the summary), ``summarize``, ``figures``, ``run_detectors`` (planning only),
-    ``severity_counts`` (the first action on the cached findings: the detectors run),
-    ``collect_findings``, ``no_finding``, ``rules``, ``destinations``,
-    ``explain_refs`` (the explained messages, read again from the capture), ``quality``.
+    ``cache_fill`` (the cached :func:`dlqlens.detect.analysis_input` filled,
+    counted once before the report so that the summary's figure is its own),
+    ``summarize``, ``figures``, ``run_detectors`` (planning, and the count
+    that decides a small capture, which on a large one fills the detectors'
+    own cache), ``collect_findings`` (the listed findings and their first
+    messages: the links' cache fills), ``no_finding``, ``rules``,
+    ``destinations``, ``explain_refs`` (the explained messages), ``quality``.
 ``seconds``, ``jobs``
     Wall-clock seconds and Spark jobs (the DAG scheduler's next job id, as
     ``tests/report/test_report_work.py`` counts them) of that call.
@@ -22,9 +24,8 @@ listed is the count of findings by severity, the first action on the cached
 findings (where the detectors run), and the unpersisting.
 
 The parts are timed by replacing the functions ``gather`` calls for the run
-(nothing in ``dlqlens`` is changed); ``cache_fill`` is measured by counting the
-cached input once before the report (so the summary's figure is its own). Seconds
-depend on the machine's load (printed with the results).
+(nothing in ``dlqlens`` is changed). Seconds depend on the machine's load
+(printed with the results).
 """
 
 from __future__ import annotations

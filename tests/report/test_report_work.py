@@ -120,8 +120,7 @@ def test_the_explained_messages_are_read_from_the_cache_unless_payloads_are_show
     its bytes (:func:`dlqlens.detect.analysis_input`): no second read of the
     capture (at ten million messages, a whole decode pass for a few rows).
     Only ``show_payloads`` needs a byte column (``payload_text``), and then
-    the capture itself is read. The explanations are the same either way but
-    for the payload text."""
+    the capture itself is read (the payloads shown, not redacted)."""
     import dlqlens.report.build as build
     from dlqlens.detect import BYTE_COLUMNS
     from dlqlens.spark.session import load_capture
