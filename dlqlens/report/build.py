@@ -774,12 +774,16 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         # every figure's aggregates computed together (two queries for the six figures)
         figs = draw_figures(df, figures if figures is not None else default_figures())
         timing = {} if capture_time is None else {"capture_time": capture_time}
-        if not was_cached and summary.messages > SMALL_CAPTURE_MESSAGES:
+        large = summary.messages > SMALL_CAPTURE_MESSAGES
+        if large and not was_cached:
             # the detectors read a cache of their own, of the few fields they read: a
             # struct is read whole from a cache, and the analyses' cache holds every MQMD
             # field (a million messages: the findings in 28 s instead of 47-53 s)
             detected = detector_input(df).cache()
-        findings_df, links = run_detectors(detected, queue_defs=defs, persisted=persisted,
+        # on a large capture each detector's findings are cached for its links; on a small
+        # one, whose detectors run in one partition, that only adds Spark jobs
+        findings_df, links = run_detectors(detected, queue_defs=defs,
+                                           persisted=persisted if large else None,
                                            capture_queues=capture_queues or None, **timing)
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once
