@@ -905,10 +905,11 @@ def build_report(df, *, rules=None, queue_defs=None, show_payloads: bool = False
         messages' bytes (:func:`dlqlens.detect.analysis_input`; the few
         messages explained are read from that cache too, or from ``df``
         itself when ``show_payloads`` needs their text) unless the caller
-        has cached it; past :data:`dlqlens.detect.SMALL_CAPTURE_MESSAGES`
-        the detectors read a cache of their own
-        (:func:`dlqlens.detect.detector_input` of it), and each detector's
-        findings are cached for its links (``run_detectors``' ``persisted``).
+        has cached it. Past :data:`dlqlens.detect.SMALL_CAPTURE_MESSAGES`
+        messages, each detector's findings are cached for its links
+        (``run_detectors``' ``persisted``) and, unless the caller cached
+        ``df``, the detectors read a cache of their own
+        (:func:`dlqlens.detect.detector_input` of the report's).
     rules : str, path or RulesTable, optional
         A runmqdlq rules table: adds its diagnostics and lint, and its
         coverage and fall-through (the table replayed over the capture).
