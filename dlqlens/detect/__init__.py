@@ -132,7 +132,8 @@ def analysis_input(df):
     which at ten million messages no longer fits a 1 GB driver beside the
     analyses (Spark ran out of heap reading the cache back). The report,
     ``dlqlens summary`` and the audit cache this; the report explains its
-    few listed messages from the capture itself.
+    few listed messages from it too, and reads the capture itself only to
+    show their payloads (``payload_text``).
 
     Parameters
     ----------
