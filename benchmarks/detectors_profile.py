@@ -19,6 +19,10 @@ it, then, for each detector and then for
 ``links_jobs``, ``links_s``
     ``sample_links(links, 10).collect()``, as ``dlqlens detect`` reads them.
 
+As ``dlqlens detect`` runs them, with ``persisted`` (what
+:func:`dlqlens.detect.run_detectors` caches for the links to read),
+unpersisted after each line.
+
 Jobs are counted with the session's DAG scheduler's next job id (as
 ``tests/report/test_report_work.py`` does); seconds are wall-clock and depend
 on the machine's load (printed with the results). ``--golden`` also writes
@@ -73,8 +77,9 @@ def profile(spark, df, queue_defs, capture_queues, capture_time) -> list[dict]:
     rows = []
 
     def measure(name, build):
+        persisted: list = []
         t0, j0 = time.perf_counter(), _jobs(spark)
-        findings, links = build()
+        findings, links = build(persisted)
         t1, j1 = time.perf_counter(), _jobs(spark)
         found = findings.collect()
         t2, j2 = time.perf_counter(), _jobs(spark)
@@ -85,13 +90,17 @@ def profile(spark, df, queue_defs, capture_queues, capture_time) -> list[dict]:
                      "findings_s": round(t2 - t1, 2), "links_jobs": j3 - j2,
                      "links_s": round(t3 - t2, 2)})
         print(json.dumps(rows[-1]), flush=True)
+        for part in persisted:
+            part.unpersist()
 
     params = {"queue_defs": queue_defs, "capture_queues": capture_queues}
     if capture_time is not None:
         params["capture_time"] = capture_time
     for name in DETECTORS:
-        measure(name, lambda name=name: run_detectors(df, [name], **params))
-    measure("run_detectors (all)", lambda: run_detectors(df, **params))
+        measure(name, lambda persisted, name=name: run_detectors(df, [name], persisted=persisted,
+                                                                 **params))
+    measure("run_detectors (all)", lambda persisted: run_detectors(df, persisted=persisted,
+                                                                   **params))
     return rows
 
 

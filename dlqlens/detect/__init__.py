@@ -23,7 +23,7 @@ import importlib
 from dlqlens.detect.findings import (FINDINGS_COLUMNS, FINDINGS_SCHEMA, KINDS, LINKS_COLUMNS,
                                      LINKS_SCHEMA, SAMPLE_SIZE, SEVERITIES, Findings, conform,
                                      empty_findings, finding_columns, finding_id_column,
-                                     finding_record, links_of, sample_links)
+                                     finding_record, links_of, persist_rows, sample_links)
 
 #: Detector registry: name -> "module:function". A test fails when a module of
 #: this package that defines ``detect`` is missing here.
@@ -196,8 +196,11 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         when done. Reading the findings fills these caches; the links then
         read them instead of running each detector's aggregations again
         (a million-message report: its links in 19 s and 19 Spark jobs
-        against 32 s and 33; ``docs/performance.md``). Without it nothing
-        is cached.
+        against 32 s and 33; ``docs/performance.md``). A detector that
+        takes a ``persisted`` parameter of its own (``backout_loop``) is
+        given the list too and caches its per-row frame there
+        (:func:`dlqlens.detect.findings.persist_rows`), so that its findings
+        and links both read it. Without it nothing is cached.
     **params
         Detector parameters, passed to every detector that accepts them
         (each detector documents its own, with units).
@@ -263,6 +266,10 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         if capture_queues is not None and ("capture_queues" in signature.parameters
                                            or takes_any[name]):
             kwargs["capture_queues"] = capture_queues
+        if persisted is not None and "persisted" in signature.parameters:
+            # a detector that would otherwise build its per-row frame twice (once for its
+            # findings, once for its links) caches it (findings.persist_rows)
+            kwargs["persisted"] = persisted
         found, linked = fn(df, **kwargs)
         if persisted is not None:
             # the frame the detector's links are cut with (a semi join with its finding
@@ -285,4 +292,5 @@ __all__ = ["BYTE_COLUMNS", "DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS",
            "FINDINGS_COLUMNS", "FINDINGS_SCHEMA", "KINDS", "LINKS_COLUMNS", "LINKS_SCHEMA",
            "SAMPLE_SIZE", "SEVERITIES", "Findings", "analysis_input", "conform", "detector",
            "detector_input", "empty_findings", "finding_columns", "finding_id_column",
-           "finding_record", "links_of", "run_detectors", "sample_links", "small_capture"]
+           "finding_record", "links_of", "persist_rows", "run_detectors", "sample_links",
+           "small_capture"]

@@ -57,7 +57,8 @@ from __future__ import annotations
 from dlqlens.detect.common import (capture_time_aggregates, definition_attr, epoch_seconds,
                                    glob_regex, queue_def_rows, with_capture_queues,
                                    with_capture_times)
-from dlqlens.detect.findings import Findings, finding_columns, finding_id_column, link_rows
+from dlqlens.detect.findings import (Findings, finding_columns, finding_id_column, link_rows,
+                                     persist_rows)
 from dlqlens.mq.constants import MQRC
 from dlqlens.spark.columns import literal_map
 
@@ -101,7 +102,7 @@ def payload_digest(df):
 def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count: int = 1,
            min_repeats: int = 3,
            backout_queue_patterns=DEFAULT_BACKOUT_QUEUE_PATTERNS, capture_queues=None,
-           recent: float = 60.0, capture_time=None):
+           recent: float = 60.0, capture_time=None, persisted=None):
     """Find backout loops and poison messages.
 
     Parameters
@@ -137,6 +138,12 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         was still parking messages at the capture).
     capture_time : datetime, str or mapping, optional
         When the captures were taken (:func:`dlqlens.detect.common.capture_time_column`).
+    persisted : list, optional
+        When given (:func:`dlqlens.detect.run_detectors` passes its own), the
+        per-row frame both the findings and the links read (each message
+        with each signal it shows: two windows and a join) is cached and
+        appended (:func:`dlqlens.detect.findings.persist_rows`); the caller
+        unpersists it.
 
     Returns
     -------
@@ -257,10 +264,11 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
                                  | (F.col("put_ts") <= F.col("last_threshold_reached_ts"))),
                F.col("capture_queue")),
     )
-    hits = (rows.select("*", F.explode(F.filter(signals, lambda x: x.isNotNull())).alias("hit"))
-            .select("hit.signal", "hit.queue", "source", "message_number", "BackoutCount",
-                    "msgid", "latest_put_ts", "same_payload_msgids", "captured",
-                    "captured_known"))
+    hits = persist_rows(
+        rows.select("*", F.explode(F.filter(signals, lambda x: x.isNotNull())).alias("hit"))
+        .select("hit.signal", "hit.queue", "source", "message_number", "BackoutCount", "msgid",
+                "latest_put_ts", "same_payload_msgids", "captured", "captured_known"),
+        persisted)
     # the queue's definition looked up after the aggregation (every signal's queue is its
     # rows' home queue): no string to aggregate, so a hash aggregation, not a sort
     groups = hits.groupBy("signal", "queue").agg(

@@ -202,6 +202,39 @@ def finding_id_column(kind: str, *keys):
     return F.concat(F.lit(f"{kind}:"), F.substring(F.sha2(key, 256), 1, 16))
 
 
+def persist_rows(rows, persisted):
+    """A detector's per-row frame, cached for both of its readers when asked.
+
+    A detector's findings aggregate a per-row frame (each message with the
+    group or signal it shows) and its links are that frame's rows: read
+    twice, once per DataFrame, so every window, shuffle and join that made
+    it runs twice unless it is cached. A detector whose per-row frame costs
+    more to build again than to cache (``backout_loop``'s two windows and
+    join; measured, ``docs/performance.md``) passes it through this
+    function with the ``persisted`` list of :func:`dlqlens.detect.run_detectors`.
+
+    Parameters
+    ----------
+    rows : pyspark.sql.DataFrame
+        The per-row frame (any columns).
+    persisted : list or None
+        None: nothing is cached (a caller that reads the findings or the
+        links, not both). A list: ``rows`` is cached (Spark's default
+        storage level, memory then disk) and appended; the caller
+        unpersists it when done.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``rows``, cached when ``persisted`` is a list.
+    """
+    if persisted is None:
+        return rows
+    rows = rows.cache()
+    persisted.append(rows)
+    return rows
+
+
 def link_rows(rows, findings, on: str = "finding_id"):
     """The links of ``findings``: ``rows`` (one per message of a group, with a
     ``finding_id`` column, ``source`` and ``message_number``) kept where the

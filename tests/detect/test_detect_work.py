@@ -230,7 +230,8 @@ def test_persisted_findings_are_what_the_links_read(spark, sample, monkeypatch, 
     persisted = []
     found = detect.run_detectors(df, persisted=persisted, **params)
     try:
-        assert len(persisted) == len(detect.DETECTORS)
+        # each detector's findings, and backout_loop's per-row frame
+        assert len(persisted) == len(detect.DETECTORS) + 1
         assert all(part.is_cached for part in persisted)
         # the links' plan, with cached data substituted, scans a cache of findings for
         # every detector whose links are cut with its findings (all but backout_loop's,
@@ -243,6 +244,64 @@ def test_persisted_findings_are_what_the_links_read(spark, sample, monkeypatch, 
             part.unpersist()
     assert plain[0] and plain[1]
     assert not any(part.is_cached for part in persisted)
+
+
+def _operators(plan) -> list[str]:
+    """The operators of a logical plan above its leaves (an ``InMemoryRelation``,
+    a cache, is a leaf: what was cached is not walked)."""
+    out, todo = [], [plan]
+    while todo:
+        node = todo.pop()
+        out.append(node.getClass().getSimpleName())
+        children = node.children()
+        todo.extend(children.apply(i) for i in range(children.size()))
+    return out
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_the_persisted_backout_detector_builds_its_rows_once(spark, sample, monkeypatch, small):
+    """backout_loop (two windows and a join) caches the per-row frame that both its
+    findings and its links read when given ``persisted``: above that cache (plans
+    with cached data substituted) the findings are an aggregation only, and the
+    links hold no window, aggregation or join. Without ``persisted`` the links
+    build the rows again. Same findings and links. (reason_burst's rows were
+    measured too: caching them cost more than building them twice.)"""
+    import dlqlens.detect as detect
+
+    df, defs, queues = sample
+    if not small:
+        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+    params = {"queue_defs": defs, "capture_queues": queues}
+
+    def work(frame):
+        ops = _operators(frame._jdf.queryExecution().withCachedData())
+        return sorted(op for op in ops if op in ("Window", "Aggregate", "Join"))
+
+    def outcome(found):
+        return (sorted(r.finding_id for r in found.findings.collect()),
+                sorted(tuple(r) for r in found.links.collect()))
+
+    name = "backout_loop"
+    plain = detect.run_detectors(df, [name], **params)
+    assert "Window" in work(plain.links) and "Window" in work(plain.findings)
+    own = []
+    alone = detect.detector(name)(df, persisted=own, **params)
+    # (read before run_detectors caches the same findings frame, which would stand for it)
+    alone_work = work(alone.findings)
+    persisted = []
+    found = detect.run_detectors(df, [name], persisted=persisted, **params)
+    try:
+        # the rows, then the findings that run_detectors caches for the links
+        assert len(own) == 1 and len(persisted) == 2
+        assert all(part.is_cached for part in own + persisted)
+        assert set(alone_work) == {"Aggregate"}
+        assert work(found.links) == []
+        assert outcome(found) == outcome(plain)
+        assert plain.findings.count() > 0
+    finally:
+        for part in own + persisted:
+            part.unpersist()
+    assert not any(part.is_cached for part in own + persisted)
 
 
 def test_the_backout_detectors_aggregation_is_a_hash_aggregation(sample):
