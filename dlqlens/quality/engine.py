@@ -14,7 +14,10 @@ Each frame is projected to one column per check (``c0``, ``c1``... the
 check's Spark SQL expression), cached while great-expectations computes its
 metrics, and unpersisted; a frame that is cached already (the capture, which
 :func:`dlqlens.quality.audit.audit` caches) is projected again from its cache
-instead, so that two caches of one capture never share the heap.
+instead, so that two caches of one capture never share the heap. The Spark
+data source is added with ``persist=False``: great-expectations' default
+persists every batch's DataFrame and never unpersists it, which left a cache
+(and, in Spark's cache manager, its whole plan) behind after every audit.
 great-expectations gives the verdict of each expectation (result format
 ``BOOLEAN_ONLY``: no example values, half the Spark jobs of ``BASIC``); the
 numbers shown beside it come from one aggregation per frame over the same
@@ -134,7 +137,11 @@ def validate(frames: dict, checks: list, *, context_=None) -> dict:
             group = [(i, c) for i, c in enumerate(group) if rows and c.name not in empty]
             if not group:
                 continue
-            source = ctx.data_sources.add_or_update_spark(f"dlqlens_{frame_name}")
+            # persist=False: great-expectations would otherwise persist() every batch's
+            # DataFrame and never unpersist it (a cache of the checks' columns left behind
+            # by every audit, with its whole plan held by Spark's cache manager)
+            source = ctx.data_sources.add_or_update_spark(f"dlqlens_{frame_name}",
+                                                          persist=False)
             asset = source.add_dataframe_asset(f"{frame_name}_rows")
             batch_def = asset.add_batch_definition_whole_dataframe("whole")
             suite = gx.ExpectationSuite(f"dlqlens_{frame_name}")

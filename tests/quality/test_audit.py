@@ -160,12 +160,19 @@ def test_great_expectations_verdicts_agree_with_the_counted_filters(results):
     assert checked > 200
 
 
-def test_the_checks_columns_are_cached_only_when_their_frame_is_not(cached_sample,
+def _persisted_rdds(spark) -> int:
+    """RDDs the session holds persisted (every cache, whoever made it)."""
+    return int(spark.sparkContext._jsc.getPersistentRDDs().size())
+
+
+def test_the_checks_columns_are_cached_only_when_their_frame_is_not(spark, cached_sample,
                                                                       monkeypatch):
     """The structural checks over the cached sample cache nothing more (their columns are
     projected again from the sample's cache: two caches of a 10M capture ran the driver out
     of heap); over the same rows uncached, the checks' columns are cached once, then
-    unpersisted. Same verdicts both ways."""
+    unpersisted. Nothing is left persisted either way (great-expectations persists each
+    batch's DataFrame unless told not to, and never unpersists it). Same verdicts both
+    ways."""
     from dlqlens.quality.engine import validate
     from dlqlens.quality.structural import structural_checks
 
@@ -174,11 +181,32 @@ def test_the_checks_columns_are_cached_only_when_their_frame_is_not(cached_sampl
     real_cache = frame_class.cache
     monkeypatch.setattr(frame_class, "cache", lambda self: calls.append(self) or real_cache(self))
     checks = structural_checks()
+    before = _persisted_rdds(spark)
     on_cached = validate({"messages": cached_sample}, checks)
     assert calls == []
+    assert _persisted_rdds(spark) == before
     uncached = cached_sample.select("*")
     assert not uncached.is_cached
     on_uncached = validate({"messages": uncached}, checks)
     assert len(calls) == 1 and not calls[0].is_cached  # unpersisted when done
+    assert _persisted_rdds(spark) == before
     assert {k: o.success for k, o in on_cached.items()} == \
         {k: o.success for k, o in on_uncached.items()}
+
+
+def test_the_partitioned_path_gives_the_same_verdicts(spark, results, monkeypatch):
+    """Every case audited again with its detectors on the partitioned path (as a
+    capture past ``SMALL_CAPTURE_MESSAGES`` is: every grouping shuffled across the
+    executors instead of read from one partition): the same verdicts, words and
+    numbers as the module's results, in the same session (which holds them)."""
+    import dlqlens.detect as detect
+
+    monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+
+    def verdicts(r):
+        return [(x.name, x.passed, x.observed, x.value, x.error) for x in r.results]
+
+    before = _persisted_rdds(spark)
+    for name in sorted(CASES):
+        assert verdicts(run_case(spark, name)) == verdicts(results[name]), name
+        assert _persisted_rdds(spark) == before, f"{name}: an audit left a cache behind"
