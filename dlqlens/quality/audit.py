@@ -106,7 +106,12 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
         the DLQ captures and, optionally, captures of queues beside it (for
         the detectors). Cached for the audit's duration, without the
         messages' bytes (:func:`dlqlens.detect.analysis_input`: no check
-        reads them), unless the caller has cached it.
+        reads them), unless the caller has cached it; then, past
+        :data:`dlqlens.detect.SMALL_CAPTURE_MESSAGES` messages, the
+        detectors of ``forbidden_findings`` read a cache of their own
+        (:func:`dlqlens.detect.detector_input` of it: the fields they read),
+        as the report's do. Every cache the audit makes is unpersisted
+        before it returns.
     policy : Policy, optional
         The thresholds (default :class:`Policy`'s defaults).
     rules : str, path or RulesTable, optional
@@ -149,7 +154,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     -----
     The session's configuration is left as it was found.
     """
-    from dlqlens.detect import analysis_input, run_detectors
+    from dlqlens.detect import analysis_input, detector_input, run_detectors, small_capture
     from dlqlens.errors import UsageError
     from dlqlens.quality.engine import validate
     from dlqlens.rules.model import RulesTable
@@ -181,6 +186,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
         # no check reads the messages' bytes: cached without them (dlqlens.detect.BYTE_COLUMNS)
         df = analysis_input(df).cache()
     findings = links = None
+    detected = df
     try:
         frames = {"messages": df}
         dlq_predicate = None if dlq_sources is None else _source_literals(dlq_sources)
@@ -190,7 +196,12 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
             kinds = list(policy.forbidden_findings)
             if kinds:
                 timing = {} if capture_time is None else {"capture_time": capture_time}
-                findings, links = run_detectors(df, kinds, queue_defs=defs,
+                if not was_cached and not small_capture(df):
+                    # a large capture: the detectors read a cache of the fields they read
+                    # (dlqlens.detect.detector_input), not the audit's cache of every header
+                    # field (a struct column is read whole from a cache), as the report's do
+                    detected = detector_input(df).cache()
+                findings, links = run_detectors(detected, kinds, queue_defs=defs,
                                                 capture_queues=capture_queues or None, **timing)
                 findings = findings.cache()
                 frames["findings"] = findings
@@ -230,6 +241,8 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     finally:
         if findings is not None:
             findings.unpersist()
+        if detected is not df:
+            detected.unpersist()
         if not was_cached:
             df.unpersist()
     return QualityResults(results, policy, notes)

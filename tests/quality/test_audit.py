@@ -195,13 +195,23 @@ def test_the_checks_columns_are_cached_only_when_their_frame_is_not(spark, cache
 
 
 def test_the_partitioned_path_gives_the_same_verdicts(spark, results, monkeypatch):
-    """Every case audited again with its detectors on the partitioned path (as a
-    capture past ``SMALL_CAPTURE_MESSAGES`` is: every grouping shuffled across the
-    executors instead of read from one partition): the same verdicts, words and
-    numbers as the module's results, in the same session (which holds them)."""
+    """Every case audited again as a capture past ``SMALL_CAPTURE_MESSAGES`` is: its
+    detectors read a cache of their own (``detector_input``: only the fields they
+    read) and run on the partitioned path (every grouping shuffled across the
+    executors instead of read from one partition). The same verdicts, words and
+    numbers as the module's results, in the same session (which holds them), and
+    every cache unpersisted after each audit."""
     import dlqlens.detect as detect
 
     monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+    read = []
+    real_run = detect.run_detectors
+
+    def run_detectors(df, *args, **kwargs):
+        read.append((tuple(df.columns), df.is_cached))
+        return real_run(df, *args, **kwargs)
+
+    monkeypatch.setattr(detect, "run_detectors", run_detectors)
 
     def verdicts(r):
         return [(x.name, x.passed, x.observed, x.value, x.error) for x in r.results]
@@ -210,3 +220,5 @@ def test_the_partitioned_path_gives_the_same_verdicts(spark, results, monkeypatc
     for name in sorted(CASES):
         assert verdicts(run_case(spark, name)) == verdicts(results[name]), name
         assert _persisted_rdds(spark) == before, f"{name}: an audit left a cache behind"
+    detector_columns = (*detect.DETECTOR_COLUMNS, *detect.DETECTOR_FIELDS, "payload_sha256")
+    assert read and all(got == (detector_columns, True) for got in read), read
