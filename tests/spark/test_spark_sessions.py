@@ -11,7 +11,10 @@ import pytest
 
 from dlqlens.cli import build_parser
 from dlqlens.errors import UsageError
-from dlqlens.spark.session import CONNECT_SETTINGS, connect_session, spark_session
+from dlqlens.spark.session import (CONNECT_SETTINGS, DRIVER_GC_OPTIONS, GC_LOCKER_OPTIONS,
+                                   JVM_OPTION_VARIABLES, RETAINED_EXECUTIONS_WITHOUT_UI,
+                                   connect_session, selects_collector, session_settings,
+                                   spark_session)
 from tests.conftest import DATASETS, ROOT
 
 #: Every verb that runs on Spark, with the arguments it needs besides the Spark options.
@@ -267,11 +270,17 @@ def test_java_major(line, major):
 
 @pytest.mark.spark
 def test_the_driver_jvm_retries_allocation_past_the_gc_locker(spark):
-    """get_spark's JVM (the fixture's) on Java 17 to 21 runs with GC_LOCKER_OPTIONS."""
-    from dlqlens.spark.session import GC_LOCKER_OPTIONS, check_java, java_major
+    """get_spark's JVM (the fixture's) on Java 17 to 21 runs with GC_LOCKER_OPTIONS,
+    and with the parallel collector unless the environment chose one."""
+    from dlqlens.spark.session import check_java, java_major
 
     flags = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory
                  .getRuntimeMXBean().getInputArguments())
+    if not any(selects_collector(os.environ.get(v)) for v in JVM_OPTION_VARIABLES):
+        assert DRIVER_GC_OPTIONS in flags
+        collectors = {b.getName() for b in spark.sparkContext._jvm.java.lang.management
+                      .ManagementFactory.getGarbageCollectorMXBeans()}
+        assert collectors == {"PS Scavenge", "PS MarkSweep"}, collectors
     if java_major(check_java()) >= 22:
         assert not any("GCLockerRetryAllocationCount" in f for f in flags)
     else:
@@ -280,7 +289,6 @@ def test_the_driver_jvm_retries_allocation_past_the_gc_locker(spark):
 
 
 def test_session_settings_keep_few_query_descriptions_only_without_the_ui():
-    from dlqlens.spark.session import RETAINED_EXECUTIONS_WITHOUT_UI, session_settings
 
     key = "spark.sql.ui.retainedExecutions"
     assert session_settings(17)[key] == str(RETAINED_EXECUTIONS_WITHOUT_UI)
@@ -289,10 +297,28 @@ def test_session_settings_keep_few_query_descriptions_only_without_the_ui():
     assert key not in session_settings(17, spark_ui_enabled="true")
     # the caller's own value wins
     assert session_settings(17, {key: "500"})[key] == "500"
-    # the caller's driver options after the GC-locker ones; none on Java 22+
-    opts = session_settings(17, {"spark.driver.extraJavaOptions": "-Xss4m"})
-    assert opts["spark.driver.extraJavaOptions"].endswith(" -Xss4m")
-    assert "spark.driver.extraJavaOptions" not in session_settings(22)
+    # the caller's driver options after ours: the collector, then the GC-locker ones
+    # (Java 17 to 21 only)
+    jvm = "spark.driver.extraJavaOptions"
+    opts = session_settings(17, {jvm: "-Xss4m"}, environ={})
+    assert opts[jvm] == f"{DRIVER_GC_OPTIONS} {GC_LOCKER_OPTIONS} -Xss4m"
+    assert session_settings(22, environ={})[jvm] == DRIVER_GC_OPTIONS
+
+
+@pytest.mark.parametrize("where", ["conf", *JVM_OPTION_VARIABLES])
+def test_a_collector_chosen_by_the_caller_is_kept(where):
+    """HotSpot refuses to start with two collectors: when the caller's driver
+    options, or a JVM option variable of the environment, choose one, get_spark
+    adds none."""
+    jvm = "spark.driver.extraJavaOptions"
+    conf = {jvm: "-Xss4m -XX:+UseG1GC"} if where == "conf" else None
+    environ = {} if where == "conf" else {where: "-XX:+UseZGC"}
+    own = (conf or {}).get(jvm)
+    assert session_settings(17, conf, environ=environ)[jvm] == " ".join(
+        o for o in (GC_LOCKER_OPTIONS, own) if o)
+    assert session_settings(22, conf, environ=environ).get(jvm) == own
+    assert not selects_collector("-Xss4m -XX:+UseCompressedOops -XX:MaxGCPauseMillis=50")
+    assert selects_collector("-XX:+UseSerialGC")
 
 
 @pytest.mark.spark
