@@ -289,7 +289,6 @@ def test_the_driver_jvm_retries_allocation_past_the_gc_locker(spark):
 
 
 def test_session_settings_keep_few_query_descriptions_only_without_the_ui():
-
     key = "spark.sql.ui.retainedExecutions"
     assert session_settings(17)[key] == str(RETAINED_EXECUTIONS_WITHOUT_UI)
     # the UI on: Spark's own default (the queries are there to be looked at)
