@@ -172,7 +172,7 @@ def detector(name: str):
 
 
 def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
-                  persisted=None, **params) -> Findings:
+                  persisted=None, small=None, **params) -> Findings:
     """Run detectors over a capture DataFrame; union their findings and their links.
 
     Parameters
@@ -201,6 +201,11 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         given the list too and caches its per-row frame there
         (:func:`dlqlens.detect.findings.persist_rows`), so that its findings
         and links both read it. Without it nothing is cached.
+    small : bool, optional
+        Whether the capture holds at most :data:`SMALL_CAPTURE_MESSAGES`
+        messages, when the caller knows it already (the report from its
+        summary's count, the audit from its own :func:`small_capture`):
+        then no count is run. None (the default): counted here.
     **params
         Detector parameters, passed to every detector that accepts them
         (each detector documents its own, with units).
@@ -233,7 +238,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     ``mqcapture`` source.
 
     A small capture (:func:`small_capture`: the one query this function
-    runs, counting at most ``SMALL_CAPTURE_MESSAGES + 1`` rows) is read from
+    runs, counting at most ``SMALL_CAPTURE_MESSAGES + 1`` rows, unless
+    ``small`` says) is read from
     one partition (``df.coalesce(1)``): the same transformations, planned without a
     shuffle, so that the findings of a few hundred messages take a few Spark
     jobs instead of one per shuffle of every detector (on a capture this
@@ -253,7 +259,7 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     if unused:
         raise TypeError(f"parameter(s) {', '.join(sorted(unused))} not accepted by any of the "
                         f"detectors run ({', '.join(names) or 'none'})")
-    if small_capture(df):
+    if small_capture(df) if small is None else small:
         # one partition: no shuffle (its single partition satisfies every grouping and window
         # of the detectors), so each query is one Spark job plus its broadcasts
         df = df.coalesce(1)

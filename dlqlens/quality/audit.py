@@ -196,12 +196,16 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
             kinds = list(policy.forbidden_findings)
             if kinds:
                 timing = {} if capture_time is None else {"capture_time": capture_time}
-                if not was_cached and not small_capture(df):
-                    # a large capture: the detectors read a cache of the fields they read
-                    # (dlqlens.detect.detector_input), not the audit's cache of every header
-                    # field (a struct column is read whole from a cache), as the report's do
-                    detected = detector_input(df).cache()
-                findings, links = run_detectors(detected, kinds, queue_defs=defs,
+                small = None  # counted by run_detectors unless known here
+                if not was_cached:
+                    small = small_capture(df)
+                    if not small:
+                        # a large capture: the detectors read a cache of the fields they read
+                        # (dlqlens.detect.detector_input), not the audit's cache of every
+                        # header field (a struct column is read whole from a cache), as the
+                        # report's do
+                        detected = detector_input(df).cache()
+                findings, links = run_detectors(detected, kinds, queue_defs=defs, small=small,
                                                 capture_queues=capture_queues or None, **timing)
                 findings = findings.cache()
                 frames["findings"] = findings

@@ -784,6 +784,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         # one, whose detectors run in one partition, that only adds Spark jobs
         findings_df, links = run_detectors(detected, queue_defs=defs,
                                            persisted=persisted if large else None,
+                                           small=not large,
                                            capture_queues=capture_queues or None, **timing)
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once

@@ -53,10 +53,14 @@ GC_LOCKER_OPTIONS = "-XX:+UnlockDiagnosticVMOptions -XX:GCLockerRetryAllocationC
 #: creates: the parallel collector instead of Java's default G1. Measured on
 #: the ten-million-message report (``benchmarks/run.py``'s ``spark_report``,
 #: ``local[2]``, the default 1 GB heap; ``docs/performance.md``, sixth stop):
-#: 486 s and a 2,040 MB driver peak with G1, 377 s and 1,967 MB with it. A
-#: batch job on a small heap wants throughput, not G1's short pauses, and the
-#: parallel collector's own structures are smaller (G1's took 83 MB of the
-#: JVM's native memory at a million messages). Left out when the caller's
+#: 486 s and a 2,040 MB driver peak with G1, 377 s and 1,967 MB with it. Most
+#: likely (not measured apart) a batch job on a small heap wants throughput,
+#: not G1's short pauses, and the parallel collector's own structures are
+#: smaller (G1's took 83 MB of the JVM's native memory at a million
+#: messages). Its cost, seen once: the test suite, one long session with a
+#: nearly full heap, ran 1,236 s against 1,140 s under G1 (full, stop-the-world
+#: collections; a notebook session may pay the same, not yet measured). Left
+#: out when the caller's
 #: ``spark.driver.extraJavaOptions`` or the JVM's option variables
 #: (:data:`JVM_OPTION_VARIABLES`) choose a collector already: HotSpot refuses
 #: to start with two.

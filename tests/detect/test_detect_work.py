@@ -54,6 +54,21 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
     assert linked - found <= 16, f"the sampled links ran {linked - found} Spark jobs"
 
 
+def test_a_caller_that_knows_the_size_saves_the_count(spark, sample):
+    """``small`` given (the report knows it from its summary, the audit from its own
+    count): building the plans runs no Spark job at all, and the findings are those
+    of the counted run."""
+    from dlqlens.detect import run_detectors
+
+    df, defs, queues = sample
+    counted = run_detectors(df, queue_defs=defs, capture_queues=queues)
+    before = spark_jobs(spark)
+    told = run_detectors(df, queue_defs=defs, capture_queues=queues, small=True)
+    assert spark_jobs(spark) == before
+    assert [r.finding_id for r in told.findings.collect()] == \
+        [r.finding_id for r in counted.findings.collect()]
+
+
 def test_no_window_gathers_a_capture_file_in_one_task(sample):
     """The capture time (each capture's newest put) is an aggregation joined
     back, not a window partitioned by ``source``: on a capture of one file such

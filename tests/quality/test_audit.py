@@ -224,3 +224,16 @@ def test_the_partitioned_path_gives_the_same_verdicts(spark, results, monkeypatc
         assert _persisted_rdds(spark) <= before, f"{name}: an audit left a cache behind"
     detector_columns = (*detect.DETECTOR_COLUMNS, *detect.DETECTOR_FIELDS, "payload_sha256")
     assert read and all(got == (detector_columns, True) for got in read), read
+
+
+def test_an_audit_counts_the_capture_once(spark, monkeypatch):
+    """The audit decides whether its capture is small (its detectors' own cache past
+    the limit) and tells ``run_detectors``, which then does not count it again."""
+    import dlqlens.detect as detect
+    from dlqlens.spark.session import load_capture
+
+    calls = []
+    real = detect.small_capture
+    monkeypatch.setattr(detect, "small_capture", lambda df: calls.append(df) or real(df))
+    audit(load_capture(spark, str(ROOT / "datasets/dlq-sample")))
+    assert len(calls) == 1
