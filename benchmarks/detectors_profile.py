@@ -159,7 +159,7 @@ def main(argv=None) -> int:
     from dlqlens.mq.mqsc import read_queue_defs
     from dlqlens.spark.session import get_spark
 
-    spark = get_spark(a.master, app_name="dlqlens-detectors-profile")
+    spark = get_spark(a.master, app_name="dlqlens-detectors-profile", batch=True)
     spark.range(1).count()
     print(f"# load average {os.getloadavg()}", flush=True)
     if not a.no_profile:

@@ -127,7 +127,7 @@ def main(argv=None) -> int:
 
     from dlqlens.spark.session import get_spark
 
-    spark = get_spark(a.master, app_name="dlqlens-report-profile")
+    spark = get_spark(a.master, app_name="dlqlens-report-profile", batch=True)
     spark.range(1).count()
     print(f"# load average {os.getloadavg()}", flush=True)
     profile(spark, a.captures)

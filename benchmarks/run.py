@@ -72,7 +72,8 @@ Stages (each in its own process, so each peak RSS is its own):
     datasets/dlq-sample --rules datasets/rules/shop.rul --queue-defs
     datasets/mqsc/qm.mqsc`` (669 messages), a whole process timed from start
     to exit. Baseline: a process that does a bare
-    :func:`dlqlens.spark.get_spark` and one trivial job
+    :func:`dlqlens.spark.get_spark` (``batch=True``, as the command's
+    session) and one trivial job
     (``spark.range(1).count()``), timed alike, in the same run. Besides the
     ratio, ``cost_vs_baseline`` (stage seconds / baseline seconds: issue 21's
     target is at most 1.5) and ``jobs`` (Spark jobs the report ran).
@@ -246,7 +247,7 @@ def child_spark(path: str, rules: int, master: str) -> dict:
     from dlqlens.rules.replay import INPUT_COLUMNS, replay
     from dlqlens.spark import get_spark, load_capture
 
-    spark = get_spark(master, app_name="dlqlens-bench")
+    spark = get_spark(master, app_name="dlqlens-bench", batch=True)
     jvm_pid = spark.sparkContext._gateway.proc.pid
     out = {}
     start = time.perf_counter()
@@ -292,7 +293,7 @@ def child_bare(master: str) -> dict:
     """The baseline of the first answer: a bare session and one trivial job."""
     from dlqlens.spark import get_spark
 
-    spark = get_spark(master)
+    spark = get_spark(master, batch=True)  # as the command's session
     spark.range(1).count()
     return {"jobs": _jobs(spark), "peak_rss_mb": _rss(spark)}
 
@@ -371,7 +372,7 @@ def child_analysis(what: str, path: str, master: str) -> dict:
     with Spark's default driver memory."""
     from dlqlens.spark import get_spark, load_capture
 
-    spark = get_spark(master, app_name=f"dlqlens-bench-{what}")
+    spark = get_spark(master, app_name=f"dlqlens-bench-{what}", batch=True)
     jvm_pid = spark.sparkContext._gateway.proc.pid
     out: dict = {}
     start = time.perf_counter()

@@ -284,7 +284,7 @@ def main(argv=None) -> int:
     from dlqlens.spark.session import get_spark
 
     memory = {} if args.driver_memory is None else {"spark_driver_memory": args.driver_memory}
-    spark = get_spark(args.master, spark_sql_shuffle_partitions=2, **memory)
+    spark = get_spark(args.master, batch=True, spark_sql_shuffle_partitions=2, **memory)
     command = "python -m dlqlens.accuracy " + " ".join(
         a for a in (f"--sizes {args.sizes}",
                     f"--scenarios {args.scenarios}" if args.scenarios else "",

@@ -49,22 +49,31 @@ CONNECT_SETTINGS = {
 #: where the flag no longer exists.
 GC_LOCKER_OPTIONS = "-XX:+UnlockDiagnosticVMOptions -XX:GCLockerRetryAllocationCount=100"
 
-#: The garbage collector of the driver JVM of a session :func:`get_spark`
-#: creates: the parallel collector instead of Java's default G1. Measured on
+#: The garbage collector of the driver JVM of a batch session (one command's,
+#: ended with it: ``get_spark(..., batch=True)``, which :func:`spark_session`
+#: asks for): the parallel collector instead of Java's default G1. Measured on
 #: the ten-million-message report (``benchmarks/run.py``'s ``spark_report``,
 #: ``local[2]``, the default 1 GB heap; ``docs/performance.md``, sixth stop):
 #: 486 s and a 2,040 MB driver peak with G1, 377 s and 1,967 MB with it. Most
 #: likely (not measured apart) a batch job on a small heap wants throughput,
 #: not G1's short pauses, and the parallel collector's own structures are
 #: smaller (G1's took 83 MB of the JVM's native memory at a million
-#: messages). Its cost, seen once: the test suite, one long session with a
-#: nearly full heap, ran 1,236 s against 1,140 s under G1 (full, stop-the-world
-#: collections; a notebook session may pay the same, not yet measured). Left
-#: out when the caller's
+#: messages).
+#:
+#: Not for a long session (a notebook's, the test suite's: ``batch=False``,
+#: Java's default G1 kept). The whole suite, one session with a nearly full
+#: heap, ran 1,236 s under it against 1,140 s under G1, and in CI (and again
+#: here, seventh stop) its driver died: the parallel collector throws
+#: ``OutOfMemoryError: GC overhead limit exceeded`` when 98% of the time goes
+#: to collections that free less than 2% of the heap, and Spark's handler of
+#: uncaught errors stops the JVM, so every later query of the session failed
+#: ("Connection refused"). G1 has no such limit: it went on, slower. Hence
+#: ``-XX:-UseGCOverheadLimit`` here too: a command near its heap's edge goes
+#: on as it would under G1 instead of dying. Left out when the caller's
 #: ``spark.driver.extraJavaOptions`` or the JVM's option variables
 #: (:data:`JVM_OPTION_VARIABLES`) choose a collector already: HotSpot refuses
 #: to start with two.
-DRIVER_GC_OPTIONS = "-XX:+UseParallelGC"
+DRIVER_GC_OPTIONS = "-XX:+UseParallelGC -XX:-UseGCOverheadLimit"
 
 #: The environment variables whose options every HotSpot JVM reads.
 JVM_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
@@ -125,16 +134,18 @@ RETAINED_EXECUTIONS_WITHOUT_UI = 20
 
 
 def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = None, *,
-                     environ: Mapping[str, str] | None = None, **conf) -> dict[str, str]:
+                     environ: Mapping[str, str] | None = None, batch: bool = False,
+                     **conf) -> dict[str, str]:
     """The configuration :func:`get_spark` gives the builder: its own settings,
     then ``conf`` (underscores for dots), then ``spark_conf`` (Spark's keys).
 
     With the UI off (the default) and no value of its own given,
     ``spark.sql.ui.retainedExecutions`` is
-    :data:`RETAINED_EXECUTIONS_WITHOUT_UI`. The driver's options begin with
-    :data:`DRIVER_GC_OPTIONS` unless the caller's options or the JVM option
-    variables of ``environ`` choose a collector, then, on Java 17 to 21,
-    :data:`GC_LOCKER_OPTIONS`; the caller's own options come last.
+    :data:`RETAINED_EXECUTIONS_WITHOUT_UI`. The driver's options of a
+    ``batch`` session begin with :data:`DRIVER_GC_OPTIONS` unless the
+    caller's options or the JVM option variables of ``environ`` choose a
+    collector; then come, on Java 17 to 21, :data:`GC_LOCKER_OPTIONS`; the
+    caller's own options come last.
 
     Parameters
     ----------
@@ -145,6 +156,9 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
     environ : mapping of str to str, optional
         The environment the JVM will start in (default ``os.environ``): read
         for :data:`JVM_OPTION_VARIABLES` only.
+    batch : bool, default False
+        A session for one command, ended with it (the parallel collector);
+        False for a long one (a notebook's: Java's default collector).
     **conf
         Keys with underscores for dots (``spark_ui_enabled="true"``).
 
@@ -172,8 +186,8 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
     key = "spark.driver.extraJavaOptions"
     environ = os.environ if environ is None else environ
     ours = []
-    if not any(selects_collector(o) for o in (settings.get(key),
-                                               *(environ.get(v) for v in JVM_OPTION_VARIABLES))):
+    if batch and not any(selects_collector(o) for o in (
+            settings.get(key), *(environ.get(v) for v in JVM_OPTION_VARIABLES))):
         ours.append(DRIVER_GC_OPTIONS)
     if java is not None and java < 22:
         ours.append(GC_LOCKER_OPTIONS)
@@ -183,7 +197,7 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
 
 
 def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
-              spark_conf: Mapping[str, str] | None = None, **conf):
+              spark_conf: Mapping[str, str] | None = None, batch: bool = False, **conf):
     """A SparkSession for dlqlens, with the ``mqcapture`` source registered.
 
     Sets ``PYSPARK_PYTHON`` to this interpreter (executors must import
@@ -218,11 +232,15 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     to have the lines back (PySpark reads it once per process, at the first
     Column function called while a session is active).
 
-    The driver JVM starts with the parallel garbage collector
-    (:data:`DRIVER_GC_OPTIONS`: the ten-million-message report 22% faster
-    and under 2 GB; the constant's comment) unless the caller's
-    ``spark.driver.extraJavaOptions`` or the environment choose a collector,
-    and on Java 17 to 21 with :data:`GC_LOCKER_OPTIONS` (a HotSpot bug that
+    With ``batch=True`` (a session for one command, ended with it: what
+    :func:`spark_session` asks for), the driver JVM starts with the parallel
+    garbage collector (:data:`DRIVER_GC_OPTIONS`: the ten-million-message
+    report 22% faster and under 2 GB; the constant's comment) unless the
+    caller's ``spark.driver.extraJavaOptions`` or the environment choose a
+    collector; a long session (the default: a notebook's) keeps Java's own,
+    G1, which goes on where the parallel collector gave up in the test
+    suite's long session. On Java 17 to 21 the JVM starts with
+    :data:`GC_LOCKER_OPTIONS` (a HotSpot bug that
     throws ``OutOfMemoryError`` when a thread meets the GC locker twice,
     which stopped the driver of a million-message report; the constant's
     comment), both before any ``spark.driver.extraJavaOptions`` given. They
@@ -243,7 +261,7 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    settings = session_settings(java_major(version), spark_conf, **conf)
+    settings = session_settings(java_major(version), spark_conf, batch=batch, **conf)
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
@@ -384,8 +402,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
        (those the user has not changed since).
     3. The ``SPARK_REMOTE`` environment variable: a new Spark Connect
        session, as for ``remote``.
-    4. Otherwise a session of :func:`get_spark` on ``master`` (``local[*]``
-       when None), ``conf`` overriding its settings and ``tuning`` passed
+    4. Otherwise a batch session of :func:`get_spark` (``batch=True``:
+       the parallel collector, :data:`DRIVER_GC_OPTIONS`) on ``master``
+       (``local[*]`` when None), ``conf`` overriding its settings and ``tuning`` passed
        as its keyword settings, except the :data:`SMALL_INPUT_SETTINGS`
        keys, which are set on the session alone (not on the SparkContext)
        under ``conf``, and the session marked (:data:`COMMAND_SESSION_KEY`).
@@ -432,7 +451,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     if remote is not None:  # (PySpark refuses a master while SPARK_REMOTE is set, too)
         return connect_session(_no_master(master, remote), conf)
     short = {k: v for k, v in tuning.items() if k.replace("_", ".") in SMALL_INPUT_SETTINGS}
-    session = get_spark(master or "local[*]", app_name, spark_conf=conf,
+    session = get_spark(master or "local[*]", app_name, spark_conf=conf, batch=True,
                         **{k: v for k, v in tuning.items() if k not in short})
     _mark_command_session(session, conf, short)
     return session

@@ -179,6 +179,7 @@ def test_the_short_run_settings_reach_only_a_session_dlqlens_creates(monkeypatch
         ["summary", sample, "--conf", "spark.sql.shuffle.partitions=3"])
     new = load_captures(args, [sample])[0]
     assert made == [new]
+    assert new.tuning.pop("batch") is True  # a command's session: the parallel collector
     # set on the session itself (not given to the builder, so not the SparkContext's);
     # --conf wins over them
     assert not set(new.tuning) & set(session.SMALL_INPUT_SETTINGS)
@@ -270,17 +271,19 @@ def test_java_major(line, major):
 
 @pytest.mark.spark
 def test_the_driver_jvm_retries_allocation_past_the_gc_locker(spark):
-    """get_spark's JVM (the fixture's) on Java 17 to 21 runs with GC_LOCKER_OPTIONS,
-    and with the parallel collector unless the environment chose one."""
+    """get_spark's JVM (the fixture's: a long session, not a batch one) on Java 17
+    to 21 runs with GC_LOCKER_OPTIONS, and with Java's own collector (G1) unless the
+    environment chose one: the parallel collector, which gave up ("GC overhead limit
+    exceeded") in this suite's long session, is for a command's session only."""
     from dlqlens.spark.session import check_java, java_major
 
     flags = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory
                  .getRuntimeMXBean().getInputArguments())
     if not any(selects_collector(os.environ.get(v)) for v in JVM_OPTION_VARIABLES):
-        assert DRIVER_GC_OPTIONS in flags
+        assert not any(selects_collector(f) for f in flags), flags
         collectors = {b.getName() for b in spark.sparkContext._jvm.java.lang.management
                       .ManagementFactory.getGarbageCollectorMXBeans()}
-        assert collectors == {"PS Scavenge", "PS MarkSweep"}, collectors
+        assert "G1 Young Generation" in collectors, collectors
     if java_major(check_java()) >= 22:
         assert not any("GCLockerRetryAllocationCount" in f for f in flags)
     else:
@@ -299,9 +302,20 @@ def test_session_settings_keep_few_query_descriptions_only_without_the_ui():
     # the caller's driver options after ours: the collector, then the GC-locker ones
     # (Java 17 to 21 only)
     jvm = "spark.driver.extraJavaOptions"
-    opts = session_settings(17, {jvm: "-Xss4m"}, environ={})
+    opts = session_settings(17, {jvm: "-Xss4m"}, environ={}, batch=True)
     assert opts[jvm] == f"{DRIVER_GC_OPTIONS} {GC_LOCKER_OPTIONS} -Xss4m"
-    assert session_settings(22, environ={})[jvm] == DRIVER_GC_OPTIONS
+    assert session_settings(22, environ={}, batch=True)[jvm] == DRIVER_GC_OPTIONS
+    # a long session (a notebook's, the default) keeps Java's own collector
+    assert session_settings(17, {jvm: "-Xss4m"}, environ={})[jvm] == f"{GC_LOCKER_OPTIONS} -Xss4m"
+    assert jvm not in session_settings(22, environ={})
+
+
+def test_a_batch_session_goes_on_near_the_heaps_edge():
+    """The parallel collector throws "GC overhead limit exceeded" (and Spark's
+    handler then stops the driver) where G1 goes on: the batch options turn that
+    limit off, and name the collector they choose."""
+    assert DRIVER_GC_OPTIONS.split() == ["-XX:+UseParallelGC", "-XX:-UseGCOverheadLimit"]
+    assert selects_collector(DRIVER_GC_OPTIONS)
 
 
 @pytest.mark.parametrize("where", ["conf", *JVM_OPTION_VARIABLES])
@@ -313,9 +327,9 @@ def test_a_collector_chosen_by_the_caller_is_kept(where):
     conf = {jvm: "-Xss4m -XX:+UseG1GC"} if where == "conf" else None
     environ = {} if where == "conf" else {where: "-XX:+UseZGC"}
     own = (conf or {}).get(jvm)
-    assert session_settings(17, conf, environ=environ)[jvm] == " ".join(
+    assert session_settings(17, conf, environ=environ, batch=True)[jvm] == " ".join(
         o for o in (GC_LOCKER_OPTIONS, own) if o)
-    assert session_settings(22, conf, environ=environ).get(jvm) == own
+    assert session_settings(22, conf, environ=environ, batch=True).get(jvm) == own
     assert not selects_collector("-Xss4m -XX:+UseCompressedOops -XX:MaxGCPauseMillis=50")
     assert selects_collector("-XX:+UseSerialGC")
 
