@@ -108,6 +108,7 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
 
     from dlqlens.detect import DETECTORS, run_detectors
     from dlqlens.sim import simulate
+    from dlqlens.spark.caches import Caches
     from dlqlens.spark.session import load_capture
 
     names = list(DETECTORS) if detectors is None else list(detectors)
@@ -119,33 +120,34 @@ def measure(spark, scenario: str, size: int, *, seed: int = 0, workdir: str | No
         manifest = simulate(scenario, size, out, format="raw", seed=seed)
         t1 = time.perf_counter()
         files = [os.path.join(out, c["file"]) for c in manifest["captures"]]
-        df = load_capture(spark, files).cache()
-        messages = df.count()  # fill the cache once, before the detectors' branches read it
-        findings, links = run_detectors(df, names)
-        findings = findings.cache()
-        flagged = (links.join(F.broadcast(findings.select("finding_id", "kind")), "finding_id")
-                   .select("kind", F.regexp_extract("source", r"([^/\\]+)$", 1).alias("source"),
-                           "message_number")
-                   .distinct())
-        truth = (spark.read.schema("source string, message_number int, pattern string, "
-                                   "patterns array<string>")
-                 .json(os.path.join(out, "ground_truth.jsonl")))
-        # every pattern of a message; the primary one alone in ground truth without the list
-        truth = truth.select("source", "message_number", F.coalesce(
-            "patterns", F.when(F.col("pattern").isNotNull(), F.array("pattern"))
-            .otherwise(F.array().cast("array<string>"))).alias("patterns"))
-        joined = flagged.join(truth, ["source", "message_number"], "left")
-        counts = joined.groupBy("kind").agg(
-            F.count(F.lit(1)).alias("flagged"),
-            F.sum(F.when(F.array_contains(F.coalesce("patterns", F.array().cast(
-                "array<string>")), F.col("kind")), 1).otherwise(0)).alias("tp")).collect()
-        actual = {r["pattern"]: r["count"] for r in
-                  truth.select(F.explode("patterns").alias("pattern"))
-                  .groupBy("pattern").count().collect()}
-        nfind = {r["kind"]: r["count"] for r in findings.groupBy("kind").count().collect()}
-        t2 = time.perf_counter()
-        findings.unpersist()
-        df.unpersist()
+        with Caches() as caches:
+            df = caches.cache(load_capture(spark, files))
+            messages = df.count()  # fill the cache once, before the detectors' branches read it
+            findings, links = run_detectors(df, names)
+            findings = caches.cache(findings)
+            flagged = (links.join(F.broadcast(findings.select("finding_id", "kind")),
+                                  "finding_id")
+                       .select("kind",
+                               F.regexp_extract("source", r"([^/\\]+)$", 1).alias("source"),
+                               "message_number")
+                       .distinct())
+            truth = (spark.read.schema("source string, message_number int, pattern string, "
+                                       "patterns array<string>")
+                     .json(os.path.join(out, "ground_truth.jsonl")))
+            # every pattern of a message; the primary one alone in ground truth without the list
+            truth = truth.select("source", "message_number", F.coalesce(
+                "patterns", F.when(F.col("pattern").isNotNull(), F.array("pattern"))
+                .otherwise(F.array().cast("array<string>"))).alias("patterns"))
+            joined = flagged.join(truth, ["source", "message_number"], "left")
+            counts = joined.groupBy("kind").agg(
+                F.count(F.lit(1)).alias("flagged"),
+                F.sum(F.when(F.array_contains(F.coalesce("patterns", F.array().cast(
+                    "array<string>")), F.col("kind")), 1).otherwise(0)).alias("tp")).collect()
+            actual = {r["pattern"]: r["count"] for r in
+                      truth.select(F.explode("patterns").alias("pattern"))
+                      .groupBy("pattern").count().collect()}
+            nfind = {r["kind"]: r["count"] for r in findings.groupBy("kind").count().collect()}
+            t2 = time.perf_counter()
     finally:
         shutil.rmtree(out, ignore_errors=True)
     result = ScenarioResult(scenario, size, messages, t1 - t0, t2 - t1)

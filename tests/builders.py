@@ -4,6 +4,8 @@ Builders make dead-letter messages with :func:`dlqlens.capture.message.dead_lett
 and the structure field tables; ``write_capture`` writes them in any of the three
 capture formats; ``read_rows`` reads a capture back with
 :func:`dlqlens.capture.reader.read_capture` and returns the rows as dicts.
+``spark_jobs`` and ``persisted_rdds`` count a Spark session's work and caches
+(for the Spark tests that count work instead of timing it).
 """
 
 from __future__ import annotations
@@ -125,3 +127,10 @@ def spark_jobs(spark) -> int:
     """The session's next Spark job id: the jobs run between two calls (the work
     tests count jobs, never seconds)."""
     return int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())
+
+
+def persisted_rdds(spark) -> int:
+    """RDDs the session holds persisted (every cache, whoever made it). Compare
+    with ``<=``: Spark's cleaner may drop a cache of a collected DataFrame
+    meanwhile, never add one."""
+    return int(spark.sparkContext._jsc.getPersistentRDDs().size())

@@ -273,20 +273,20 @@ def _explain_batches(pieces, options, wanted, limit):
 def run_summary(args) -> int:
     from dlqlens.detect import analysis_input
     from dlqlens.explain.summary import summarize
+    from dlqlens.spark.caches import Caches
 
     pieces = plan_captures(args.captures, args.format, args.mode)  # before Spark starts
     capture_time = capture_times(args.capture_time, pieces)
     df, _ = load_captures(args, args.captures, mode="PERMISSIVE", pieces=pieces)
     # decoded once, read by the summary and by every detector: cached without the messages'
     # bytes, which neither reads
-    df = analysis_input(df).cache()
-    try:
+    with Caches() as caches:
+        df = caches.cache(analysis_input(df))
         print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
         if not args.no_findings:
             sys.stdout.write("\n" + findings_text(df, captured_queues(pieces),
-                                                  capture_time=capture_time, coverage_top=args.top))
-    finally:
-        df.unpersist()
+                                                  capture_time=capture_time,
+                                                  coverage_top=args.top))
     sys.stdout.flush()
     return 0
 
@@ -329,14 +329,14 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
     from dlqlens.detect import Findings, finding_record, run_detectors, sample_links
     from dlqlens.explain.coverage import coverage
     from dlqlens.explain.finding import explain_finding
+    from dlqlens.spark.caches import Caches
 
     params = {} if capture_time is None else {"capture_time": capture_time}
-    persisted: list = []  # each detector's findings, cached: the links read them
-    findings, links = run_detectors(df, capture_queues=capture_queues or None,
-                                    persisted=persisted, **params)
-    # the links are read twice (the samples, the coverage): cached, the detectors run once
-    findings, links = findings.cache(), links.cache()
-    try:
+    with Caches() as caches:  # each detector's findings, cached: the links read them
+        findings, links = run_detectors(df, capture_queues=capture_queues or None,
+                                        persisted=caches, **params)
+        # the links are read twice (the samples, the coverage): cached, the detectors run once
+        findings, links = caches.cache(findings), caches.cache(links)
         rows = findings.collect()
         samples = ({r["finding_id"]: r["messages"] for r in sample_links(links).collect()}
                    if rows else {})
@@ -349,9 +349,4 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
         text = f"{title}\n{'-' * len(title)}\n{body}\n"
         if with_coverage:
             text += "\n" + coverage(df, Findings(findings, links), top=coverage_top).to_text()
-    finally:
-        findings.unpersist()
-        links.unpersist()
-        for part in persisted:
-            part.unpersist()
     return text

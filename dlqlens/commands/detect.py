@@ -128,6 +128,7 @@ def run_detect(args) -> int:
                                 sample_links)
     from dlqlens.errors import UsageError
     from dlqlens.safe import json_dumps
+    from dlqlens.spark.caches import Caches
 
     if args.list:
         return print_names(DETECTORS)
@@ -148,19 +149,18 @@ def run_detect(args) -> int:
         if taken is not None:
             params["capture_time"] = taken
     df, _ = load_captures(args, args.captures, mode=args.mode, pieces=pieces)
-    # decode once; every detector then reads the cached rows, of which only what they read
-    df = detector_input(df).cache()
-    df.count()
-    persisted: list = []  # each detector's findings, cached: the links read them
-    try:
-        try:
+    with Caches() as caches:
+        # decode once; every detector then reads the cached rows, of which only what they read
+        df = caches.cache(detector_input(df))
+        df.count()
+        try:  # each detector's findings, cached: the links read them
             findings, links = run_detectors(df, names, queue_defs=queue_defs,
                                             capture_queues=capture_queues or None,
-                                            persisted=persisted, **params)
+                                            persisted=caches, **params)
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if to:  # computed once, written and printed (the links: sampled, then written)
-            findings, links = findings.cache(), links.cache()
+            findings, links = caches.cache(findings), caches.cache(links)
         # the findings are few; of their messages, only the sample comes to the driver
         rows = findings.collect()
         samples = {r["finding_id"]: r["messages"]
@@ -176,13 +176,6 @@ def run_detect(args) -> int:
                 out.write(format_finding(rec, capture_queues=capture_queues) + "\n\n")
         out.flush()
         write_results_to(to, {"findings": findings, "links": links})
-    finally:
-        if to:
-            findings.unpersist()
-            links.unpersist()
-        for part in persisted:
-            part.unpersist()
-        df.unpersist()
     total = sum(counts.values())
     by = ", ".join(f"{counts[s]} {s}" for s in ("critical", "high", "medium", "low", "info")
                    if s in counts)

@@ -98,6 +98,7 @@ def run_export(args) -> int:
 
     from dlqlens.commands.common import captured_queues
     from dlqlens.errors import UsageError
+    from dlqlens.spark.caches import Caches
     from dlqlens.spark.export import export_dmpmqmsg, reason_codes, select_messages
 
     # every argument is checked before the JVM starts
@@ -127,8 +128,8 @@ def run_export(args) -> int:
     pieces = plan_captures(args.captures, args.format)
 
     df, _ = load_captures(args, args.captures, pieces=pieces)
-    df = df.cache()
-    try:
+    with Caches() as caches:
+        df = caches.cache(df)
         refs = None
         if wanted or ids:
             from dlqlens.detect import run_detectors
@@ -160,8 +161,6 @@ def run_export(args) -> int:
             selected = select_messages(selected, messages=chosen)
         result = export_dmpmqmsg(selected, out, strip_dlh=args.strip_dlh,
                                  dedupe=not args.keep_duplicates)
-    finally:
-        df.unpersist()
     print(result.to_text())
     print(f"load it with: dmpmqmsg -m QMGR -f {out} -o QUEUE")
     not_written = sum(result.skipped.values())

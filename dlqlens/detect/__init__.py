@@ -193,7 +193,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         For a caller that reads both the findings and the links: each
         detector's findings DataFrame (the one its links are cut with) is
         cached and appended to this list, and the caller unpersists each
-        when done. Reading the findings fills these caches; the links then
+        when done (a :class:`dlqlens.spark.caches.Caches` does it when its
+        ``with`` block ends). Reading the findings fills these caches; the links then
         read them instead of running each detector's aggregations again
         (a million-message report: its links in 19 s and 19 Spark jobs
         against 32 s and 33; ``docs/performance.md``). A detector that

@@ -299,34 +299,37 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
     """
     from pyspark.sql import functions as F
 
-    was_cached = df.is_cached  # a caller's cache (e.g. shared with the detectors) is kept
-    df = df.cache()
-    well = F.col("decode_status").isin(sorted(WELL_FORMED))
-    dropped = pd.DataFrame(columns=["decode_status", "messages"])
-    if mode.upper() == "DROPMALFORMED":
-        dropped = (df.filter(~well).groupBy("decode_status").agg(F.count("*").alias("messages"))
-                   .orderBy(F.desc("messages")).toPandas())
-        df = df.filter(well)
-    n_dropped = int(dropped["messages"].sum()) if len(dropped) else 0
-    tables, agg = _grouped_tables(df, top)
-    messages = int(agg["messages_all"] or 0)
-    framed = messages + n_dropped
-    # the statement of the issue that set the status (the first one implying it)
-    status_of = literal_map({code: st for code, st in ISSUE_STATUS.items() if st})
-    worst = F.filter("decode_issues", lambda i: status_of[i["code"]] == F.col("decode_status"))
-    problems = (df.filter(F.col("decode_status") != "ok")
-                .select("source", "message_number", "source_line", "source_offset",
-                        "decode_status",
-                        F.coalesce(worst[0]["message"], F.col("decode_issues")[0]["message"])
-                        .alias("issue"))
-                .orderBy("source", "message_number").limit(limit).toPandas())
-    # one row per issue code met (a short vocabulary): sorted on the driver
-    issue_codes = (df.select(F.explode("decode_issues").alias("i"))
-                   .groupBy(F.col("i.code").alias("code")).agg(F.count("*").alias("messages"))
-                   .toPandas().sort_values(["messages", "code"], ascending=[False, True],
-                                           kind="stable").reset_index(drop=True))
-    if not was_cached:
-        df.unpersist()
+    from dlqlens.spark.caches import Caches
+
+    with Caches() as caches:  # a caller's cache (e.g. shared with the detectors) is kept
+        if not df.is_cached:
+            df = caches.cache(df)
+        well = F.col("decode_status").isin(sorted(WELL_FORMED))
+        dropped = pd.DataFrame(columns=["decode_status", "messages"])
+        if mode.upper() == "DROPMALFORMED":
+            dropped = (df.filter(~well).groupBy("decode_status")
+                       .agg(F.count("*").alias("messages"))
+                       .orderBy(F.desc("messages")).toPandas())
+            df = df.filter(well)
+        n_dropped = int(dropped["messages"].sum()) if len(dropped) else 0
+        tables, agg = _grouped_tables(df, top)
+        messages = int(agg["messages_all"] or 0)
+        framed = messages + n_dropped
+        # the statement of the issue that set the status (the first one implying it)
+        status_of = literal_map({code: st for code, st in ISSUE_STATUS.items() if st})
+        worst = F.filter("decode_issues",
+                         lambda i: status_of[i["code"]] == F.col("decode_status"))
+        problems = (df.filter(F.col("decode_status") != "ok")
+                    .select("source", "message_number", "source_line", "source_offset",
+                            "decode_status",
+                            F.coalesce(worst[0]["message"], F.col("decode_issues")[0]["message"])
+                            .alias("issue"))
+                    .orderBy("source", "message_number").limit(limit).toPandas())
+        # one row per issue code met (a short vocabulary): sorted on the driver
+        issue_codes = (df.select(F.explode("decode_issues").alias("i"))
+                       .groupBy(F.col("i.code").alias("code")).agg(F.count("*").alias("messages"))
+                       .toPandas().sort_values(["messages", "code"], ascending=[False, True],
+                                               kind="stable").reset_index(drop=True))
     by_reason, by_dest = tables["reason"], tables["destination"]
     by_app = _with_appl_type_names(tables["application"])
     by_putter = _with_appl_type_names(tables["dlq_putter"])

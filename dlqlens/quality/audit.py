@@ -111,7 +111,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
         detectors of ``forbidden_findings`` read a cache of their own
         (:func:`dlqlens.detect.detector_input` of it: the fields they read),
         as the report's do. Every cache the audit makes is unpersisted
-        before it returns.
+        before it returns or raises.
     policy : Policy, optional
         The thresholds (default :class:`Policy`'s defaults).
     rules : str, path or RulesTable, optional
@@ -158,6 +158,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     from dlqlens.errors import UsageError
     from dlqlens.quality.engine import validate
     from dlqlens.rules.model import RulesTable
+    from dlqlens.spark.caches import Caches
 
     unknown = [s for s in suites if s not in SUITES]
     if unknown:
@@ -182,12 +183,13 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
 
     notes = []
     was_cached = df.is_cached
-    if not was_cached:
-        # no check reads the messages' bytes: cached without them (dlqlens.detect.BYTE_COLUMNS)
-        df = analysis_input(df).cache()
-    findings = links = None
-    detected = df
-    try:
+    links = None
+    with Caches() as caches:
+        if not was_cached:
+            # no check reads the messages' bytes: cached without them
+            # (dlqlens.detect.BYTE_COLUMNS)
+            df = caches.cache(analysis_input(df))
+        detected = df
         frames = {"messages": df}
         dlq_predicate = None if dlq_sources is None else _source_literals(dlq_sources)
         if "hygiene" in suites:
@@ -204,11 +206,10 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
                         # (dlqlens.detect.detector_input), not the audit's cache of every
                         # header field (a struct column is read whole from a cache), as the
                         # report's do
-                        detected = detector_input(df).cache()
+                        detected = caches.cache(detector_input(df))
                 findings, links = run_detectors(detected, kinds, queue_defs=defs, small=small,
                                                 capture_queues=capture_queues or None, **timing)
-                findings = findings.cache()
-                frames["findings"] = findings
+                frames["findings"] = caches.cache(findings)
             if table is not None:
                 from dlqlens.rules.replay import replay
 
@@ -242,13 +243,6 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
             results.append(Result(check, passed, observed, value,
                                   _selection(check, frames, dlq_predicate, links),
                                   error=str(outcome.error) if outcome.error else None))
-    finally:
-        if findings is not None:
-            findings.unpersist()
-        if detected is not df:
-            detected.unpersist()
-        if not was_cached:
-            df.unpersist()
     return QualityResults(results, policy, notes)
 
 

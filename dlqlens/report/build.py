@@ -317,12 +317,13 @@ def _rules_part(table, df, world, top):
 
     from dlqlens.rules.lint import lint
     from dlqlens.rules.replay import replay, summarize as replay_summary
+    from dlqlens.spark.caches import Caches
 
     from dlqlens.plots import rule_coverage
 
     findings = lint(table)
-    replayed = replay(table, df, world, allow_errors=True).cache()
-    try:
+    with Caches() as caches:
+        replayed = caches.cache(replay(table, df, world, allow_errors=True))
         stats = replay_summary(replayed, table)
         coverage = rule_coverage(stats, table)  # its counts are the summary's: no job
         left = (replayed.where(F.col("disposition") == "left")
@@ -333,8 +334,6 @@ def _rules_part(table, df, world, top):
                      F.countDistinct("dlh.DestQName").alias("queues"))
                 .orderBy(F.desc("messages"), "left_reason", "Reason").limit(int(top))
                 .toPandas())
-    finally:
-        replayed.unpersist()
     return findings, stats, fall, coverage
 
 
@@ -739,6 +738,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     from dlqlens.plots import figures as draw_figures
     from dlqlens.rules.model import RulesTable
     from dlqlens.rules.parser import parse_file
+    from dlqlens.spark.caches import Caches
 
     rules_text = rules_source = None
     table = None
@@ -763,12 +763,10 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     # (payload_text is the one byte column an explanation reads): then from the capture
     was_cached = df.is_cached
     capture = df
-    if not was_cached:
-        df = analysis_input(df).cache()
-    findings_df = links = None
-    persisted = []
-    detected = df
-    try:
+    with Caches() as caches:
+        if not was_cached:
+            df = caches.cache(analysis_input(df))
+        detected = df
         summary = summarize(df, top=top)
         span = _time_span(summary)
         # every figure's aggregates computed together (two queries for the six figures)
@@ -779,16 +777,16 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
             # the detectors read a cache of their own, of the few fields they read: a
             # struct is read whole from a cache, and the analyses' cache holds every MQMD
             # field (a million messages: the findings in 28 s instead of 47-53 s)
-            detected = detector_input(df).cache()
+            detected = caches.cache(detector_input(df))
         # on a large capture each detector's findings are cached for its links; on a small
         # one, whose detectors run in one partition, that only adds Spark jobs
         findings_df, links = run_detectors(detected, queue_defs=defs,
-                                           persisted=persisted if large else None,
+                                           persisted=caches if large else None,
                                            small=not large,
                                            capture_queues=capture_queues or None, **timing)
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once
-        findings_df, links = findings_df.cache(), links.cache()
+        findings_df, links = caches.cache(findings_df), caches.cache(links)
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
         findings = _collect_findings(findings_df, links, max_findings, examples, capture_queues)
@@ -801,16 +799,6 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
                                      refs + list(nf_samples), show_payloads)
         quality_results = _quality(df, quality, table, defs, world, capture_time,
                                    capture_queues)
-    finally:
-        if findings_df is not None:
-            findings_df.unpersist()
-            links.unpersist()
-        for part in persisted:
-            part.unpersist()
-        if detected is not df:
-            detected.unpersist()
-        if not was_cached:
-            df.unpersist()
     data = ReportData(
         summary=summary, span=span, figures=figs, findings=findings,
         findings_total=sum(by_severity.values()), by_severity=by_severity,

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field, replace
 from dlqlens.explain import explain
 from dlqlens.mq.structs import MQDLH, MQMD
 from dlqlens.safe import printable
+from dlqlens.spark.caches import Caches
 from dlqlens.widgets._render import esc, table, text_table
 from dlqlens.widgets.fields import (TEXT_BYTES, PayloadView, fields_html, fields_text, header_fields,
                                     payload_view)
@@ -425,7 +426,7 @@ class ExplorerModel:
         self.progress = progress or no_progress
         self.fetches: list[tuple[str, int]] = []
         self._zone = df.sparkSession.conf.get("spark.sql.session.timeZone")
-        self._cached: list = []
+        self._cached = Caches()  # what close() unpersists
         self.has_replay = replayed is not None
         self._index = self._build_index(df, replayed)
         self._findings = self._links = None
@@ -511,9 +512,7 @@ class ExplorerModel:
 
     def close(self) -> None:
         """Release what the model persisted (the index, the numbered findings, the links)."""
-        for frame in self._cached:
-            frame.unpersist()
-        self._cached = []
+        self._cached.release()
 
     def __enter__(self):
         return self

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from dlqlens.quality import Policy, audit
+from tests.builders import persisted_rdds
 from tests.quality.cases import CASES, ROOT, run_case
 
 pytestmark = pytest.mark.spark
@@ -160,13 +161,6 @@ def test_great_expectations_verdicts_agree_with_the_counted_filters(results):
     assert checked > 200
 
 
-def _persisted_rdds(spark) -> int:
-    """RDDs the session holds persisted (every cache, whoever made it). Compared
-    with ``<=``: Spark's cleaner may drop a cache of a collected DataFrame
-    meanwhile, never add one."""
-    return int(spark.sparkContext._jsc.getPersistentRDDs().size())
-
-
 def test_the_checks_columns_are_cached_only_when_their_frame_is_not(spark, cached_sample,
                                                                       monkeypatch):
     """The structural checks over the cached sample cache nothing more (their columns are
@@ -183,15 +177,15 @@ def test_the_checks_columns_are_cached_only_when_their_frame_is_not(spark, cache
     real_cache = frame_class.cache
     monkeypatch.setattr(frame_class, "cache", lambda self: calls.append(self) or real_cache(self))
     checks = structural_checks()
-    before = _persisted_rdds(spark)
+    before = persisted_rdds(spark)
     on_cached = validate({"messages": cached_sample}, checks)
     assert calls == []
-    assert _persisted_rdds(spark) <= before
+    assert persisted_rdds(spark) <= before
     uncached = cached_sample.select("*")
     assert not uncached.is_cached
     on_uncached = validate({"messages": uncached}, checks)
     assert len(calls) == 1 and not calls[0].is_cached  # unpersisted when done
-    assert _persisted_rdds(spark) <= before
+    assert persisted_rdds(spark) <= before
     assert {k: o.success for k, o in on_cached.items()} == \
         {k: o.success for k, o in on_uncached.items()}
 
@@ -218,10 +212,10 @@ def test_the_partitioned_path_gives_the_same_verdicts(spark, results, monkeypatc
     def verdicts(r):
         return [(x.name, x.passed, x.observed, x.value, x.error) for x in r.results]
 
-    before = _persisted_rdds(spark)
+    before = persisted_rdds(spark)
     for name in sorted(CASES):
         assert verdicts(run_case(spark, name)) == verdicts(results[name]), name
-        assert _persisted_rdds(spark) <= before, f"{name}: an audit left a cache behind"
+        assert persisted_rdds(spark) <= before, f"{name}: an audit left a cache behind"
     detector_columns = (*detect.DETECTOR_COLUMNS, *detect.DETECTOR_FIELDS, "payload_sha256")
     assert read and all(got == (detector_columns, True) for got in read), read
 
