@@ -73,25 +73,24 @@ def _load(spark, paths, whole: bool = True):
 
 def profile(spark, df, queue_defs, capture_queues, capture_time) -> list[dict]:
     from dlqlens.detect import DETECTORS, run_detectors, sample_links
+    from dlqlens.spark.caches import Caches
 
     rows = []
 
     def measure(name, build):
-        persisted: list = []
-        t0, j0 = time.perf_counter(), _jobs(spark)
-        findings, links = build(persisted)
-        t1, j1 = time.perf_counter(), _jobs(spark)
-        found = findings.collect()
-        t2, j2 = time.perf_counter(), _jobs(spark)
-        sample_links(links, 10).collect()
-        t3, j3 = time.perf_counter(), _jobs(spark)
+        with Caches() as persisted:
+            t0, j0 = time.perf_counter(), _jobs(spark)
+            findings, links = build(persisted)
+            t1, j1 = time.perf_counter(), _jobs(spark)
+            found = findings.collect()
+            t2, j2 = time.perf_counter(), _jobs(spark)
+            sample_links(links, 10).collect()
+            t3, j3 = time.perf_counter(), _jobs(spark)
         rows.append({"detector": name, "findings": len(found), "plan_s": round(t1 - t0, 2),
                      "plan_jobs": j1 - j0, "findings_jobs": j2 - j1,
                      "findings_s": round(t2 - t1, 2), "links_jobs": j3 - j2,
                      "links_s": round(t3 - t2, 2)})
         print(json.dumps(rows[-1]), flush=True)
-        for part in persisted:
-            part.unpersist()
 
     params = {"queue_defs": queue_defs, "capture_queues": capture_queues}
     if capture_time is not None:

@@ -379,28 +379,25 @@ def child_analysis(what: str, path: str, master: str) -> dict:
     df = load_capture(spark, path)
     if what == "detectors":
         from dlqlens.detect import detector_input, run_detectors, sample_links
+        from dlqlens.spark.caches import Caches
 
-        # as dlqlens detect: decode once, cache what the detectors read, every detector reads it
-        df = detector_input(df).cache()
-        n = df.count()
-        out["load_seconds"] = time.perf_counter() - start
-        # as dlqlens detect --to: each detector's findings persisted (the links read them),
-        # both cached, the findings collected, the links sampled (which fills their cache),
-        # then written
-        persisted: list = []
-        findings, links = run_detectors(df, persisted=persisted)
-        findings, links = findings.cache(), links.cache()
-        rows = findings.collect()
-        sample_links(links, 10).collect()
-        links.write.format("noop").mode("overwrite").save()
-        out.update(findings=len(rows), links=sum(r["message_count"] for r in rows),
-                   largest_finding=max((r["message_count"] for r in rows), default=0))
-        seconds = time.perf_counter() - start
-        findings.unpersist()
-        links.unpersist()
-        for part in persisted:
-            part.unpersist()
-        df.unpersist()
+        with Caches() as caches:
+            # as dlqlens detect: decode once, cache what the detectors read, every detector
+            # reads it
+            df = caches.cache(detector_input(df))
+            n = df.count()
+            out["load_seconds"] = time.perf_counter() - start
+            # as dlqlens detect --to: each detector's findings persisted (the links read
+            # them), both cached, the findings collected, the links sampled (which fills
+            # their cache), then written
+            findings, links = run_detectors(df, persisted=caches)
+            findings, links = caches.cache(findings), caches.cache(links)
+            rows = findings.collect()
+            sample_links(links, 10).collect()
+            links.write.format("noop").mode("overwrite").save()
+            out.update(findings=len(rows), links=sum(r["message_count"] for r in rows),
+                       largest_finding=max((r["message_count"] for r in rows), default=0))
+            seconds = time.perf_counter() - start
     elif what == "audit":
         from dlqlens.quality import audit
 

@@ -7,7 +7,7 @@ A thin adapter over the pure-Python decoder (DESIGN.md convention 6)::
 Options (case-insensitive, as in :class:`dlqlens.capture.reader.ReadOptions`):
 ``format`` (``auto``, ``raw``, ``dmpmqmsg``, ``amqsbcg``), ``mode``
 (``PERMISSIVE``, ``DROPMALFORMED``, ``FAILFAST``), ``batchSize`` (messages
-per Arrow batch), ``splitBytes`` (captures larger than this, 64 MiB by
+per Arrow batch, :data:`BATCH_ROWS` by default), ``splitBytes`` (captures larger than this, 64 MiB by
 default, are split at message boundaries), ``splitText`` (``true`` by
 default: split large text captures too, after counting their messages on
 the driver), ``columns`` (comma-separated top-level columns to read),
@@ -40,6 +40,20 @@ from dataclasses import dataclass
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 
+#: Messages per Arrow batch the ``mqcapture`` source yields when the
+#: ``batchSize`` option is not given (the pure-Python readers keep
+#: :class:`dlqlens.capture.reader.ReadOptions`' 65,536). The JVM holds each
+#: batch it reads from a Python worker in native memory (Arrow buffers,
+#: outside the heap and ``spark.driver.memory``), one per running task: with
+#: 65,536 full rows those buffers reached 268 MB at once in the driver JVM of
+#: a million-message audit (``-XX:NativeMemoryTracking``, allocations through
+#: ``Unsafe.allocateMemory``), 147 MB still held at its peak RSS; with 8,192
+#: rows, 15 MB, and the JVM's peak RSS 93 MB lower, the time the same
+#: (``docs/performance.md``, seventh stop). Spark's own Arrow batches are
+#: 10,000 rows (``spark.sql.execution.arrow.maxRecordsPerBatch``).
+BATCH_ROWS = 8192
+
+
 @dataclass
 class CapturePartition(InputPartition):
     """One :class:`~dlqlens.capture.reader.Piece`: a file, or a slice of a
@@ -70,6 +84,8 @@ class MQCaptureDataSource(DataSource):
         from dlqlens.spark.schema import spark_schema
 
         opts = dict(self.options)
+        if not any(k.lower() == "batchsize" for k in opts):
+            opts["batchSize"] = str(BATCH_ROWS)
         root = next((opts.pop(k) for k in list(opts) if k.lower() == "relativeto"), None)
         if root is not None and not os.path.isabs(root):
             raise UsageError(f"mqcapture: option relativeTo: expected an absolute directory, "

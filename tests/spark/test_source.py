@@ -119,6 +119,23 @@ def test_read_options_parse_spark_style_options():
         ReadOptions.from_options({"batchSize": "ten"})
 
 
+def test_the_source_yields_batches_of_batch_rows_unless_told(tmp_path):
+    """The JVM holds every Arrow batch it reads in native memory, outside the heap:
+    the source's own default (BATCH_ROWS) is smaller than the pure-Python readers'
+    65,536 rows; a batchSize option, in any case, is kept."""
+    from dlqlens.capture.reader import ReadOptions
+    from dlqlens.spark.schema import spark_schema
+    from dlqlens.spark.source import BATCH_ROWS, MQCaptureDataSource
+
+    path = str(tmp_path / "c.raw")
+    assert BATCH_ROWS < ReadOptions().batch_size
+    read = MQCaptureDataSource({"path": path}).reader(spark_schema())
+    assert read.options.batch_size == BATCH_ROWS
+    for key in ("batchSize", "BATCHSIZE"):
+        read = MQCaptureDataSource({"path": path, key: "100"}).reader(spark_schema())
+        assert read.options.batch_size == 100
+
+
 def test_columns_select_what_spark_carries(spark, tmp_path):
     path = tmp_path / "few.raw"
     write_raw(path, _messages(7, reason=2085))
