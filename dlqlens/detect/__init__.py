@@ -194,9 +194,9 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         detector's findings DataFrame (the one its links are cut with) is
         cached and appended to this list, and the caller unpersists each
         when done (a :class:`dlqlens.spark.caches.Caches` does it when its
-        ``with`` block ends). Reading the findings fills these caches; the links then
-        read them instead of running each detector's aggregations again
-        (a million-message report: its links in 19 s and 19 Spark jobs
+        ``with`` block ends). Reading the findings fills these caches; the
+        links then read them instead of running each detector's aggregations
+        again (a million-message report: its links in 19 s and 19 Spark jobs
         against 32 s and 33; ``docs/performance.md``). A detector that
         takes a ``persisted`` parameter of its own (``backout_loop``) is
         given the list too and caches its per-row frame there
