@@ -103,15 +103,22 @@ class JavaMissingError(DlqlensError):
     """Spark needs Java 17 or newer and none was found."""
 
 
+def java_executable() -> str | None:
+    """The ``java`` Spark will start: ``$JAVA_HOME/bin/java`` when ``JAVA_HOME``
+    is set, else the first on ``PATH``; None when there is none."""
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") \
+        else shutil.which("java")
+    return java if java and os.path.exists(java) else None
+
+
 def check_java() -> str:
     """Return the ``java -version`` line, or raise :class:`JavaMissingError`.
 
     Spark 4 runs on Java 17 or newer (Apache Spark "Spark Overview",
     "Downloading": "Spark runs on Java 17/21").
     """
-    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") \
-        else shutil.which("java")
-    if not java or not os.path.exists(java):
+    java = java_executable()
+    if java is None:
         raise JavaMissingError(
             "Java not found: Spark 4 needs Java 17 or newer on PATH or in JAVA_HOME "
             "(for example: apt-get install openjdk-17-jre-headless)")

@@ -10,8 +10,8 @@ Options (case-insensitive, as in :class:`dlqlens.capture.reader.ReadOptions`):
 per Arrow batch, :data:`BATCH_ROWS` by default), ``splitBytes`` (captures
 larger than this, 64 MiB by default, are split at message boundaries),
 ``splitText`` (``true`` by default: split large text captures too, after
-counting their messages on the driver), ``columns`` (comma-separated top-level columns to read),
-``maxMessageBytes`` (largest message data decoded, IBM MQ's 100 MB by
+counting their messages on the driver), ``columns`` (comma-separated
+top-level columns to read), ``maxMessageBytes`` (largest message data decoded, IBM MQ's 100 MB by
 default: a larger one is a ``too_large`` row, not read;
 :mod:`dlqlens.capture.limits`), ``relativeTo`` (the absolute directory
 relative paths are looked up in; default: the working directory of the

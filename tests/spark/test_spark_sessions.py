@@ -310,12 +310,29 @@ def test_session_settings_keep_few_query_descriptions_only_without_the_ui():
     assert jvm not in session_settings(22, environ={})
 
 
-def test_a_batch_session_goes_on_near_the_heaps_edge():
-    """The parallel collector throws "GC overhead limit exceeded" (and Spark's
-    handler then stops the driver) where G1 goes on: the batch options turn that
-    limit off, and name the collector they choose."""
-    assert DRIVER_GC_OPTIONS.split() == ["-XX:+UseParallelGC", "-XX:-UseGCOverheadLimit"]
-    assert selects_collector(DRIVER_GC_OPTIONS)
+def test_a_batch_sessions_jvm_starts_on_the_parallel_collector_without_its_limit():
+    """The suite's JVM is a long session's, so no test starts a batch one through
+    Spark: the installed Java is started here with a batch session's driver options
+    (as session_settings gives them for this Java) and reports its flags. The
+    parallel collector throws "GC overhead limit exceeded" (and Spark's handler then
+    stops the driver) where G1 goes on: the limit must be off."""
+    import re
+    import subprocess
+
+    from dlqlens.spark.session import check_java, java_executable, java_major
+
+    major = java_major(check_java())
+    java = java_executable()
+    options = session_settings(major, environ={}, batch=True)["spark.driver.extraJavaOptions"]
+    run = subprocess.run([java, *options.split(), "-XX:+PrintFlagsFinal", "-version"],
+                         capture_output=True, text=True, env={
+                             k: v for k, v in os.environ.items() if k not in JVM_OPTION_VARIABLES})
+    assert run.returncode == 0, run.stderr
+    flags = dict(re.findall(r"^\s*\S+\s+(\w+)\s+:?=\s+(\S+)", run.stdout, re.M))
+    assert flags["UseParallelGC"] == "true" and flags["UseG1GC"] == "false"
+    assert flags["UseGCOverheadLimit"] == "false"
+    if major < 22:
+        assert flags["GCLockerRetryAllocationCount"] == "100"
 
 
 @pytest.mark.parametrize("where", ["conf", *JVM_OPTION_VARIABLES])
