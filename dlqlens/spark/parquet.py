@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from dlqlens.capture.reader import to_utc
 from dlqlens.errors import UsageError
 from dlqlens.spark.columns import literal_map
+from dlqlens.spark.schema import described_schema
 
 #: The marker file of a directory dlqlens wrote (its name starts with ``_``:
 #: Spark's Parquet reader leaves it out).
@@ -97,67 +98,6 @@ def capture_names(sources) -> dict[str, str]:
         seen[name] = seen.get(name, 0) + 1
     return {s: (f"{n}-{hashlib.sha256(s.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
                 if seen[n] > 1 else n) for s, n in base.items()}
-
-
-def described_schema():
-    """The Spark schema of a decoded message with each field's metadata.
-
-    Returns
-    -------
-    pyspark.sql.types.StructType
-        :func:`dlqlens.spark.schema.spark_schema` with, on every top-level
-        field, ``{"description": ...}`` (the column's entry in
-        :mod:`dlqlens.decode.schema`'s docstring, the text of
-        ``docs/columns.md``) and on every field of the ``md``, ``dlh``,
-        ``xqh`` and ``tm`` structs ``{"description", "mq_type", "mq_length"}``
-        from the MQ field tables (:mod:`dlqlens.mq.structs`: units such as
-        tenths of a second are in the descriptions). Parquet keeps it (Spark
-        writes it in the files' footer).
-    """
-    from pyspark.sql.types import StructField, StructType
-
-    from dlqlens.mq.structs import STRUCTS
-    from dlqlens.spark.schema import spark_schema
-
-    tops = _column_descriptions()
-    by_struct = {"md": "MQMD", "dlh": "MQDLH", "xqh": "MQXQH", "tm": "MQTM"}
-    fields = []
-    for f in spark_schema().fields:
-        dt = f.dataType
-        st = STRUCTS.get(by_struct.get(f.name, ""))
-        if st is not None and isinstance(dt, StructType):
-            docs = {x.name: x for x in st.fields}
-            dt = StructType([StructField(g.name, g.dataType, g.nullable, (
-                {"description": docs[g.name].doc, "mq_type": docs[g.name].type,
-                 "mq_length": docs[g.name].length} if g.name in docs else dict(g.metadata)))
-                for g in dt.fields])
-        meta = {"description": tops[f.name]} if f.name in tops else dict(f.metadata)
-        fields.append(StructField(f.name, dt, f.nullable, meta))
-    return StructType(fields)
-
-
-def _column_descriptions() -> dict[str, str]:
-    """Column -> description, from the ``Columns`` section of the schema's docstring."""
-    from dlqlens.decode import schema
-
-    doc = schema.__doc__.split("Columns\n-------\n", 1)[1]
-    out: dict[str, str] = {}
-    names: list[str] = []
-    text: list[str] = []
-
-    def flush():
-        for n in names:
-            out[n] = " ".join(t.strip() for t in text).strip()
-
-    for line in doc.splitlines():
-        if line and not line.startswith(" "):
-            flush()
-            names = [n.strip() for n in line.split(":", 1)[0].split(",")]
-            text = []
-        elif line.strip():
-            text.append(line)
-    flush()
-    return out
 
 
 class MessageInput(list):
@@ -371,6 +311,16 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
         For a bad directory (:func:`message_input`) or column name.
     dlqlens.errors.MalformedMessageError
         In ``FAILFAST`` mode on a directory with a malformed message.
+
+    Notes
+    -----
+    A directory whose files make one :func:`read_groups` group (up to
+    :data:`READ_ROWS` messages) is one Parquet scan of Spark's own. Larger
+    ones, and more than one directory, are one relation of the ``mqmessages``
+    source (:class:`dlqlens.spark.source.MQMessagesDataSource`, pyarrow in
+    the Python workers), one partition per group: bounded partitions on any
+    session, and a plan of one relation whatever the number of files
+    (docs/scale.md, "Read partitions").
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import DateType, StringType, StructField, StructType
@@ -390,19 +340,31 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
     mode = mode.upper()
     if mode == "FAILFAST":
         refuse_failfast(found)
-    full = StructType(schema.fields + [StructField("capture", StringType()),
-                                       StructField("dlh_put_date", DateType())])
-    df = None
-    for d, marker in zip(found.directories, found.markers):
-        # the files as written (the marker lists them); listed now for a directory
-        # written before the marker did
-        files = marker.get("files")
-        part = _read_directory(spark, d, full,
-                               _checked_files(d, files) if files is not None else parquet_files(d))
-        df = part if df is None else df.unionByName(part)
+    names = list(columns) if columns is not None else schema.fieldNames()
+    # the files as written (the marker lists them); listed now for a directory
+    # written before the marker did
+    groups = [[os.path.abspath(os.path.join(d, *p.split("/"))) for p in group]
+              for d, marker in zip(found.directories, found.markers)
+              for group in read_groups(_checked_files(d, marker["files"]) if "files" in marker
+                                       else parquet_files(d))]
+    if len(groups) <= 1 and len(found.directories) == 1:
+        # one scan of Spark's own (it packs the directory's files, a group at most)
+        full = StructType(schema.fields + [StructField("capture", StringType()),
+                                           StructField("dlh_put_date", DateType())])
+        df = spark.read.schema(full).parquet(found.directories[0])
+    else:
+        # one relation, one partition per group, whatever the number of groups and directories
+        from dlqlens.spark.source import MQMessagesDataSource
+
+        spark.dataSource.register(MQMessagesDataSource)
+        read = names + ["decode_status"] if mode == "DROPMALFORMED" and \
+            "decode_status" not in names else names
+        want = StructType([schema[c] for c in read])
+        df = (spark.read.format("mqmessages").schema(want)
+              .option("groups", json.dumps(groups)).load())
     if mode == "DROPMALFORMED":
         df = df.filter(F.col("decode_status").isin(sorted(WELL_FORMED)))
-    return df.select(*(columns if columns is not None else schema.fieldNames()))
+    return df.select(*names)
 
 
 def parquet_files(directory) -> list[dict]:
@@ -448,8 +410,10 @@ def read_groups(files, rows: int | None = None, nbytes: int | None = None) -> li
     128 MB, at least ``openCostInBytes``), so a directory whose files compress
     well (24 MB for a million messages) is read in as few partitions as the
     session has cores, each of hundreds of thousands of rows. Each group is
-    read as a scan of its own (:func:`load_messages`), so no partition spans
-    two groups, whatever the session's settings.
+    one partition of the ``mqmessages`` source
+    (:class:`dlqlens.spark.source.MQMessagesDataSource`, used by
+    :func:`load_messages` when there is more than one group), so no partition
+    spans two groups, whatever the session's settings.
 
     Parameters
     ----------
@@ -496,20 +460,6 @@ def _checked_files(directory: str, files) -> list[dict]:
                          "of objects with a relative path inside the directory, rows and bytes, "
                          f"found {one_line(repr(files)[:80])}")
     return files
-
-
-def _read_directory(spark, directory: str, schema, files):
-    """One messages directory as a DataFrame: one scan, or a union of one scan per
-    :func:`read_groups` group when there is more than one."""
-    groups = read_groups(files)
-    if len(groups) <= 1:
-        return spark.read.schema(schema).parquet(directory)
-    df = None
-    for group in groups:
-        part = (spark.read.schema(schema).option("basePath", directory)
-                .parquet(*(os.path.join(directory, *p.split("/")) for p in group)))
-        df = part if df is None else df.union(part)
-    return df
 
 
 def check_out_dir(directory) -> str:
@@ -611,8 +561,10 @@ def write_messages(df, directory, *, sources=None, capture_queues=None,
            # the UTC day, whatever the session's time zone: days since the epoch of the instant
            .withColumn("dlh_put_date", F.date_from_unix_date(
                F.floor(F.unix_micros("dlh_put_ts") / F.lit(86_400_000_000)).cast("int"))))
-    # at most READ_ROWS messages a file: read back in scans of bounded rows (load_messages)
-    out.write.mode("append" if os.path.isdir(d) else "errorifexists") \
+    # at most READ_ROWS messages a file: read back in partitions of bounded rows
+    # (load_messages). "error", not its synonym "errorifexists": Spark Connect's client
+    # takes only the first
+    out.write.mode("append" if os.path.isdir(d) else "error") \
         .option("maxRecordsPerFile", READ_ROWS).partitionBy(*PARTITION_COLUMNS).parquet(d)
     back = spark.read.parquet(d)
     bad = ~F.col("decode_status").isin(sorted(WELL_FORMED))
@@ -686,7 +638,7 @@ def write_results(frames: dict, directory, *, partition_by: dict | None = None) 
             raise UsageError(f"write_results: frame name {one_line(repr(name))}: expected letters, "
                              "digits, _ and -, not starting with _ or -")
     for name, df in frames.items():
-        w = df.write.mode("errorifexists")
+        w = df.write.mode("error")
         if partition_by.get(name):
             w = w.partitionBy(*partition_by[name])
         w.parquet(os.path.join(d, name))
@@ -749,8 +701,11 @@ def arrow_batches(found: MessageInput, columns, message_numbers=None, limit: int
     target = pa.schema([full.field(c) for c in columns])
     parts = ds.partitioning(pa.schema([("capture", pa.string()), ("dlh_put_date", pa.string())]),
                             flavor="hive")
+    # Spark's INT96 timestamps in microseconds, the schema's unit (in nanoseconds,
+    # pyarrow's default, a put date after 2262 does not fit)
+    fmt = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
     for d, marker in zip(found.directories, found.markers):
-        dataset = ds.dataset(d, format="parquet", partitioning=parts)
+        dataset = ds.dataset(d, format=fmt, partitioning=parts)
         for s in marker["sources"]:
             where = (ds.field("capture") == s["capture"]) & (ds.field("source") == s["source"])
             if message_numbers:

@@ -521,10 +521,12 @@ def connect_session(url: str, conf: Mapping[str, str] | None = None):
 
 
 def register(spark) -> None:
-    """Register the ``mqcapture`` data source (safe to call again)."""
-    from dlqlens.spark.source import MQCaptureDataSource
+    """Register dlqlens's data sources, ``mqcapture`` and ``mqmessages`` (safe to
+    call again)."""
+    from dlqlens.spark.source import MQCaptureDataSource, MQMessagesDataSource
 
     spark.dataSource.register(MQCaptureDataSource)
+    spark.dataSource.register(MQMessagesDataSource)
 
 
 def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", columns=None,

@@ -1,4 +1,7 @@
-"""The ``mqcapture`` PySpark Python data source.
+"""dlqlens's PySpark Python data sources: ``mqcapture`` over capture files,
+and ``mqmessages`` over the Parquet files of messages directories
+(:class:`MQMessagesDataSource`, used by
+:func:`dlqlens.spark.parquet.load_messages`).
 
 A thin adapter over the pure-Python decoder (DESIGN.md convention 6)::
 
@@ -90,18 +93,8 @@ class MQCaptureDataSource(DataSource):
         if root is not None and not os.path.isabs(root):
             raise UsageError(f"mqcapture: option relativeTo: expected an absolute directory, "
                              f"found {root!r}")
-        full = spark_schema()
-        names = list(schema.fieldNames())
-        if names != full.fieldNames():
-            by_name = {f.name: f for f in full.fields}
-            for f in schema.fields:
-                if f.name not in by_name:
-                    raise UsageError(f"mqcapture schema: column {f.name!r} does not exist; "
-                                     f"expected names from {', '.join(by_name)}")
-                if f.dataType != by_name[f.name].dataType:
-                    raise UsageError(f"mqcapture schema: column {f.name!r} must have type "
-                                     f"{by_name[f.name].dataType.simpleString()}, "
-                                     f"found {f.dataType.simpleString()}")
+        names = selected_columns("mqcapture", schema, spark_schema())
+        if names != spark_schema().fieldNames():
             given = opts.get("columns")
             if given and [c.strip() for c in given.split(",")] != names:
                 raise UsageError("mqcapture: option columns and the given schema disagree")
@@ -110,6 +103,29 @@ class MQCaptureDataSource(DataSource):
         # this process's working directory, which the executors do not share
         return MQCaptureReader(ReadOptions.from_options(opts), paths_from_options(opts),
                                root or os.getcwd())
+
+
+def selected_columns(source: str, schema, full) -> list[str]:
+    """The names of ``schema``, checked to be a selection of ``full``'s top-level
+    columns with the same types (a data source's given schema).
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        Naming the source, the column, and the names or type expected.
+    """
+    from dlqlens.errors import UsageError
+
+    by_name = {f.name: f for f in full.fields}
+    for f in schema.fields:
+        if f.name not in by_name:
+            raise UsageError(f"{source} schema: column {f.name!r} does not exist; "
+                             f"expected names from {', '.join(by_name)}")
+        if f.dataType != by_name[f.name].dataType:
+            raise UsageError(f"{source} schema: column {f.name!r} must have type "
+                             f"{by_name[f.name].dataType.simpleString()}, "
+                             f"found {f.dataType.simpleString()}")
+    return list(schema.fieldNames())
 
 
 class MQCaptureReader(DataSourceReader):
@@ -132,6 +148,110 @@ class MQCaptureReader(DataSourceReader):
             # Spark then reads one partition of its own, InputPartition(None); it has no rows
             return
         yield from read_piece(partition.piece, self.options)
+
+
+@dataclass
+class FilesPartition(InputPartition):
+    """Parquet files of a messages directory that one task reads (absolute
+    paths; picklable)."""
+
+    files: tuple
+
+    def __init__(self, files):
+        super().__init__(tuple(files))
+        self.files = tuple(files)
+
+
+class MQMessagesDataSource(DataSource):
+    """Spark data source ``mqmessages``: the Parquet files of messages
+    directories (:mod:`dlqlens.spark.parquet`), read with pyarrow, one
+    partition per group of files.
+
+    :func:`dlqlens.spark.parquet.load_messages` reads a directory of more
+    than one :func:`~dlqlens.spark.parquet.read_groups` group through it:
+    one relation in every plan, however many groups (a union of one Parquet
+    scan per group filled the driver's heap with plan nodes at ten million
+    messages), and no partition larger than its group, whatever the
+    session's ``spark.sql.files.*`` settings (docs/scale.md, "Read
+    partitions").
+
+    Options: ``groups`` (JSON: a list of lists of absolute paths of Parquet
+    files, each list one partition, read in order) and ``batchSize``
+    (messages per Arrow batch, :data:`BATCH_ROWS` by default). A schema
+    given with ``.schema(...)`` is a selection of
+    :func:`dlqlens.spark.schema.described_schema`'s top-level columns, as
+    for ``mqcapture``; only those columns are read from the files. Spark's
+    INT96 timestamps are read as UTC microseconds (the schema's unit; in
+    nanoseconds a put date after 2262 would not fit).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "mqmessages"
+
+    def schema(self):
+        from dlqlens.spark.schema import described_schema
+
+        return described_schema()
+
+    def reader(self, schema):
+        import json
+
+        from dlqlens.errors import UsageError
+        from dlqlens.spark.schema import described_schema
+
+        opts = {k.lower(): v for k, v in self.options.items()}
+        try:
+            groups = json.loads(opts.get("groups", "[]"))
+        except ValueError:
+            groups = None
+        if not (isinstance(groups, list) and all(
+                isinstance(g, list) and g and all(isinstance(p, str) and os.path.isabs(p)
+                                                  for p in g) for g in groups)):
+            raise UsageError("mqmessages: option groups: expected a JSON list of non-empty "
+                             f"lists of absolute paths, found {opts.get('groups', '')[:80]!r}")
+        try:
+            batch = int(opts.get("batchsize", BATCH_ROWS))
+        except ValueError:
+            batch = 0
+        if batch < 1:
+            raise UsageError(f"mqmessages: option batchSize: expected a whole number of "
+                             f"messages above 0, found {opts.get('batchsize')!r}")
+        return MQMessagesReader(groups, selected_columns("mqmessages", schema,
+                                                         described_schema()), batch)
+
+
+class MQMessagesReader(DataSourceReader):
+    def __init__(self, groups, columns, batch_rows: int):
+        self.groups = groups
+        self.columns = columns
+        self.batch_rows = batch_rows
+
+    def partitions(self):
+        return [FilesPartition(g) for g in self.groups]
+
+    def read(self, partition):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from dlqlens.decode.schema import message_schema
+
+        if not isinstance(partition, FilesPartition):
+            return  # no files: Spark's own InputPartition(None), no rows
+        full = message_schema()
+        target = pa.schema([full.field(c) for c in self.columns])
+        for path in partition.files:
+            try:
+                parquet = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
+                batches = parquet.iter_batches(batch_size=self.batch_rows,
+                                               columns=self.columns, use_threads=False)
+                for batch in batches:
+                    yield batch.cast(target)
+            except (OSError, pa.ArrowException) as exc:
+                from dlqlens.errors import CaptureError
+
+                raise CaptureError(f"{path}: cannot read this Parquet file of a messages "
+                                   f"directory: {type(exc).__name__}: {exc}") from exc
 
 
 #: Captures of at most this many bytes in all (the files' sizes) are decoded on

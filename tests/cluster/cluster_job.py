@@ -13,7 +13,9 @@
    16 KiB (several partitions per file, cut at message boundaries), the
    detectors' findings, the rules replay, the quality suites, message
    explanations, the messages in no finding and a dmpmqmsg export of the
-   messages of two reasons (its text), each as JSON-ready values in
+   messages of two reasons (its text), the rows written to a Parquet
+   messages directory and read back (files of at most 100 messages: the
+   ``mqmessages`` source), each as JSON-ready values in
    ``OUT/results.json``; and where each slice was decoded (``decoded_in``:
    the working directories of the Python workers that read them).
 
@@ -40,6 +42,9 @@ QUEUE_DEFS = "datasets/mqsc/qm.mqsc"
 CONF_KEY = "spark.dlqlens.clusterJob"
 #: splitBytes of the sliced read: every file of the sample (75 to 230 KB) in 5 to 15 slices
 SLICE_BYTES = 16 * 1024
+#: Messages a Parquet file, and a read partition, of the job's messages directory holds:
+#: the sample's 669 in at least 7 (the ``mqmessages`` source reads them)
+PARQUET_ROWS = 100
 
 
 def plain(v):
@@ -122,6 +127,16 @@ def main(argv=None) -> int:
     decoded_in = sliced.mapInArrow(where_decoded, "cwd string, pid long, rows long").collect()
     results["decoded_in"] = sorted({r["cwd"] for r in decoded_in})
     results["decoded_rows"] = sum(r["rows"] for r in decoded_in)
+
+    # decoded once to Parquet (as `decode --to` writes it), read back in groups of at most
+    # PARQUET_ROWS messages: through the mqmessages source, in the executors' Python workers
+    import dlqlens.spark.parquet as parquet
+
+    parquet.READ_ROWS = PARQUET_ROWS
+    parquet.write_messages(df, str(out / "messages"))
+    from_parquet = load_capture(spark, str(out / "messages"))
+    results["parquet_rows"] = rows(from_parquet)
+    results["parquet_partitions"] = from_parquet.select(F.spark_partition_id()).distinct().count()
 
     defs = read_queue_defs(QUEUE_DEFS)
     queues = captured_queues(plan_pieces([SAMPLE], ReadOptions()))

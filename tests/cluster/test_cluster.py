@@ -29,6 +29,8 @@ def test_local_job_plans_several_partitions_per_file(local_job):
     assert r["sliced_partitions"] > 2 * r["files"]  # every file cut at message boundaries
     assert r["sliced_rows"] == r["rows"] and len(r["rows"]) == 669
     assert r["decoded_rows"] == len(r["rows"])
+    assert r["parquet_rows"] == r["rows"]  # the cluster's and Connect's equal these
+    assert r["parquet_partitions"] >= 7
     check_conf_and_export(local_job)
 
 

@@ -12,8 +12,9 @@ import pytest
 
 from dlqlens.errors import MalformedMessageError, UsageError
 from dlqlens.spark.parquet import (MARKER, UNKNOWN_PARTITION, MessageInput, capture_names,
-                                   check_out_dir, described_schema, message_input, read_marker,
-                                   read_results, write_messages, write_results)
+                                   check_out_dir, message_input, read_marker, read_results,
+                                   write_messages, write_results)
+from dlqlens.spark.schema import described_schema
 from tests.conftest import DATASETS, ROOT
 
 CORPUS = ROOT / "tests" / "hostile" / "corpus"
@@ -287,6 +288,21 @@ def _bounded_reads(spark, tmp_path, parquet, F, load_capture):
     assert max(r["count"] for r in per_partition) <= 40
     assert sum(r["count"] for r in per_partition) == 669
     assert df.select("source", "message_number").distinct().count() == 669
+    # one relation in the plan however many groups (a union of one scan per group filled
+    # the driver's heap with plan nodes at ten million messages)
+    groups = parquet.read_groups(marker["files"])
+    assert len(groups) >= 17
+    assert df._jdf.queryExecution().analyzed().collectLeaves().size() == 1
+    # every column of every row, the metadata included, as Spark's own reader reads them
+    assert df.schema == described_schema()
+    native = spark.read.schema(described_schema()).parquet(str(out)) \
+        .select(*described_schema().fieldNames())  # without the partition columns
+    assert _sorted_rows(df) == _sorted_rows(native)
+    # columns asked for are the only ones read; DROPMALFORMED filters on a column not asked for
+    few = load_capture(spark, str(out), columns=["message_number", "source"],
+                       mode="DROPMALFORMED")
+    assert few.columns == ["message_number", "source"]
+    assert few.count() == native.filter(F.col("decode_status").isin("ok", "truncated")).count()
     # a directory written before the marker listed its files: listed on reading
     old = read_marker(out)
     del old["files"]
@@ -314,3 +330,91 @@ def test_a_marker_naming_files_outside_its_directory_is_refused(tmp_path, files)
 
     with pytest.raises(UsageError, match="files: expected a list"):
         load_messages(NoSpark(), str(tmp_path))
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"groups": "not json"}, "option groups"),
+    ({"groups": '[["relative/part.parquet"]]'}, "absolute paths"),
+    ({"groups": "[[]]"}, "non-empty"),
+    ({"groups": '{"a": 1}'}, "option groups"),
+    ({"groups": "[]", "batchSize": "0"}, "option batchSize"),
+    ({"groups": "[]", "BATCHSIZE": "ten"}, "found 'ten'"),
+])
+def test_the_messages_source_refuses_bad_options(options, match):
+    from dlqlens.spark.source import MQMessagesDataSource
+
+    with pytest.raises(UsageError, match=match):
+        MQMessagesDataSource(options).reader(described_schema())
+
+
+def test_the_messages_source_refuses_a_schema_that_is_not_a_selection():
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    from dlqlens.spark.source import MQMessagesDataSource
+
+    with pytest.raises(UsageError, match="mqmessages schema: column 'nope' does not exist"):
+        MQMessagesDataSource({}).reader(StructType([StructField("nope", IntegerType())]))
+    with pytest.raises(UsageError, match="'source' must have type string, found int"):
+        MQMessagesDataSource({}).reader(StructType([StructField("source", IntegerType())]))
+
+
+@pytest.mark.spark
+def test_the_messages_source_reads_late_put_dates_and_names_a_file_it_cannot_read(
+        spark, tmp_path):
+    """Spark writes timestamps as INT96; read in nanoseconds (pyarrow's default) a date
+    after 2262 does not fit, so they are read in microseconds, the schema's unit. A
+    file that is not Parquet is named in the error, not skipped."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.errors import CaptureError
+    from dlqlens.spark.source import FilesPartition, MQMessagesDataSource
+
+    late = dt.datetime(9000, 12, 31, 23, 59, 59, 123456, tzinfo=dt.timezone.utc)
+    out = tmp_path / "late"
+    spark.range(3).select(F.lit(late).alias("put_ts"), F.col("id").cast("int")
+                          .alias("message_number")).coalesce(1).write.parquet(str(out))
+    path = next(str(p) for p in out.iterdir() if p.name.endswith(".parquet"))
+    schema = described_schema()
+    read = MQMessagesDataSource({"groups": json.dumps([[path]]), "batchSize": "2"}).reader(
+        type(schema)([schema["put_ts"], schema["message_number"]]))
+    batches = list(read.read(FilesPartition([path])))
+    assert [b.num_rows for b in batches] == [2, 1]
+    assert batches[0].schema.names == ["put_ts", "message_number"]
+    assert batches[0].column("put_ts").to_pylist()[0] == late
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not really")
+    with pytest.raises(CaptureError, match="bad.parquet: cannot read this Parquet file"):
+        list(read.read(FilesPartition([path, str(bad)])))
+
+
+@pytest.mark.spark
+def test_put_dates_after_2262_read_back_by_every_reader(spark, tmp_path, monkeypatch):
+    """A capture may say any PutDate up to 9999; the directory's Parquet (INT96, as Spark
+    writes timestamps) reads back the same through Spark's reader, the mqmessages source
+    and the reader without Spark (explain)."""
+    import dlqlens.spark.parquet as parquet
+    from dlqlens.spark import load_capture
+    from tests.builders import dlq_message, write_capture
+
+    capture = write_capture(tmp_path / "late.raw", "raw", [
+        dlq_message(b"A", dlh={"PutDate": "90001231", "PutTime": "23595999"}),
+        dlq_message(b"B", md={"PutDate": "99991231", "PutTime": "12000000"}),
+        dlq_message(b"C")])
+    out = tmp_path / "late"
+    write_messages(load_capture(spark, str(capture)), str(out))
+    want = sorted((r["message_number"], r["put_ts"], r["dlh_put_ts"]) for r in
+                  load_capture(spark, str(capture)).collect())
+    assert want[0][2].year == 9000 and want[1][1].year == 9999
+    native = load_capture(spark, str(out))
+    monkeypatch.setattr(parquet, "READ_ROWS", 1)  # three groups: the mqmessages source
+    source = load_capture(spark, str(out))
+    assert source._jdf.queryExecution().analyzed().collectLeaves().size() == 1
+    for df in (native, source):
+        assert sorted((r["message_number"], r["put_ts"], r["dlh_put_ts"])
+                      for r in df.collect()) == want
+    found = parquet.message_input(str(out))
+    got = [row for b in parquet.arrow_batches(found, ["message_number", "put_ts", "dlh_put_ts"])
+           for row in b.to_pylist()]
+    assert sorted((r["message_number"], r["put_ts"].replace(tzinfo=None) if r["put_ts"] else None,
+                   r["dlh_put_ts"].replace(tzinfo=None) if r["dlh_put_ts"] else None)
+                  for r in got) == want
