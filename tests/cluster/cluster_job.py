@@ -15,7 +15,8 @@
    explanations, the messages in no finding and a dmpmqmsg export of the
    messages of two reasons (its text), the rows written to a Parquet
    messages directory and read back (files of at most 100 messages: the
-   ``mqmessages`` source), each as JSON-ready values in
+   ``mqmessages`` source), the findings and links written as results and
+   read back, each as JSON-ready values in
    ``OUT/results.json``; and where each slice was decoded (``decoded_in``:
    the working directories of the Python workers that read them).
 
@@ -143,6 +144,11 @@ def main(argv=None) -> int:
     found = run_detectors(df, queue_defs=defs, capture_queues=queues)
     results["findings"] = rows(found.findings)
     results["links"] = rows(found.links)
+    # as `detect --to` writes them, read back
+    parquet.write_results({"findings": found.findings, "links": found.links},
+                          str(out / "results"))
+    back = parquet.read_results(spark, str(out / "results"))
+    results["results_back"] = {name: rows(df) for name, df in sorted(back.items())}
     table = parse_file(RULES)
     results["replay"] = rows(replay(table, df, "pessimistic"))
     quality = audit(df, rules=table, queue_defs=defs, capture_queues=queues)

@@ -31,6 +31,7 @@ def test_local_job_plans_several_partitions_per_file(local_job):
     assert r["decoded_rows"] == len(r["rows"])
     assert r["parquet_rows"] == r["rows"]  # the cluster's and Connect's equal these
     assert r["parquet_partitions"] >= 7
+    assert r["results_back"] == {"findings": r["findings"], "links": r["links"]}
     check_conf_and_export(local_job)
 
 
