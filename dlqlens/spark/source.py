@@ -3,7 +3,8 @@ and ``mqmessages`` over the Parquet files of messages directories
 (:class:`MQMessagesDataSource`, used by
 :func:`dlqlens.spark.parquet.load_messages`).
 
-A thin adapter over the pure-Python decoder (DESIGN.md convention 6)::
+``mqcapture`` is a thin adapter over the pure-Python decoder (DESIGN.md
+convention 6)::
 
     spark.read.format("mqcapture").option("mode", "PERMISSIVE").load(paths)
 
