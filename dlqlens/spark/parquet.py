@@ -289,7 +289,8 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
     Parameters
     ----------
     spark : pyspark.sql.SparkSession
-        Left as it is (nothing is configured).
+        Left as it is (nothing is configured); the ``mqmessages`` source is
+        registered on it when the read needs it.
     found : MessageInput or str
         From :func:`message_input`, or one directory.
     columns : list of str, optional
