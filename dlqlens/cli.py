@@ -53,15 +53,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, one_shot: bool = False) -> int:
     """Run the command line; return the exit status.
 
     Exit status 0 on success, 1 when the command found errors it reports
     (for example ``rules check`` on a table with errors), 2 on bad arguments
     or unreadable input. Errors are one line on standard error, no traceback.
+
+    ``one_shot``: the process ends with this command (:func:`run`), so a
+    Spark driver the command starts may be tuned for it alone
+    (:data:`dlqlens.spark.session.ONE_SHOT_JIT_OPTIONS` on a small input).
+    False when called from a notebook or a program that goes on.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.one_shot = one_shot
     try:
         return int(args.func(args) or 0)
     except DlqlensError as exc:
@@ -73,5 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The ``dlqlens`` console script: :func:`main` in a process that ends with
+    the command (``one_shot``), then exit with its status."""
+    sys.exit(main(sys.argv[1:], one_shot=True))
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

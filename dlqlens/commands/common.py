@@ -107,7 +107,9 @@ spark_conf_item.__name__ = "KEY=VALUE"  # argparse's fallback message names the 
 def spark_for(args: argparse.Namespace, **tuning):
     """The session of a command: ``--master``, ``--conf``, ``--remote`` or
     ``SPARK_REMOTE`` (:func:`dlqlens.spark.session.spark_session`);
-    ``tuning`` are settings of a session dlqlens creates.
+    ``tuning`` are settings of a session dlqlens creates; ``args.one_shot``
+    (set by :func:`dlqlens.cli.main`) says whether the process ends with the
+    command.
 
     Raises
     ------
@@ -117,7 +119,8 @@ def spark_for(args: argparse.Namespace, **tuning):
     from dlqlens.spark.session import spark_session
 
     return spark_session(getattr(args, "master", None), dict(getattr(args, "conf", None) or ()),
-                         remote=getattr(args, "remote", None), **tuning)
+                         remote=getattr(args, "remote", None),
+                         one_shot=bool(getattr(args, "one_shot", False)), **tuning)
 
 
 def plan_captures(paths, fmt: str, mode: str = "PERMISSIVE") -> list:

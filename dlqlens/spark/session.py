@@ -75,6 +75,24 @@ GC_LOCKER_OPTIONS = "-XX:+UnlockDiagnosticVMOptions -XX:GCLockerRetryAllocationC
 #: to start with two.
 DRIVER_GC_OPTIONS = "-XX:+UseParallelGC -XX:-UseGCOverheadLimit"
 
+#: HotSpot option of the driver JVM of a one-shot command on a small input
+#: (``get_spark(..., one_shot=True)``: what :func:`spark_session` asks for
+#: when the ``dlqlens`` console script runs a command whose captures are
+#: small, :data:`SMALL_INPUT_SETTINGS`): only the client compiler (C1). On a
+#: few hundred messages the run is the JVM warming up on Spark's own code: a
+#: Java Flight Recording of the README's report on the sample showed the JIT
+#: compilers taking 31.4 s of CPU on two cores against about 7 s of Java in
+#: the application's threads. C1 compiles quickly; its code is slower than
+#: C2's, which pays only on long runs. The README's report of the sample as
+#: a process, three alternating pairs: 30.3, 29.4, 27.8 s without it, 25.7,
+#: 24.8, 25.7 s with it (``docs/performance.md``, eighth stop). Only for a
+#: process that ends with its command: a JVM's flags are fixed at its start,
+#: and a session that lives on (a notebook's, even one whose first act was
+#: :func:`dlqlens.cli.main`) would run every later analysis, of any size, on
+#: C1's code. Left out when the caller's options or the JVM's option
+#: variables choose a compilation mode (:func:`selects_compiler`).
+ONE_SHOT_JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+
 #: The environment variables whose options every HotSpot JVM reads.
 JVM_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
 
@@ -85,6 +103,16 @@ def selects_collector(options: str | None) -> bool:
     import re
 
     return bool(re.search(r"-XX:\+Use\w*GC\b", options or ""))
+
+
+def selects_compiler(options: str | None) -> bool:
+    """True when JVM ``options`` choose how HotSpot compiles
+    (``-XX:TieredStopAtLevel=N``, ``-XX:[+-]TieredCompilation``, ``-Xint``,
+    ``-Xcomp``)."""
+    import re
+
+    return bool(re.search(r"-XX:TieredStopAtLevel=|-XX:[+-]TieredCompilation\b|-Xint\b|-Xcomp\b",
+                          options or ""))
 
 
 def java_major(version_line: str) -> int | None:
@@ -142,7 +170,7 @@ RETAINED_EXECUTIONS_WITHOUT_UI = 20
 
 def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = None, *,
                      environ: Mapping[str, str] | None = None, batch: bool = False,
-                     **conf) -> dict[str, str]:
+                     one_shot: bool = False, **conf) -> dict[str, str]:
     """The configuration :func:`get_spark` gives the builder: its own settings,
     then ``conf`` (underscores for dots), then ``spark_conf`` (Spark's keys).
 
@@ -166,6 +194,10 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
     batch : bool, default False
         A session for one command, ended with it (the parallel collector);
         False for a long one (a notebook's: Java's default collector).
+    one_shot : bool, default False
+        With ``batch``: a session for one command on a small input in a
+        process that ends with it: :data:`ONE_SHOT_JIT_OPTIONS` (C1 only)
+        after the collector's options.
     **conf
         Keys with underscores for dots (``spark_ui_enabled="true"``).
 
@@ -193,9 +225,11 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
     key = "spark.driver.extraJavaOptions"
     environ = os.environ if environ is None else environ
     ours = []
-    if batch and not any(selects_collector(o) for o in (
-            settings.get(key), *(environ.get(v) for v in JVM_OPTION_VARIABLES))):
+    given = (settings.get(key), *(environ.get(v) for v in JVM_OPTION_VARIABLES))
+    if batch and not any(selects_collector(o) for o in given):
         ours.append(DRIVER_GC_OPTIONS)
+    if batch and one_shot and not any(selects_compiler(o) for o in given):
+        ours.append(ONE_SHOT_JIT_OPTIONS)
     if java is not None and java < 22:
         ours.append(GC_LOCKER_OPTIONS)
     if ours:  # the caller's own options after ours: theirs win
@@ -204,7 +238,8 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
 
 
 def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
-              spark_conf: Mapping[str, str] | None = None, batch: bool = False, **conf):
+              spark_conf: Mapping[str, str] | None = None, batch: bool = False,
+              one_shot: bool = False, **conf):
     """A SparkSession for dlqlens, with the ``mqcapture`` source registered.
 
     Sets ``PYSPARK_PYTHON`` to this interpreter (executors must import
@@ -250,8 +285,11 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     :data:`GC_LOCKER_OPTIONS` (a HotSpot bug that
     throws ``OutOfMemoryError`` when a thread meets the GC locker twice,
     which stopped the driver of a million-message report; the constant's
-    comment), both before any ``spark.driver.extraJavaOptions`` given. They
-    apply when this call starts the JVM.
+    comment), both before any ``spark.driver.extraJavaOptions`` given. With
+    ``one_shot=True`` as well (one command on a small input, in a process
+    that ends with it), the JVM compiles with C1 only
+    (:data:`ONE_SHOT_JIT_OPTIONS`; the constant's comment says why never
+    for a session that lives on). They apply when this call starts the JVM.
 
     With the UI off, the driver keeps the descriptions of the last
     :data:`RETAINED_EXECUTIONS_WITHOUT_UI` finished SQL queries, not 1000
@@ -268,7 +306,8 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    settings = session_settings(java_major(version), spark_conf, batch=batch, **conf)
+    settings = session_settings(java_major(version), spark_conf, batch=batch,
+                                one_shot=one_shot, **conf)
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
@@ -388,7 +427,8 @@ def small_input_settings(pieces) -> dict[str, str]:
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, *,
-                  remote: str | None = None, app_name: str = "dlqlens", **tuning):
+                  remote: str | None = None, app_name: str = "dlqlens", one_shot: bool = False,
+                  **tuning):
     """The session a command runs on, chosen by Spark's usual means.
 
     In this order:
@@ -415,6 +455,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
        as its keyword settings, except the :data:`SMALL_INPUT_SETTINGS`
        keys, which are set on the session alone (not on the SparkContext)
        under ``conf``, and the session marked (:data:`COMMAND_SESSION_KEY`).
+       With ``one_shot`` and those keys (a small input), the driver JVM
+       compiles with C1 only (:data:`ONE_SHOT_JIT_OPTIONS`).
 
     Parameters
     ----------
@@ -424,6 +466,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         Spark configuration (``--conf key=value``): the key as Spark names it.
     remote : str, optional
         A Spark Connect URL (``sc://host:15002``).
+    one_shot : bool, default False
+        The process ends with this command (the ``dlqlens`` console script,
+        :func:`dlqlens.cli.run`): a JVM it starts serves this command only.
 
     Returns
     -------
@@ -459,6 +504,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         return connect_session(_no_master(master, remote), conf)
     short = {k: v for k, v in tuning.items() if k.replace("_", ".") in SMALL_INPUT_SETTINGS}
     session = get_spark(master or "local[*]", app_name, spark_conf=conf, batch=True,
+                        one_shot=one_shot and bool(short),
                         **{k: v for k, v in tuning.items() if k not in short})
     _mark_command_session(session, conf, short)
     return session

@@ -12,8 +12,9 @@ import pytest
 from dlqlens.cli import build_parser
 from dlqlens.errors import UsageError
 from dlqlens.spark.session import (CONNECT_SETTINGS, DRIVER_GC_OPTIONS, GC_LOCKER_OPTIONS,
-                                   JVM_OPTION_VARIABLES, RETAINED_EXECUTIONS_WITHOUT_UI,
-                                   connect_session, selects_collector, session_settings,
+                                   JVM_OPTION_VARIABLES, ONE_SHOT_JIT_OPTIONS,
+                                   RETAINED_EXECUTIONS_WITHOUT_UI, connect_session,
+                                   selects_collector, selects_compiler, session_settings,
                                    spark_session)
 from tests.conftest import DATASETS, ROOT
 
@@ -180,6 +181,8 @@ def test_the_short_run_settings_reach_only_a_session_dlqlens_creates(monkeypatch
     new = load_captures(args, [sample])[0]
     assert made == [new]
     assert new.tuning.pop("batch") is True  # a command's session: the parallel collector
+    # called as a function (a notebook, a program that goes on): never C1 only
+    assert new.tuning.pop("one_shot") is False
     # set on the session itself (not given to the builder, so not the SparkContext's);
     # --conf wins over them
     assert not set(new.tuning) & set(session.SMALL_INPUT_SETTINGS)
@@ -323,16 +326,26 @@ def test_a_batch_sessions_jvm_starts_on_the_parallel_collector_without_its_limit
 
     major = java_major(check_java())
     java = java_executable()
-    options = session_settings(major, environ={}, batch=True)["spark.driver.extraJavaOptions"]
-    run = subprocess.run([java, *options.split(), "-XX:+PrintFlagsFinal", "-version"],
-                         capture_output=True, text=True, env={
-                             k: v for k, v in os.environ.items() if k not in JVM_OPTION_VARIABLES})
-    assert run.returncode == 0, run.stderr
-    flags = dict(re.findall(r"^\s*\S+\s+(\w+)\s+:?=\s+(\S+)", run.stdout, re.M))
-    assert flags["UseParallelGC"] == "true" and flags["UseG1GC"] == "false"
-    assert flags["UseGCOverheadLimit"] == "false"
-    if major < 22:
-        assert flags["GCLockerRetryAllocationCount"] == "100"
+
+    def flags(**kind):
+        options = session_settings(major, environ={}, batch=True,
+                                   **kind)["spark.driver.extraJavaOptions"]
+        run = subprocess.run([java, *options.split(), "-XX:+PrintFlagsFinal", "-version"],
+                             capture_output=True, text=True, env={
+                                 k: v for k, v in os.environ.items()
+                                 if k not in JVM_OPTION_VARIABLES})
+        assert run.returncode == 0, run.stderr
+        return dict(re.findall(r"^\s*\S+\s+(\w+)\s+:?=\s+(\S+)", run.stdout, re.M))
+
+    batch, one_shot = flags(), flags(one_shot=True)
+    for f in (batch, one_shot):
+        assert f["UseParallelGC"] == "true" and f["UseG1GC"] == "false"
+        assert f["UseGCOverheadLimit"] == "false"
+        if major < 22:
+            assert f["GCLockerRetryAllocationCount"] == "100"
+    # a one-shot command on a small input: C1 only; any other batch session: both compilers
+    assert one_shot["TieredStopAtLevel"] == "1"
+    assert batch["TieredStopAtLevel"] == "4"
 
 
 @pytest.mark.parametrize("where", ["conf", *JVM_OPTION_VARIABLES])
@@ -366,3 +379,71 @@ def test_the_session_forgets_finished_queries_past_the_limit(spark):
     while store.executionsCount() > RETAINED_EXECUTIONS_WITHOUT_UI and time.monotonic() < deadline:
         time.sleep(0.2)
     assert store.executionsCount() <= RETAINED_EXECUTIONS_WITHOUT_UI
+
+
+def test_c1_only_for_a_one_shot_batch_session_unless_the_caller_chose():
+    """A one-shot command on a small input compiles with C1 only; never a long
+    session (a notebook's JVM would run every later analysis on C1's code), never
+    over the caller's own compilation options."""
+    jvm = "spark.driver.extraJavaOptions"
+    assert session_settings(22, environ={}, batch=True, one_shot=True)[jvm] == \
+        f"{DRIVER_GC_OPTIONS} {ONE_SHOT_JIT_OPTIONS}"
+    assert ONE_SHOT_JIT_OPTIONS not in session_settings(22, environ={}, batch=True)[jvm]
+    assert jvm not in session_settings(22, environ={}, one_shot=True)
+    for own in ("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation", "-Xint"):
+        assert session_settings(22, {jvm: own}, environ={}, batch=True, one_shot=True)[jvm] \
+            == f"{DRIVER_GC_OPTIONS} {own}"
+        assert session_settings(22, environ={"JDK_JAVA_OPTIONS": own}, batch=True,
+                                one_shot=True)[jvm] == DRIVER_GC_OPTIONS
+    assert not selects_compiler("-Xss4m -XX:+UseParallelGC -XX:TieredStopAtLevelX")
+    assert selects_compiler("-XX:+TieredCompilation")
+
+
+def test_only_the_console_script_runs_a_command_one_shot(monkeypatch, no_session):
+    """``dlqlens`` (the console script, dlqlens.cli:run) says the process ends with
+    the command; a small input then gets C1 only, a large one not; main() called
+    from Python (a notebook) never says so."""
+    import argparse
+    import tomllib
+    from types import SimpleNamespace
+
+    import dlqlens.cli as cli
+    import dlqlens.spark.session as session
+    import dlqlens.spark.source as source
+    from dlqlens.commands.common import load_captures
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["dlqlens"] == "dlqlens.cli:run"
+    # main() hands the command its one_shot
+    told = []
+    parsed = argparse.Namespace(func=lambda args: told.append(args.one_shot) or 0)
+    monkeypatch.setattr(cli, "build_parser", lambda: SimpleNamespace(
+        parse_args=lambda argv: parsed))
+    assert cli.main(["x"], one_shot=True) == 0 and cli.main(["x"]) == 0
+    assert told == [True, False]
+    # run(): main(argv, one_shot=True), then exit with its status
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda argv, one_shot=False: seen.append(
+        (argv, one_shot)) or 3)
+    monkeypatch.setattr("sys.argv", ["dlqlens", "summary", "x"])
+    with pytest.raises(SystemExit) as stop:
+        cli.run()
+    assert stop.value.code == 3 and seen == [(["summary", "x"], True)]
+    # the command's session: C1 only for a one-shot command on a small input
+    made = []
+
+    def get_spark(master, app, spark_conf=None, **conf):
+        made.append(conf)
+        return SimpleNamespace(conf=_Conf(spark_conf or {}))
+
+    monkeypatch.setattr(session, "get_spark", get_spark)
+    monkeypatch.setattr(session, "load_capture", lambda spark, paths, **kw: spark)
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    sample = str(DATASETS)
+    for one_shot, limit, c1 in [(True, None, True), (False, None, False), (True, 1, False)]:
+        if limit is not None:  # a capture over the driver-decoding limit: not small
+            monkeypatch.setattr(source, "LOCAL_BYTES", limit)
+        args = build_parser().parse_args(["summary", sample])
+        args.one_shot = one_shot
+        load_captures(args, [sample])
+        assert made[-1]["batch"] is True and made[-1]["one_shot"] is c1, (one_shot, limit)
