@@ -148,7 +148,7 @@ def main(argv=None) -> int:
     parquet.write_results({"findings": found.findings, "links": found.links},
                           str(out / "results"))
     back = parquet.read_results(spark, str(out / "results"))
-    results["results_back"] = {name: rows(df) for name, df in sorted(back.items())}
+    results["results_back"] = {name: rows(frame) for name, frame in sorted(back.items())}
     table = parse_file(RULES)
     results["replay"] = rows(replay(table, df, "pessimistic"))
     quality = audit(df, rules=table, queue_defs=defs, capture_queues=queues)
