@@ -61,31 +61,10 @@ def test_refused_before_the_jvm(no_jvm, tmp_path, capsys, argv, text):
     assert text in err and "Traceback" not in err
 
 
-@pytest.fixture(scope="module", params=[None, 100], ids=["one-read-group", "groups-of-100"])
-def decoded_rows(request, spark, tmp_path_factory):
-    """The sample decoded to a directory: in files read as one group (Spark's own
-    scan), or in files of at most 100 messages read in groups of 100 (the
-    ``mqmessages`` source, as a large directory is read)."""
-    import dlqlens.spark.parquet as parquet
-
+@pytest.fixture(scope="module")
+def decoded(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("decoded") / "sample"
-    with pytest.MonkeyPatch.context() as mp:
-        if request.param:
-            mp.setattr(parquet, "READ_ROWS", request.param)
-        assert main(["decode", str(DATASETS), "--to", str(out), "--master", "local[2]"]) == 0
-    return out, request.param
-
-
-@pytest.fixture
-def decoded(decoded_rows, monkeypatch):
-    """The directory, read in groups of the size its files were written in."""
-    import dlqlens.spark.parquet as parquet
-
-    out, rows = decoded_rows
-    if rows:
-        monkeypatch.setattr(parquet, "READ_ROWS", rows)
-    groups = parquet.read_groups(read_marker(out)["files"])
-    assert len(groups) == 1 if rows is None else len(groups) >= 7
+    assert main(["decode", str(DATASETS), "--to", str(out), "--master", "local[2]"]) == 0
     return out
 
 
