@@ -445,7 +445,10 @@ def parse(text: str, source: str | None = None) -> RulesTable:
     (True, 'RETRY', 5, 60)
     """
     entries, diagnostics, ends_with_newline = read_entries(text)
-    if text.strip() and not ends_with_newline:
+    # A leading byte-order mark is not content (``_iter_lines`` skips it): a
+    # table of only a mark has no last line to lack a line end.
+    content = text[1:] if text.startswith("\ufeff") else text
+    if content.strip() and not ends_with_newline:
         last = sum(1 for _ in _iter_lines(text))
         diagnostics.append(
             _diag(

@@ -211,6 +211,20 @@ def test_amqsbcg_payload_reading_no_more_messages_does_not_end_the_message(tmp_p
     assert all(bytes(r["payload"]) == payload for r in rows)
 
 
+@pytest.mark.parametrize("text", ["\ufeff", "\ufeff  \t", "\ufeff\n"])
+def test_rules_table_of_only_a_byte_order_mark_is_empty_not_a_line_without_an_end(text):
+    """Defect 14 (found by the suite's brief rules fuzzing in CI, 2026-11-28):
+    a table of only a byte-order mark was content to the final-newline check
+    (the mark is not blank to ``str.strip``) but no line to the line counter
+    (which skips the mark), so ``no-final-newline`` pointed at line 0. The
+    mark is not content: such a table is empty, at line 1."""
+    from dlqlens.rules import parse
+
+    table = parse(text, source="bom.rul")
+    assert [d.code for d in table.diagnostics] == ["empty-table"]
+    assert all(d.line >= 1 and d.message for d in table.diagnostics)
+
+
 # ---------------------------------------------------------------------------
 # issue 19 (branch perf19): hangs and unbounded memory
 # ---------------------------------------------------------------------------
@@ -291,6 +305,11 @@ def test_hypothesis_has_no_deadline_and_no_too_slow_check():
     assert settings.default.deadline is None
     assert HealthCheck.too_slow in settings.default.suppress_health_check
     assert settings(max_examples=5).deadline is None  # also under an explicit @settings
+    # the same inputs every run unless a random run is asked for (DLQLENS_FUZZ_RANDOM=1)
+    from tests.conftest import RANDOM_DRAWS
+
+    assert settings.default.derandomize is (not RANDOM_DRAWS)
+    assert settings(max_examples=5).derandomize is (not RANDOM_DRAWS)
 
 
 def _msg(payload: bytes):
