@@ -87,8 +87,32 @@ def cached_sample(spark):
     df.unpersist()
 
 
+#: A file to append, after each module that used Spark, the driver heap in
+#: use after a full collection and its largest classes (``jcmd
+#: GC.class_histogram``): which modules leave what behind in the one session.
+HEAP_LOG = os.environ.get("DLQLENS_TEST_HEAP_LOG", "")
+
+
+def _log_heap(session, module: str) -> None:
+    import shutil
+    import subprocess
+
+    jvm = session.sparkContext._jvm
+    pid = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getPid()
+    used = jvm.java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()
+    jcmd = shutil.which("jcmd") or "jcmd"
+    try:
+        out = subprocess.run([jcmd, str(pid), "GC.class_histogram"], capture_output=True,
+                             text=True, timeout=120).stdout.splitlines()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        out = [f"jcmd failed: {exc}"]
+    with open(HEAP_LOG, "a") as f:
+        f.write(f"== {module} heap used {used / 2**20:.1f} MB\n")
+        f.write("\n".join(out[:18]) + "\n")
+
+
 @pytest.fixture(scope="module", autouse=True)
-def _spark_memory_freed_after_each_module():
+def _spark_memory_freed_after_each_module(request):
     """Free what a test module left in the shared session's 1 GB driver heap.
 
     Two kinds of leftovers filled it over a whole run, and a later test failed
@@ -123,6 +147,8 @@ def _spark_memory_freed_after_each_module():
     active.catalog.clearCache()
     gc.collect()
     active.sparkContext._jvm.System.gc()
+    if HEAP_LOG:
+        _log_heap(active, request.module.__name__)
 
 
 @pytest.fixture(scope="session")
