@@ -30,6 +30,33 @@ from dlqlens.errors import CaptureError, MalformedMessageError, UsageError
 MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
 
 
+#: The whole-number read options, their :class:`ReadOptions` field and unit.
+WHOLE_NUMBER_OPTIONS = {"batchSize": ("batch_size", "messages"),
+                        "splitBytes": ("split_bytes", "bytes"),
+                        "maxMessageBytes": ("max_message_bytes", "bytes")}
+
+
+def positive_option(name: str, value, *, source: str = "") -> int:
+    """``value`` of the whole-number option ``name`` (a key of
+    :data:`WHOLE_NUMBER_OPTIONS`) as an int above 0.
+
+    Raises
+    ------
+    UsageError
+        When it is not a whole number above 0, naming the option, the unit
+        and what was found (``source``, such as ``"mqmessages: "``, first).
+    """
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1 or isinstance(value, bool):
+        unit = WHOLE_NUMBER_OPTIONS[name][1]
+        raise UsageError(f"{source}option {name}: expected a whole number of {unit} above 0, "
+                         f"found {value!r}")
+    return number
+
+
 @dataclass(frozen=True)
 class ReadOptions:
     """Options of a capture read, parsed once.
@@ -80,8 +107,8 @@ class ReadOptions:
         if self.mode.upper() not in MODES:
             raise UsageError(f"unknown mode {self.mode!r}: expected one of {', '.join(MODES)}")
         object.__setattr__(self, "mode", self.mode.upper())
-        if self.batch_size < 1 or self.split_bytes < 1 or self.max_message_bytes < 1:
-            raise UsageError("batchSize, splitBytes and maxMessageBytes must be positive")
+        for name, (field, _) in WHOLE_NUMBER_OPTIONS.items():
+            object.__setattr__(self, field, positive_option(name, getattr(self, field)))
         if self.columns is not None:
             cols = self.columns
             if isinstance(cols, str):
@@ -117,11 +144,9 @@ class ReadOptions:
                 raise UsageError(f"unknown option {k!r}: expected one of "
                                  f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes', 'splitText', 'columns', 'maxMessageBytes'])}")
             name = known[key]
-            if name in ("batch_size", "split_bytes", "max_message_bytes"):
-                try:
-                    v = int(v)
-                except ValueError:
-                    raise UsageError(f"option {k}: expected a whole number, found {v!r}") from None
+            if name in {field for field, _ in WHOLE_NUMBER_OPTIONS.values()}:
+                v = positive_option(next(o for o, (f, _) in WHOLE_NUMBER_OPTIONS.items()
+                                         if f == name), v)
             elif name == "split_text" and not isinstance(v, bool):
                 if str(v).lower() not in ("true", "false"):
                     raise UsageError(f"option {k}: expected true or false, found {v!r}")

@@ -198,6 +198,7 @@ class MQMessagesDataSource(DataSource):
     def reader(self, schema):
         import json
 
+        from dlqlens.capture.reader import positive_option
         from dlqlens.errors import UsageError
         from dlqlens.spark.schema import described_schema
 
@@ -211,13 +212,8 @@ class MQMessagesDataSource(DataSource):
                                                   for p in g) for g in groups)):
             raise UsageError("mqmessages: option groups: expected a JSON list of non-empty "
                              f"lists of absolute paths, found {opts.get('groups', '')[:80]!r}")
-        try:
-            batch = int(opts.get("batchsize", BATCH_ROWS))
-        except ValueError:
-            batch = 0
-        if batch < 1:
-            raise UsageError(f"mqmessages: option batchSize: expected a whole number of "
-                             f"messages above 0, found {opts.get('batchsize')!r}")
+        batch = positive_option("batchSize", opts.get("batchsize", BATCH_ROWS),
+                                source="mqmessages: ")
         return MQMessagesReader(groups, selected_columns("mqmessages", schema,
                                                          described_schema()), batch)
 

@@ -119,6 +119,28 @@ def test_read_options_parse_spark_style_options():
         ReadOptions.from_options({"batchSize": "ten"})
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"batchSize": "ten"}, "option batchSize: expected a whole number of messages above 0, "
+                           "found 'ten'"),
+    ({"BATCHSIZE": "0"}, "option batchSize: expected a whole number of messages above 0, "
+                         "found '0'"),
+    ({"splitBytes": "-1"}, "option splitBytes: expected a whole number of bytes above 0, "
+                           "found '-1'"),
+    ({"maxMessageBytes": "1.5"}, "option maxMessageBytes: expected a whole number of bytes "
+                                 "above 0, found '1.5'"),
+])
+def test_a_bad_whole_number_option_is_named_with_its_unit_and_what_was_found(options, message):
+    # one check (positive_option) for Spark-style options, fields set directly and
+    # the mqmessages source's batchSize
+    from dlqlens.capture.reader import ReadOptions
+
+    with pytest.raises(UsageError) as e:
+        ReadOptions.from_options(options)
+    assert str(e.value) == message
+    with pytest.raises(UsageError, match="option splitBytes: .* found 0"):
+        ReadOptions(split_bytes=0)
+
+
 def test_the_source_yields_batches_of_batch_rows_unless_told(tmp_path):
     """The JVM holds every Arrow batch it reads in native memory, outside the heap:
     the source's own default (BATCH_ROWS) is smaller than the pure-Python readers'
