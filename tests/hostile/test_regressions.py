@@ -225,6 +225,59 @@ def test_rules_table_of_only_a_byte_order_mark_is_empty_not_a_line_without_an_en
     assert all(d.line >= 1 and d.message for d in table.diagnostics)
 
 
+@pytest.mark.parametrize("layout, damage", [
+    ("od", "\x00 >"),         # the found case: a NUL where a blank separates hex and text
+    ("od", "x >"),
+    ("hexdump-c", "\x00|"),
+    ("xxd", " \x00"),
+])
+def test_hex_dump_fast_path_checks_the_blanks_before_the_text_column(layout, damage):
+    """Defect 15 (found by the long hexdump fuzzing, 2026-11-29): the numpy
+    fast path of offset dumps compared a full line's separators and text
+    delimiters with the first full line's, but not the blanks between the
+    hex and the text column. A line with a NUL there was data to the fast
+    path and damage to the line parser (which then cut the record and said
+    where); the two must agree or the fast path decline."""
+    from dlqlens.capture.hexdump import dump, parse
+
+    m = dead_letter({"Format": "MQSTR"}, {"Reason": 2053, "DestQName": "APP.IN"}, b"x" * 40,
+                    ccsid=819)
+    lines = dump.WRITERS[layout](m.md_bytes() + m.data).splitlines()
+    gap = {"od": "  >", "hexdump-c": " |", "xxd": "  "}[layout]
+    k = lines[1].index(gap, 40 if layout != "xxd" else 48)
+    lines[1] = lines[1][:k] + damage + lines[1][k + len(gap):]
+    text = "\n".join(lines) + "\n"
+    fast = parse._fast_offset_dump(text, layout)
+    saved = parse._fast_offset_dump
+    parse._fast_offset_dump = lambda *a: None
+    try:
+        slow = parse.parse_offset_dump(text, layout)
+    finally:
+        parse._fast_offset_dump = saved
+    assert slow[0].bad  # the line parser calls the line damaged
+    assert fast is None or [(r.data, r.cut, r.bad) for r in fast] == \
+        [(r.data, r.cut, r.bad) for r in slow]
+
+
+def test_pcapng_packet_time_beyond_year_9999_is_unknown_with_an_issue(tmp_path):
+    """Defect 16 (found by the long pcap fuzzing, 2026-11-29): a pcapng block's
+    64-bit timestamp counts to years past 9999, and the reader stopped with
+    ``ValueError: year 586524 is out of range`` (the file's good messages lost).
+    The packet's time is now null with a ``bad_timestamp`` issue; the message
+    is decoded."""
+    from dlqlens.capture.pcap import write_pcap
+
+    p = tmp_path / "far.pcapng"
+    write_pcap(p, [_msg(b"first"), _msg(b"second")], container="pcapng", start_ts=1e13)
+    rows = read_capture(str(p), format="pcap").table.to_pylist()
+    assert [bytes(r["payload"]) for r in rows] == [b"first", b"second"]
+    for r in rows:
+        assert r["network"]["packet_ts"] is None and r["decode_status"] == "ok"
+        issue, = [i for i in r["decode_issues"] if i["field"] == "packet timestamp"]
+        assert issue["code"] == "bad_timestamp" and issue["found"].startswith("10000000000000")
+        assert "frame" in issue["message"] and "9999" in issue["expected"]
+
+
 # ---------------------------------------------------------------------------
 # issue 19 (branch perf19): hangs and unbounded memory
 # ---------------------------------------------------------------------------

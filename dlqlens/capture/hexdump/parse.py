@@ -170,7 +170,13 @@ def _template(line: str, layout: str):
     keep = set(hexpos)
     lit = [i for i in range(m.start(1), m.end(2)) if i not in keep and not
            (m.start(1) <= i < m.end(1))]
-    lit += [i for i in range(m.end(2), len(line)) if line[i] in _DELIMS[layout]]
+    delims = [i for i in range(m.end(2), len(line)) if line[i] in _DELIMS[layout]]
+    # the blanks between the hex and the text column, which the line parser
+    # requires to be blanks (xxd: the two its pattern names; the text column
+    # itself may begin with blanks)
+    gap_end = min(m.end(2) + 2, len(line)) if layout == "xxd" else (
+        delims[0] if delims else m.end(2))
+    lit += list(range(m.end(2), gap_end)) + delims
     return (np.arange(m.start(1), m.end(1)), np.array(hexpos), np.array(lit, dtype=np.int64),
             np.frombuffer(line.encode("latin-1"), np.uint8)[lit] if lit else np.zeros(0, np.uint8),
             len(line))

@@ -369,6 +369,19 @@ def _spi_od(c: fap.Call, bo: str, codec: str) -> dict | None:
             return od[0]
 
 
+def _packet_time(ts, issues: list, where: str):
+    """The packet's capture time (UTC), or None with a ``bad_timestamp`` issue
+    when the record's seconds are outside the years 1 to 9999 (a damaged
+    pcapng block's 64-bit count): unknown, never a stand-in time."""
+    try:
+        return dt.datetime.fromtimestamp(ts, dt.timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        issues.append(("bad_timestamp", "packet timestamp",
+                       "seconds since 1970 within the years 1 to 9999 (UTC)",
+                       f"{ts!r} seconds", where))
+        return None
+
+
 def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
              max_message_bytes) -> dict:
     verb, direction = fap.MESSAGE_CALLS[c.opcode]
@@ -376,18 +389,20 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
     client = s.stream[:2] if direction == "to_qmgr" else s.stream[2:]
     server = s.stream[2:] if direction == "to_qmgr" else s.stream[:2]
     hobj = api[2] if api else None
+    issues: list = []
+    where = f"frame {s.frame}, {s.stream[0]}:{s.stream[1]} -> {s.stream[2]}:{s.stream[3]}"
     net = {"direction": direction, "verb": verb,
            "client_address": client[0], "client_port": client[1],
            "server_address": server[0], "server_port": server[1],
-           "packet_ts": dt.datetime.fromtimestamp(s.ts, dt.timezone.utc), "frame": s.frame,
+           "packet_ts": _packet_time(s.ts, issues, where), "frame": s.frame,
            "conversation_id": s.conv, "request_id": s.request,
            "object_handle": hobj if verb != "MQPUT1" else None,
            "queue_name": None, "qmgr_name": qmgrs.get(conv), "queue_source": None,
            "completion_code": None, "reason": None, "reason_name": None}
-    row = {"order": order, "offset": s.file_offset, "network": net, "issues": [], "raw": None,
+    row = {"order": order, "offset": s.file_offset, "network": net, "issues": issues,
+           "raw": None,
            "md": None, "big": False, "codec": "latin-1", "version": 0, "data": b"",
            "data_length": 0, "unknown": ("payload",)}  # null until the data is read
-    where = f"frame {s.frame}, {s.stream[0]}:{s.stream[1]} -> {s.stream[2]}:{s.stream[3]}"
     buf = c.data
     pos = fap.API_HEADER
     if verb == "MQPUT1":
@@ -480,9 +495,11 @@ def _message(c, order, api, conn, conv, bo, codec, handles, qmgrs, source,
 
 
 def _unframed(frame, ts, at, key, off, chunk) -> dict:
+    where = f"frame {frame}, {key[0]}:{key[1]} -> {key[2]}:{key[3]}, stream offset {off}"
+    time_issues: list = []
     net = {"direction": None, "verb": None, "client_address": None, "client_port": None,
            "server_address": None, "server_port": None,
-           "packet_ts": dt.datetime.fromtimestamp(ts, dt.timezone.utc), "frame": frame,
+           "packet_ts": _packet_time(ts, time_issues, where), "frame": frame,
            "conversation_id": None, "request_id": None, "object_handle": None,
            "queue_name": None, "qmgr_name": None, "queue_source": None,
            "completion_code": None, "reason": None, "reason_name": None}
@@ -492,8 +509,7 @@ def _unframed(frame, ts, at, key, off, chunk) -> dict:
             "issues": [("unframed", "TSH.StrucId",
                         "a TSH segment ('TSH ', 'TSHM' or 'TSHC')",
                         f"X'{chunk[:8].hex().upper()}' ({len(chunk)} bytes not framed)",
-                        f"frame {frame}, {key[0]}:{key[1]} -> {key[2]}:{key[3]}, "
-                        f"stream offset {off}")]}
+                        where)] + time_issues}
 
 
 # ---------------------------------------------------------------------------
