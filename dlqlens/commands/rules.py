@@ -138,9 +138,10 @@ def _write_lines(df, column) -> None:
     with the characters a terminal acts on escaped (:func:`dlqlens.safe.json_text`: Spark's
     ``to_json`` writes DEL, C1 and U+2028 raw)."""
     from dlqlens.safe import json_text
+    from dlqlens.spark.driver import local_rows
 
     out = sys.stdout
-    for row in df.orderBy("source", "message_number").select(column.alias("j")).toLocalIterator():
+    for row in local_rows(df.orderBy("source", "message_number").select(column.alias("j"))):
         out.write(json_text(row["j"]) + "\n")
     out.flush()
 

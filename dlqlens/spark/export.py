@@ -54,8 +54,8 @@ remaining Expiry, the latest snapshot's, is written (then the first in
 
 The messages are formatted in the executors, one Arrow batch of the sorted
 selection at a time (``mapInArrow``); the text comes to the driver one
-partition at a time (``toLocalIterator``) and is written as it comes; the
-DataFrame is never collected.
+partition at a time (:func:`dlqlens.spark.driver.local_rows`) and is written
+as it comes; the DataFrame is never collected.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from dlqlens.errors import ExportError, UsageError
+from dlqlens.spark.driver import local_rows
 
 #: Why a selected message was not exported (see the module docstring).
 SKIP_REASONS = {
@@ -388,7 +389,7 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
     try:
         with open(part, "w", encoding="ascii", newline="\n") as fh:
             fh.write(banner(created=_ctime(now), strict=True))
-            for chunk in formatted.toLocalIterator():
+            for chunk in local_rows(formatted):
                 fh.write(chunk["text"])
                 result.selected += chunk["selected"]
                 result.written += chunk["written"]

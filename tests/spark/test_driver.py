@@ -1,0 +1,47 @@
+"""Rows to the driver one partition at a time, leaving nothing behind
+(:mod:`dlqlens.spark.driver`)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from tests.conftest import _collect_until_storage_is_free, _storage_used
+
+pytestmark = pytest.mark.spark
+
+
+def _broadcast_join(spark):
+    from pyspark.sql import functions as F
+
+    small = spark.range(20_000).withColumn("k", F.col("id") * 3)
+    big = spark.range(200_000)
+    return big.join(F.broadcast(small), big.id == small.k, "left_semi").orderBy("id")
+
+
+def test_local_rows_gives_the_frames_rows_in_order(spark):
+    from dlqlens.spark.driver import local_rows
+
+    df = _broadcast_join(spark)
+    assert [r["id"] for r in local_rows(df)] == [r["id"] for r in df.collect()]
+    assert [r["id"] for r in local_rows(df)][:3] == [0, 3, 6]
+
+
+def test_local_rows_leaves_no_query_behind(spark):
+    """DataFrame.toLocalIterator (classic PySpark 4.3) kept every query it served
+    alive, its broadcast blocks in the driver's storage memory (3.4 MB and 52 MB of
+    heap a call at 300,000 rows; an export of a finding's messages leaked 47 MB a
+    run). After local_rows and the collections, storage is back where it was."""
+    from dlqlens.spark.driver import local_rows
+
+    spark.catalog.clearCache()
+    gc.collect()
+    _collect_until_storage_is_free(spark)
+    found = _storage_used(spark)
+    for _ in range(3):
+        assert sum(1 for _ in local_rows(_broadcast_join(spark))) == 20_000
+    gc.collect()
+    # waits only as long as the cleaner needs (up to the limit) when all is well
+    collections, left = _collect_until_storage_is_free(spark, found, limit_s=30)
+    assert left <= found, f"{left - found} bytes of storage left after {collections} collections"
