@@ -316,14 +316,84 @@ def _inputs(matched: str | None, reason, dq, dqm, rq, rqm) -> tuple[list[int] | 
                             _text(rq), _text(rqm))
 
 
-def process_batch(plan: ReplayPlan, world: World, columns: Sequence, cache: dict | None = None):
+class FateCache:
+    """The fates one Python worker has decided, over all the batches of its tasks.
+
+    Each input column's values get ids of their own (a value is looked up
+    once per batch, not once per message); a distinct row of ids is decided
+    once (:func:`process_message`) and kept as a row of one Arrow array, so
+    that a batch's fates are a ``take`` from it. At most ``limit`` fates are
+    kept: past it, the cache starts again (memory stays bounded whatever the
+    number of distinct inputs).
+    """
+
+    def __init__(self, limit: int = 200_000):
+        self.limit = limit
+        self.clear()
+
+    def clear(self) -> None:
+        import pyarrow as pa
+
+        self.value_ids: list[dict] = []  # per input column: value -> id
+        self.values: list[list] = []  # per input column: id -> value
+        self.fate_ids: dict[tuple, int] = {}  # row of value ids -> row of ``fates``
+        self.fates = pa.array([], type=_fate_arrow_type())
+
+    def __len__(self) -> int:
+        return len(self.fate_ids)
+
+    def ids(self, j: int, column):
+        """The value ids of the rows of input column ``j`` (an int64 numpy
+        array); the values new to the cache are added to ``values[j]``."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        while len(self.value_ids) <= j:
+            self.value_ids.append({})
+            self.values.append([])
+        known, values = self.value_ids[j], self.values[j]
+        if pa.types.is_null(column.type):
+            enc, batch_values = None, [None]
+        else:
+            enc = pc.dictionary_encode(column, null_encoding="encode")
+            batch_values = enc.dictionary.to_pylist()
+        ids = np.empty(len(batch_values), dtype=np.int64)
+        for i, v in enumerate(batch_values):  # the batch's distinct values, not its rows
+            at = known.get(v)
+            if at is None:
+                at = known[v] = len(values)
+                values.append(v)
+            ids[i] = at
+        if enc is None:
+            return np.full(len(column), ids[0], dtype=np.int64)
+        return ids[enc.indices.to_numpy(zero_copy_only=False)]
+
+
+def _row_keys(ids):
+    """One int64 key per row of the (n, k) id matrix (rows equal iff keys equal),
+    packing the columns' bits when they fit in 63, else ranking rows with
+    ``numpy.unique``."""
+    import numpy as np
+
+    bits = [max(int(ids[:, j].max()), 1).bit_length() for j in range(ids.shape[1])]
+    if sum(bits) <= 63:
+        key = np.zeros(len(ids), dtype=np.int64)
+        for j, b in enumerate(bits):
+            key = (key << b) | ids[:, j]
+        return key
+    return np.unique(ids, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def process_batch(plan: ReplayPlan, world: World, columns: Sequence,
+                  cache: FateCache | None = None):
     """Fates of a batch of messages (the body of the vectorised UDF).
 
-    No Python code runs per message: each input column is
-    dictionary-encoded, the rows of codes are made unique with numpy,
-    :func:`process_message` runs once per distinct input (and, through ``cache``,
-    once per distinct input over all the batches of a task), and the fates
-    are gathered back with ``take``.
+    No Python code runs per message: each input column's values are given
+    ids (:class:`FateCache`), the rows of ids are made unique with numpy,
+    :func:`process_message` runs once per distinct input (and, through
+    ``cache``, once per distinct input over all the batches of a worker),
+    and the fates are gathered with ``take``.
 
     Parameters
     ----------
@@ -333,8 +403,8 @@ def process_batch(plan: ReplayPlan, world: World, columns: Sequence, cache: dict
         ``matched`` as text (``"1,4"``, ``""``, or null without an MQDLH),
         MQDLH ``Reason`` (int), ``DestQName``, ``DestQMgrName``, MQMD
         ``ReplyToQ``, ``ReplyToQMgr`` (strings, may be null).
-    cache : dict, optional
-        Distinct input -> fate dict, reused across batches.
+    cache : FateCache, optional
+        The fates decided so far, reused across batches.
 
     Returns
     -------
@@ -343,36 +413,30 @@ def process_batch(plan: ReplayPlan, world: World, columns: Sequence, cache: dict
     """
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    cache = {} if cache is None else cache
+    cache = FateCache() if cache is None else cache
     columns = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
     n = len(columns[0])
     if n == 0:
         return pa.array([], type=_fate_arrow_type())
-    dictionaries = []
-    codes = np.empty((n, len(columns)), dtype=np.int64)
-    for j, col in enumerate(columns):
-        if pa.types.is_null(col.type):
-            dictionaries.append([None])
-            codes[:, j] = 0
-            continue
-        enc = pc.dictionary_encode(col, null_encoding="encode")
-        dictionaries.append(enc.dictionary.to_pylist())
-        codes[:, j] = enc.indices.to_numpy(zero_copy_only=False)
-    unique, inverse = np.unique(codes, axis=0, return_inverse=True)
-    fates = []
-    for row in unique.tolist():
-        values = tuple(dictionaries[j][c] for j, c in enumerate(row))
-        fate = cache.get(values)
-        if fate is None:
-            matched, msg = _inputs(*values)
-            fate = process_message(matched, msg, plan, world).to_dict()
-            if len(cache) < 200_000:
-                cache[values] = fate
-        fates.append(fate)
-    distinct = pa.array(fates, type=_fate_arrow_type())
-    return distinct.take(pa.array(inverse.reshape(-1), type=pa.int64()))
+    if len(cache) >= cache.limit:
+        cache.clear()
+    ids = np.stack([cache.ids(j, col) for j, col in enumerate(columns)], axis=1)
+    _, first, inverse = np.unique(_row_keys(ids), return_index=True, return_inverse=True)
+    values = cache.values
+    rows = np.empty(len(first), dtype=np.int64)
+    new = []
+    for k, row in enumerate(ids[first].tolist()):
+        key = tuple(row)
+        at = cache.fate_ids.get(key)
+        if at is None:
+            at = cache.fate_ids[key] = len(cache.fates) + len(new)
+            matched, msg = _inputs(*(values[j][v] for j, v in enumerate(row)))
+            new.append(process_message(matched, msg, plan, world).to_dict())
+        rows[k] = at
+    if new:
+        cache.fates = pa.concat_arrays([cache.fates, pa.array(new, type=_fate_arrow_type())])
+    return cache.fates.take(pa.array(rows[inverse.reshape(-1)], type=pa.int64()))
 
 
 def _fate_udf(plan: ReplayPlan, world: World):
@@ -380,7 +444,7 @@ def _fate_udf(plan: ReplayPlan, world: World):
     else a ``pandas_udf`` around the same :func:`process_batch`."""
     from pyspark.sql import functions as F
 
-    cache: dict = {}
+    cache = FateCache()
     spark_type = _fate_spark_type()
     # Explicit function types: this module's annotations are strings
     # (``from __future__ import annotations``), which Spark cannot inspect.

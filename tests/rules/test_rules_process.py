@@ -13,7 +13,8 @@ from dlqlens.errors import RulesError
 from dlqlens.rules import parse
 from dlqlens.rules.handler import Attempt, Fate, Message, resolve_target, select_rule
 from dlqlens.rules.lint import CODES, unreached_from_counts
-from dlqlens.rules.replay import ReplayPlan, ReplaySummary, process_batch, process_message
+from dlqlens.rules.replay import (FateCache, ReplayPlan, ReplaySummary, process_batch,
+                                  process_message)
 from dlqlens.rules.world import PutOutcome, QueueRule, World
 
 Q_FULL = Message(reason=2053, dest_q="APP.IN", dest_qmgr="QM1", reply_q="", reply_qmgr="QM2")
@@ -176,7 +177,7 @@ def test_process_batch_processes_each_distinct_input_once():
     ]
     columns = [pa.array([r[j] for r in rows], type=pa.int32() if j == 1 else pa.string())
                for j in range(6)]
-    cache: dict = {}
+    cache = FateCache()
     out = process_batch(plan, World.pessimistic(), columns, cache)
     assert len(cache) == 4
     got = out.to_pylist()
@@ -189,6 +190,57 @@ def test_process_batch_processes_each_distinct_input_once():
         "forwarded", "forwarded", "forwarded", "left", "left", "forwarded"]
     assert got[1]["target_queue"] == "REPLY.Q"
     assert process_batch(plan, World.optimistic(), [pa.array([], pa.string())] * 6).to_pylist() == []
+
+
+def test_fate_cache_decides_each_input_once_over_batches_and_stays_bounded(monkeypatch):
+    import dlqlens.rules.replay as replay_module
+
+    plan = plan_of("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)\nACTION(FWD) FWDQ(DEADQ)\n")
+    decided = []
+    real = replay_module.process_message
+    monkeypatch.setattr(replay_module, "process_message",
+                        lambda *a: decided.append(a[1]) or real(*a))
+
+    def batch(reasons):
+        return [pa.array(["1,2" if r == 2053 else "2" for r in reasons]),
+                pa.array(reasons, pa.int32()), pa.array(["APP.IN"] * len(reasons)),
+                pa.array(["QM1"] * len(reasons)), pa.nulls(len(reasons)),
+                pa.nulls(len(reasons))]
+
+    def expected(reasons):
+        return [real([1, 2] if r == 2053 else [2], Message(True, r, "APP.IN", "QM1", "", ""),
+                     plan, World.pessimistic()).to_dict() for r in reasons]
+
+    cache = FateCache()
+    first = [2053, 2035, 2053, 2085]
+    assert process_batch(plan, World.pessimistic(), batch(first), cache).to_pylist() == \
+        expected(first)
+    assert len(decided) == 3 and len(cache) == 3
+    again = [2085, 2053, 2053]
+    assert process_batch(plan, World.pessimistic(), batch(again), cache).to_pylist() == \
+        expected(again)
+    assert len(decided) == 3  # nothing decided twice
+    small = FateCache(limit=2)  # past the limit the cache starts again; fates unchanged
+    for reasons in (first, again, first):
+        assert process_batch(plan, World.pessimistic(), batch(reasons), small).to_pylist() == \
+            expected(reasons)
+        assert len(small) <= 3
+
+
+def test_row_keys_are_equal_exactly_when_rows_are():
+    import numpy as np
+
+    from dlqlens.rules.replay import _row_keys
+
+    rng = np.random.default_rng(5)
+    for high in (2, 40, 5000):  # packed bits, and past 63 bits (six columns of 13 bits)
+        ids = rng.integers(0, high, size=(400, 6))
+        ids[200:] = ids[:200]  # many repeats
+        keys = _row_keys(ids)
+        rows = [tuple(r) for r in ids.tolist()]
+        for i in range(0, 400, 7):
+            for k in range(0, 400, 11):
+                assert (keys[i] == keys[k]) == (rows[i] == rows[k])
 
 
 # -- plan, statistics text, unreached rules ---------------------------------------
