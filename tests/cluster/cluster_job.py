@@ -157,7 +157,7 @@ def main(argv=None) -> int:
                                explain_messages(df.where("dlh.Reason = 2053")
                                                 .orderBy("source", "message_number"), limit=5)]
     results["unexplained"] = rows(unexplained(df, found))
-    # mapInArrow in the executors, toLocalIterator to this process
+    # mapInArrow in the executors, local_rows (a partition at a time) to this process
     from dlqlens.spark.export import export_dmpmqmsg, select_messages
 
     exported = export_dmpmqmsg(select_messages(df, reasons=[2053, 2085]), str(out / "q.dmp"),

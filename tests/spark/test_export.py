@@ -8,7 +8,7 @@ import pytest
 
 from dlqlens.capture.reader import read_capture
 from dlqlens.errors import ExportError, UsageError
-from dlqlens.spark import load_capture
+from dlqlens.spark import load_capture, local_rows
 from dlqlens.spark.export import EXPORT_COLUMNS, export_dmpmqmsg, reason_codes, select_messages
 from tests.conftest import DATASETS, ROOT
 
@@ -89,7 +89,7 @@ def test_selection_by_reason_destination_finding_and_fate(spark, tmp_path):
     try:
         def keys(frame):
             return {(r.source, r.message_number)
-                    for r in frame.select("source", "message_number").toLocalIterator()}
+                    for r in local_rows(frame.select("source", "message_number"))}
 
         q_full = select_messages(df, reasons=["MQRC_Q_FULL", 2085])
         assert keys(q_full) == keys(df.where(F.col("dlh.Reason").isin(2053, 2085)))
@@ -117,8 +117,8 @@ def test_selection_by_reason_destination_finding_and_fate(spark, tmp_path):
         out = tmp_path / "left.dmp"
         result = export_dmpmqmsg(chosen, out)
         # written in file and message order: the MsgIds of the selection, in order
-        want = [r.md.MsgId for r in chosen.orderBy("source", "message_number")
-                .where(~F.col("layout.dlh_reconstructed")).select("md").toLocalIterator()]
+        want = [r.md.MsgId for r in local_rows(chosen.orderBy("source", "message_number")
+                .where(~F.col("layout.dlh_reconstructed")).select("md"))]
         assert [r["md"]["MsgId"] for r in _rows(out)] == want
         assert result.written == len(want)
         assert result.written + sum(result.skipped.values()) == result.selected == chosen.count()
