@@ -46,9 +46,9 @@ def positive_option(name: str, value, *, source: str = "") -> int:
         When it is not a whole number above 0, naming the option, the unit
         and what was found (``source``, such as ``"mqmessages: "``, first).
     """
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
+    try:  # an int, or its digits (Spark options are strings); not 1.5 nor True
+        number = value if isinstance(value, int) else int(str(value).strip())
+    except ValueError:
         number = 0
     if number < 1 or isinstance(value, bool):
         unit = WHOLE_NUMBER_OPTIONS[name][1]
@@ -144,9 +144,9 @@ class ReadOptions:
                 raise UsageError(f"unknown option {k!r}: expected one of "
                                  f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes', 'splitText', 'columns', 'maxMessageBytes'])}")
             name = known[key]
-            if name in {field for field, _ in WHOLE_NUMBER_OPTIONS.values()}:
-                v = positive_option(next(o for o, (f, _) in WHOLE_NUMBER_OPTIONS.items()
-                                         if f == name), v)
+            whole = {f: option for option, (f, _) in WHOLE_NUMBER_OPTIONS.items()}
+            if name in whole:
+                v = positive_option(whole[name], v)
             elif name == "split_text" and not isinstance(v, bool):
                 if str(v).lower() not in ("true", "false"):
                     raise UsageError(f"option {k}: expected true or false, found {v!r}")

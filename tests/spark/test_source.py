@@ -139,6 +139,10 @@ def test_a_bad_whole_number_option_is_named_with_its_unit_and_what_was_found(opt
     assert str(e.value) == message
     with pytest.raises(UsageError, match="option splitBytes: .* found 0"):
         ReadOptions(split_bytes=0)
+    for bad in (1.5, True):
+        with pytest.raises(UsageError, match=f"option batchSize: .* found {bad}"):
+            ReadOptions(batch_size=bad)
+    assert ReadOptions(batch_size=" 12 ").batch_size == 12
 
 
 def test_the_source_yields_batches_of_batch_rows_unless_told(tmp_path):
