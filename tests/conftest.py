@@ -136,8 +136,9 @@ def _spark_memory_freed_after_each_module(request):
 
     So each module that started Spark ends with the cache cleared, Python's
     collector run, and JVM collections asked for until the session's storage
-    memory is empty (:func:`_collect_until_storage_is_free`). A module that
-    never started Spark costs nothing.
+    memory is back to what the module found
+    (:func:`_collect_until_storage_is_free`). A module that never started
+    Spark costs nothing.
     """
     found = 0  # storage memory in use when the module started (blocks of earlier ones)
     if "pyspark.sql" in sys.modules:
@@ -184,13 +185,13 @@ def _collect_until_storage_is_free(session, found: int = 0, *,
     hash table). In the suite's run of 2026-11-29 (``DLQLENS_TEST_HEAP_LOG``)
     the heap still held up to 228 MB of ``long[]`` after the one collection
     this fixture used to ask for; two more, 50 ms apart, empty the storage of
-    a module of broadcast joins (0.5 s). Some blocks stay as long as the
-    session (a few kilobytes after ``tests/commands/test_export_command.py``,
-    143 KB later in the run): waiting for zero would cost every later module
-    the whole limit (a run 6 minutes longer), so a module waits for what it
-    found at its start, and only the module that leaves such blocks pays the
-    limit. (Stopping when two collections in a row freed nothing was tried:
-    it left 100 MB more behind, the cleaner being slower than that.)
+    a module of broadcast joins (0.5 s). Some blocks may stay as long as the
+    session (PySpark's ``DataFrame.toLocalIterator`` left its query's every
+    run, :mod:`dlqlens.spark.driver`; 19-45 KB still stay after
+    ``tests/explain/test_sample.py`` and ``tests/report/test_browser.py``):
+    waiting for zero would cost every later module the whole limit (a run 6
+    minutes longer), so a module waits for what it found at its start, and
+    only the module that leaves such blocks pays the limit.
     """
     jvm = session.sparkContext._jvm
     jvm.System.gc()
