@@ -144,10 +144,8 @@ class ReadOptions:
                 raise UsageError(f"unknown option {k!r}: expected one of "
                                  f"{', '.join(['format', 'mode', 'batchSize', 'splitBytes', 'splitText', 'columns', 'maxMessageBytes'])}")
             name = known[key]
-            whole = {f: option for option, (f, _) in WHOLE_NUMBER_OPTIONS.items()}
-            if name in whole:
-                v = positive_option(whole[name], v)
-            elif name == "split_text" and not isinstance(v, bool):
+            # whole numbers arrive as text: __post_init__ parses them (positive_option)
+            if name == "split_text" and not isinstance(v, bool):
                 if str(v).lower() not in ("true", "false"):
                     raise UsageError(f"option {k}: expected true or false, found {v!r}")
                 v = str(v).lower() == "true"
