@@ -247,9 +247,18 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     size each job costs its scheduling, whatever its rows). A larger one is
     read as it is partitioned, every detector's grouping shuffled across
     the executors.
+
+    It starts with :func:`dlqlens.spark.driver.release_dropped_frames`: the
+    DataFrames of earlier runs that the caller no longer holds are released
+    in the JVM (in a notebook, each run would otherwise keep its plans and
+    broadcast tables until Python's next full collection).
     """
     import inspect
 
+    from dlqlens.spark.driver import release_dropped_frames
+
+    # the JVM objects of an earlier run's DataFrames that the caller dropped go first
+    release_dropped_frames()
     names = list(DETECTORS) if detectors is None else list(detectors)
     selected = [(name, detector(name)) for name in names]
     signatures = {name: inspect.signature(fn) for name, fn in selected}

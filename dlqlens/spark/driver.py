@@ -1,4 +1,5 @@
-"""Rows brought to the driver one partition at a time.
+"""What the driver keeps: rows brought to it one partition at a time, and the
+JVM objects of DataFrames Python has dropped.
 
 ``DataFrame.toLocalIterator`` of classic PySpark (4.3) keeps each query it
 served alive for the rest of the session: its physical plan, and with it the
@@ -13,6 +14,21 @@ every ``dlqlens export`` of a finding's messages (a broadcast join) leaked so.
 partition, in order, rows pickled by the JVM as ``toLocalIterator`` does);
 over Spark Connect, which has no RDDs and whose client holds no JVM plan, it
 uses the DataFrame's own iterator.
+
+A JVM object that Python holds through py4j (a Dataset, a Column) is released
+when its Python wrapper is freed, and py4j's wrapper of an object whose
+method was called refers to itself (``JavaObject._methods`` holds
+``JavaMember`` objects whose ``container`` is that wrapper: py4j's "memory
+model", www.py4j.org/advanced_topics.html, and py4j issue 548). Such a cycle
+is freed only by Python's cyclic collector, whose full collections come
+rarely in a driver that does its work in the JVM (a full collection waits for
+the long-lived objects to grow by a quarter, and pandas, pyarrow and
+matplotlib are many). Until then the JVM keeps the dropped DataFrames' plans
+and their finished queries' broadcast hash tables. Measured: the detectors
+run eight times over the 669-message sample in one session, each run's
+results dropped, the driver heap after a JVM collection grew from 437 to 728
+MB in four runs and the JVM then ran out of heap; with
+:func:`release_dropped_frames` before each run it stayed at 497 to 585 MB.
 """
 
 from __future__ import annotations
@@ -38,3 +54,27 @@ def local_rows(df) -> Iterator:
     if hasattr(df, "_jdf"):  # classic PySpark: not DataFrame.toLocalIterator (module docstring)
         return df.rdd.toLocalIterator()
     return df.toLocalIterator()
+
+
+def release_dropped_frames() -> int:
+    """Free the Python wrappers of JVM objects that nothing uses any more, so
+    that the JVM can release them (module docstring): one full collection of
+    Python's cyclic garbage (``gc.collect()``).
+
+    The analyses that build many DataFrames call it when they start
+    (:func:`dlqlens.detect.run_detectors`, :func:`dlqlens.report.build_report`,
+    :func:`dlqlens.quality.audit`): the DataFrames of an earlier analysis that
+    the caller has dropped are then released before this one adds its own.
+    What the caller still holds is not touched. It costs one collection of the
+    interpreter's objects (70 to 90 ms measured with PySpark, pandas and
+    matplotlib loaded); over Spark Connect, whose client holds no JVM
+    objects, it only frees Python memory.
+
+    Returns
+    -------
+    int
+        The unreachable objects found (``gc.collect``'s count).
+    """
+    import gc
+
+    return gc.collect()
