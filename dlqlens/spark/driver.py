@@ -25,10 +25,12 @@ rarely in a driver that does its work in the JVM (a full collection waits for
 the long-lived objects to grow by a quarter, and pandas, pyarrow and
 matplotlib are many). Until then the JVM keeps the dropped DataFrames' plans
 and their finished queries' broadcast hash tables. Measured: the detectors
-run eight times over the 669-message sample in one session, each run's
-results dropped, the driver heap after a JVM collection grew from 437 to 728
-MB in four runs and the JVM then ran out of heap; with
-:func:`release_dropped_frames` before each run it stayed at 497 to 585 MB.
+run again and again over the 669-message sample in one session (1 GB heap),
+each run's results dropped, the driver heap after a JVM collection grew from
+327 to 751 MB in six runs (about 85 MB a run, Python's full collection never
+ran) and the seventh run had not ended after three minutes of the JVM's full
+collections; with :func:`release_dropped_frames` before each run, eight runs
+left 436 to 585 MB.
 """
 
 from __future__ import annotations
