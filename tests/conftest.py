@@ -127,8 +127,10 @@ def _spark_memory_freed_after_each_module(request):
     - the broadcast hash tables of finished queries (1 MB of ``long[]`` at
       least each, ``LongToUnsafeRowMap``'s first page): the JVM keeps a query's
       plan, and so its broadcast, while the Python DataFrame that stands for it
-      lives, and DataFrames caught in reference cycles (a test's closures and
-      tracebacks) live until Python's cyclic collector runs; then Spark's
+      lives, and py4j's wrappers are reference cycles of their own (each
+      ``JavaObject`` and its ``JavaMember`` objects:
+      :mod:`dlqlens.spark.driver`), freed only when Python's cyclic collector
+      runs, as are a test's closures and tracebacks; then Spark's
       ``ContextCleaner`` drops a broadcast only after a JVM collection has
       found it unreachable. Measured over ``tests/detect`` (one module's end):
       up to 346 MB of ``long[]`` live, of which a Python collection freed all
