@@ -215,18 +215,25 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
     threshold_reached = F.col("is_dead_letter") & (F.col("reason") == BACKOUT_THRESHOLD_REACHED)
     # Window keys fall back to the row itself where the key does not apply, so that no
     # partition gathers unrelated rows. One MsgId put at two or more times: its earliest
-    # and latest put keys differ (exact, and two values per row where a distinct count
-    # keeps a sketch); the MsgIds under one payload are approx_count_distinct (a number,
-    # not a set per row: exact at the small counts that matter here, cheap on huge groups).
+    # and latest put keys differ. The distinct MsgIds under one payload, exactly and without
+    # a set per row: in the window by MsgId (ordered by payload key, so one sort serves
+    # both), a row is the first of its MsgId under its payload when the row before it has
+    # another payload key; the window by payload counts those rows. A row with no MsgId
+    # (or not parked) is its own MsgId key, as a distinct count of the key would have it.
     own = F.concat_ws("#", "source", F.col("message_number").cast("string"))
     by_msgid = F.when(parked & F.col("msgid").isNotNull(), F.col("msgid")).otherwise(own)
     by_payload = F.when(parked & F.col("digest").isNotNull(),
                      F.concat_ws("|", "home_queue", "digest")).otherwise(own)
     put_key = F.concat_ws("|", "capture_queue", F.col("latest_put_ts").cast("string"))
-    same_msgid = Window.partitionBy(by_msgid)
-    msgid_reput = F.min(put_key).over(same_msgid) != F.max(put_key).over(same_msgid)
-    same_payload_msgids = F.approx_count_distinct(F.coalesce("msgid", own)) \
-        .over(Window.partitionBy(by_payload))
+    keyed = rows.select("*", by_msgid.alias("msgid_key"), by_payload.alias("payload_key"))
+    same_msgid = Window.partitionBy("msgid_key").orderBy("payload_key")
+    whole = same_msgid.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    msgid_reput = F.min(put_key).over(whole) != F.max(put_key).over(whole)
+    first_under_payload = F.coalesce(F.lag("payload_key").over(same_msgid)
+                                     != F.col("payload_key"), F.lit(True))
+    keyed = keyed.select("*", msgid_reput.alias("_msgid_reput"),
+                         first_under_payload.cast("int").alias("_first_under_payload"))
+    same_payload_msgids = F.sum("_first_under_payload").over(Window.partitionBy("payload_key"))
     # the latest 2362 dead letter for each queue, beside the messages browsed on that queue:
     # an aggregation (one row per queue) joined back, where a window over the queue would
     # gather every row of one queue in one task
@@ -234,10 +241,10 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
                     .agg(F.max("dlh_put_ts").alias("last_threshold_reached_ts"))
                     .where(F.col("DestQName").isNotNull())
                     .withColumnRenamed("DestQName", "home_queue"))
-    rows = rows.join(F.broadcast(last_reached), "home_queue", "left")
+    rows = keyed.join(F.broadcast(last_reached), "home_queue", "left")
     rows = rows.select(
         "*", threshold.alias("threshold"),
-        (parked & F.col("msgid").isNotNull() & msgid_reput).alias("msgid_reput"),
+        (parked & F.col("msgid").isNotNull() & F.col("_msgid_reput")).alias("msgid_reput"),
         F.when(parked & F.col("digest").isNotNull(), same_payload_msgids)
         .alias("same_payload_msgids"))
 

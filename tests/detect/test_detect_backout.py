@@ -81,6 +81,18 @@ def test_payload_digest_finds_reputs_under_new_msgids(spark):
     assert signals(backout.detect(frame(spark, rows), min_repeats=4)) == {}
 
 
+def test_the_msgids_under_one_payload_are_counted_exactly(spark):
+    """2,000 dead letters of one payload under 1,500 MsgIds (500 of them put twice):
+    the statement gives 1,500, counted exactly (a HyperLogLog window, as before,
+    estimated it), and every row is a redelivered message."""
+    rows = [row(DLQ, i, msg_id=msgid(i % 1500), reason=2085, dest_qname="X.IN",
+                payload=b"same body", put=i, dlh_put=i + 10) for i in range(2000)]
+    findings = collect_findings(backout.detect(frame(spark, rows)))
+    assert len(findings) == 1 and findings[0].message_count == 2000
+    assert "the same payload under 1500 MsgIds" in findings[0].statement
+    assert json.loads(findings[0].evidence)["distinct_msgids"] == 1500
+
+
 def test_bad_parameters_are_refused(spark):
     df = frame(spark, [row(DLQ, 1)])
     with pytest.raises(ValueError, match="backout_threshold"):
