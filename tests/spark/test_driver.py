@@ -52,10 +52,10 @@ def test_each_run_of_the_detectors_releases_the_frames_of_the_runs_before(spark)
     a dropped DataFrame keeps its JVM plan (and its finished queries' broadcast
     tables) until Python's cyclic collector runs, which in a driver comes rarely:
     runs of the detectors over the sample in one session grew the heap by about
-    85 MB a run, and the seventh stalled in full collections. run_detectors releases the
-    dropped frames of earlier runs first; with Python's automatic collection
-    off, the live py4j wrappers after the third run are those of about one run,
-    not three."""
+    85 MB a run, and the seventh stalled in full collections. run_detectors
+    releases the dropped frames of earlier runs first; with Python's automatic
+    collection off, the live py4j wrappers after the third run are those of
+    about one run, not three."""
     from py4j.finalizer import ThreadSafeFinalizer
 
     from dlqlens.detect import run_detectors
