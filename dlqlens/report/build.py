@@ -107,10 +107,16 @@ class Report:
 # helpers
 # ---------------------------------------------------------------------------
 
+def _missing(value) -> bool:
+    """A null of a table row from Spark: None, or NaN where a pandas column of
+    numbers holds nulls (``toPandas`` makes such a column float)."""
+    return value is None or value != value  # (NaN != NaN)
+
+
 def _held(value) -> str:
     """A name as the capture holds it: ``unknown`` when it does not hold it (null:
     no MQDLH, or a field elided or masked); never a blank standing in for it."""
-    return "unknown" if value is None or value != value else value  # (NaN != NaN)
+    return "unknown" if _missing(value) else value
 
 
 def _version() -> str:
@@ -123,7 +129,7 @@ def _version() -> str:
 
 
 def _utc(micros) -> _dt.datetime | None:
-    if micros is None:
+    if _missing(micros):
         return None
     return _dt.datetime.fromtimestamp(micros / 1e6, _dt.timezone.utc).replace(tzinfo=None)
 
@@ -143,19 +149,28 @@ def _span(start, end) -> str:
     return f"{_ts(start)} → {_ts(end)} UTC"
 
 
+def _reason_of(value) -> int | None:
+    """``dlh.Reason`` as a table row from Spark holds it: an int, or None for a
+    message without an MQDLH (a pandas column of integers with nulls holds
+    those as NaN)."""
+    return None if _missing(value) else int(value)
+
+
 def _meaning(reason) -> str:
     from dlqlens.mq.constants import describe_code
 
+    reason = _reason_of(reason)
     if reason is None:
         return "no MQDLH: not a dead letter with a header (runmqdlq leaves it alone)"
-    info = describe_code(int(reason))
+    info = describe_code(reason)
     return info.meaning or ""
 
 
 def _reason_label(reason, name) -> str:
+    reason = _reason_of(reason)
     if reason is None:
         return "(no MQDLH)"
-    return f"{int(reason)} {name or ''}".strip()
+    return f"{reason} {name or ''}".strip()
 
 
 def _read_text(path) -> str:
@@ -610,7 +625,7 @@ def _queue_defs_section(defs, source, destinations):
 def _no_finding_section(total, group_count, shown, top):
     rows = []
     for r in shown.itertuples(index=False):
-        reason = None if r.Reason is None or r.Reason != r.Reason else int(r.Reason)
+        reason = _reason_of(r.Reason)
         rows.append([_reason_label(reason, r.reason_name), _meaning(reason),
                      _held(r.DestQMgrName), _held(r.DestQName), int(r.queues), int(r.messages),
                      _span(_utc(r.first), _utc(r.last))])
@@ -665,7 +680,7 @@ def _explanations_section(findings, samples, shown, explanations, examples):
         refs = by_group.get(r.group, [])
         if not refs:
             continue
-        reason = None if r.Reason is None or r.Reason != r.Reason else int(r.Reason)
+        reason = _reason_of(r.Reason)
         items.append(Group(f"No finding: {_reason_label(reason, r.reason_name)} for "
                            f"{r.DestQName or '(blank)'} on {r.DestQMgrName or '(blank)'}",
                            views(refs, f"the group {_reason_label(reason, r.reason_name)}"),

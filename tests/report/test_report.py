@@ -109,6 +109,33 @@ def test_sample_report_from_the_command_line(sample_report):
 
 
 @pytest.mark.spark
+def test_messages_without_an_mqdlh_in_the_tables_are_unknown_not_a_crash(spark, tmp_path):
+    """A scenario whose captures hold messages without an MQDLH (an initiation
+    queue's trigger messages beside the DLQ): the fall-through and no-finding
+    tables come to the driver as pandas frames whose integer and time columns
+    hold those nulls as NaN. The report says "(no MQDLH)" and "unknown" for
+    them (it used to stop with ``cannot convert float NaN to integer``)."""
+    import contextlib
+    import io
+
+    from dlqlens.cli import main
+    from tests.conftest import ROOT
+
+    out = tmp_path / "storm.html"
+    with contextlib.redirect_stdout(io.StringIO()):
+        status = main(["report", str(ROOT / "datasets/scenarios/trigger_storm"),
+                       "--rules", str(ROOT / "datasets/rules/shop.rul"),
+                       "--queue-defs", str(ROOT / "datasets/mqsc/qm.mqsc"), "--out", str(out)])
+    assert status == 0
+    page = _self_contained(out.read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", " ".join(page.text))
+    assert "254 without an MQDLH" in text
+    # the fall-through: left because they have no MQDLH; reason and destination unknown
+    assert re.search(r"no_dlh\s+\(no MQDLH\)\s+unknown\s+unknown\s+0\s+254", text), text
+    assert "nan" not in page.text
+
+
+@pytest.mark.spark
 def test_hostile_capture_is_text(hostile_report):
     html = hostile_report["path"].read_text(encoding="utf-8")
     page = _self_contained(html)
