@@ -327,9 +327,25 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
 #: adds jobs; one shuffle partition: a few thousand rows need no more.
 #: Measured in ``docs/performance.md`` ("Third change"), with the JIT flag
 #: tried and left out (``-XX:TieredStopAtLevel=1``: less CPU, a longer wait).
+#:
+#: No generated code: whole-stage code generation off, and Catalyst's
+#: expression objects (projections, predicates, orderings) interpreted
+#: (``spark.sql.codegen.factoryMode`` ``NO_CODEGEN``). Each query of a short
+#: run otherwise writes Java source for its stages and expressions, compiles
+#: it with Janino and has the JIT compile the classes again, to run them on a
+#: few thousand rows: the README's report of the sample took 20.4 to 21.4 s
+#: against 24.7 to 27.9 s (three alternating runs each; ``docs/performance.md``,
+#: eleventh stop), with the same report; 28.8 and 29.3 s against 29.6 and 32.3 s
+#: at the top of the range (14,000 messages, 15 MB). ``factoryMode`` is an
+#: internal key of Spark's (its documentation: not for end users); its
+#: interpreted path is the one Spark's own expression tests check beside the
+#: generated one, and whole-stage code generation alone (a public key) saves
+#: nothing measurable. A user's ``--conf`` for either key wins.
 SMALL_INPUT_SETTINGS = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
 

@@ -109,6 +109,48 @@ def test_sample_report_from_the_command_line(sample_report):
 
 
 @pytest.mark.spark
+def test_the_short_run_settings_change_nothing_in_the_report(spark, sample_report, tmp_path):
+    """The settings a command's session gets for a small capture (no adaptive
+    execution, one shuffle partition, no generated code: Catalyst's interpreted
+    expressions) give the same report as the suite's session: detectors, replay,
+    coverage, figures and explanations, byte for byte but the time it was made."""
+    import contextlib
+    import io
+
+    from dlqlens.cli import main
+    from dlqlens.spark.session import SMALL_INPUT_SETTINGS
+    from tests.conftest import DATASETS, ROOT
+
+    assert SMALL_INPUT_SETTINGS["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
+    own = {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS}
+    assert own != SMALL_INPUT_SETTINGS  # the suite's session generates code
+    out = tmp_path / "short.html"
+    try:
+        for key, value in SMALL_INPUT_SETTINGS.items():
+            spark.conf.set(key, value)
+        with contextlib.redirect_stdout(io.StringIO()) as buf:
+            status = main(["report", str(DATASETS), "--rules", str(ROOT / "datasets/rules/shop.rul"),
+                           "--queue-defs", str(ROOT / "datasets/mqsc/qm.mqsc"), "--out", str(out),
+                           "--master", "local[2]"])
+        assert {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
+    finally:
+        for key, value in own.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+    assert status == 0
+
+    def made(html):
+        return re.sub(r'<p class="meta">Generated [^<]*</p>', "", html)
+
+    assert made(out.read_text(encoding="utf-8")) == \
+        made(sample_report["path"].read_text(encoding="utf-8"))
+    assert buf.getvalue().replace(str(out), "OUT") == \
+        sample_report["stdout"].replace(str(sample_report["path"]), "OUT")
+
+
+@pytest.mark.spark
 def test_messages_without_an_mqdlh_in_the_tables_are_unknown_not_a_crash(spark, tmp_path):
     """A scenario whose captures hold messages without an MQDLH (an initiation
     queue's trigger messages beside the DLQ): the fall-through and no-finding

@@ -236,7 +236,8 @@ def test_a_command_session_is_retuned_for_each_command_and_a_handed_one_never(mo
     assert {k: ours.conf[k] for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
     pinned = made_with({"spark.sql.shuffle.partitions": "3"}, {})
     assert json.loads(pinned.conf[COMMAND_SESSION_KEY])["own"] == {
-        "spark.sql.adaptive.enabled": None}  # the partitions are the user's
+        "spark.sql.adaptive.enabled": None, "spark.sql.codegen.factoryMode": None,
+        "spark.sql.codegen.wholeStage": None}  # the partitions are the user's
     theirs = SimpleNamespace(conf=_Conf(SMALL_INPUT_SETTINGS))
     garbled = SimpleNamespace(conf=_Conf({**SMALL_INPUT_SETTINGS, COMMAND_SESSION_KEY: "x"}))
 
