@@ -375,11 +375,12 @@ def export_dmpmqmsg(df, path, *, strip_dlh: bool = False, dedupe: bool = True,
         F.when(keep, F.col("md")).alias("md"),
         F.when(keep, F.col("dlh")).alias("dlh"),
         F.when(keep, data).alias("data"),
-        F.when(F.col("_skip").isNotNull(), F.element_at(F.filter(
+        # the issue that says why (none, for some: the formatter says the skip reason)
+        F.when(F.col("_skip").isNotNull(), F.try_element_at(F.filter(
             "decode_issues", lambda i: i["code"].isin(
                 "data_truncated", "header_truncated", "dlh_reconstructed", "lossy_capture",
                 "bad_md", "bad_md_field", "bad_hex", "length_mismatch", "bad_length",
-                "unframed")), 1)["message"]).alias("_issue"),
+                "unframed", "not_captured")), F.lit(1))["message"]).alias("_issue"),
     ).orderBy("source", "message_number")
 
     formatted = out.mapInArrow(_formatter(strip_dlh), _CHUNK_SCHEMA)

@@ -48,6 +48,21 @@ def test_refused_messages_give_exit_status_1(spark, tmp_path, capsys):
     assert read_capture(out).table.num_rows == 0
 
 
+
+def test_a_dump_without_its_mqmd_is_refused_with_its_issue(spark, tmp_path, capsys):
+    """A hex dump of the message data only (the MQMD null, an issue saying so):
+    every message refused as unreadable, with that issue as the example; it used
+    to fail the job (``element_at`` of an empty list of matching issues)."""
+    out = tmp_path / "dump.dmp"
+    dump = ROOT / "datasets" / "hexdumps" / "ascii_be_dlh_hex-stream_whole.txt"
+    assert main(["export", str(dump), "--out", str(out), "--dest-q", "*",
+                 "--master", "local[2]"]) == 1
+    captured = capsys.readouterr()
+    assert "not written: the MQMD or the message data could not be read" in captured.out
+    assert "expected an MQMD before the message data" in captured.out
+    assert "Traceback" not in captured.err
+    assert read_capture(out).table.num_rows == 0
+
 def test_usage_errors_before_spark(tmp_path, capsys):
     cap = str(DATASETS / "dlq_aix.dmp")
     for argv, says in (
