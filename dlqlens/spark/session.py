@@ -334,9 +334,11 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
 #: run otherwise writes Java source for its stages and expressions, compiles
 #: it with Janino and has the JIT compile the classes again, to run them on a
 #: few thousand rows: the README's report of the sample took 20.4 to 21.4 s
-#: against 24.7 to 27.9 s (three alternating runs each; ``docs/performance.md``,
+#: against 24.7 to 27.9 s (six runs each, alternating; ``docs/performance.md``,
 #: eleventh stop), with the same report; 28.8 and 29.3 s against 29.6 and 32.3 s
-#: at the top of the range (14,000 messages, 15 MB). ``factoryMode`` is an
+#: at the top of the range (14,000 messages, 15 MB). Jobs an RDD action runs
+#: (``dlqlens.spark.driver.local_rows``) do not carry a session's SQL settings
+#: to their tasks, which generate code as before. ``factoryMode`` is an
 #: internal key of Spark's (its documentation: not for end users); its
 #: interpreted path is the one Spark's own expression tests check beside the
 #: generated one, and whole-stage code generation alone (a public key) saves
