@@ -48,7 +48,6 @@ def test_refused_messages_give_exit_status_1(spark, tmp_path, capsys):
     assert read_capture(out).table.num_rows == 0
 
 
-
 def test_a_dump_without_its_mqmd_is_refused_with_its_issue(spark, tmp_path, capsys):
     """A hex dump of the message data only (the MQMD null, an issue saying so):
     every message refused as unreadable, with that issue as the example; it used
@@ -62,6 +61,7 @@ def test_a_dump_without_its_mqmd_is_refused_with_its_issue(spark, tmp_path, caps
     assert "expected an MQMD before the message data" in captured.out
     assert "Traceback" not in captured.err
     assert read_capture(out).table.num_rows == 0
+
 
 def test_usage_errors_before_spark(tmp_path, capsys):
     cap = str(DATASETS / "dlq_aix.dmp")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.report.hostile import ALERT_IMG, ALERT_SCRIPT, PWN_IMG, PWN_SCRIPT, PWN_URL
 
 
@@ -120,7 +120,7 @@ def test_the_short_run_settings_change_nothing_in_the_report(spark, sample_repor
 
     from dlqlens.cli import main
     from dlqlens.spark.session import SMALL_INPUT_SETTINGS
-    from tests.conftest import DATASETS, ROOT
+    from tests.conftest import DATASETS
 
     assert SMALL_INPUT_SETTINGS["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
     own = {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS}
@@ -129,6 +129,9 @@ def test_the_short_run_settings_change_nothing_in_the_report(spark, sample_repor
     try:
         for key, value in SMALL_INPUT_SETTINGS.items():
             spark.conf.set(key, value)
+        # they take: no whole-stage generated code in a plan ('*(1) Project' otherwise)
+        plan = spark.range(3).selectExpr("id + 1 AS x")._jdf.queryExecution().executedPlan()
+        assert "*(" not in plan.toString()
         with contextlib.redirect_stdout(io.StringIO()) as buf:
             status = main(["report", str(DATASETS), "--rules", str(ROOT / "datasets/rules/shop.rul"),
                            "--queue-defs", str(ROOT / "datasets/mqsc/qm.mqsc"), "--out", str(out),
@@ -151,8 +154,7 @@ def test_the_short_run_settings_change_nothing_in_the_report(spark, sample_repor
         sample_report["stdout"].replace(str(sample_report["path"]), "OUT")
 
 
-SCENARIOS = sorted(p.name for p in (Path(__file__).parents[2] / "datasets/scenarios").iterdir()
-                   if p.is_dir())
+SCENARIOS = sorted(p.name for p in (ROOT / "datasets/scenarios").iterdir() if p.is_dir())
 
 
 @pytest.mark.spark
@@ -167,7 +169,6 @@ def test_every_bundled_scenario_gets_its_report(spark, scenario, tmp_path):
     convert float NaN to integer`` on three of the eight)."""
     from dlqlens.report import build_report
     from dlqlens.spark.session import load_capture
-    from tests.conftest import ROOT
 
     df = load_capture(spark, str(ROOT / "datasets/scenarios" / scenario))
     report = build_report(df, rules=str(ROOT / "datasets/rules/shop.rul"),
@@ -233,8 +234,6 @@ def test_figure_is_an_embedded_png():
 def test_template_is_package_data():
     """The templates ship in the wheel: pyproject names them as package data."""
     import tomllib
-
-    from tests.conftest import ROOT
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     patterns = data["package-data"]["dlqlens.report"]
