@@ -625,8 +625,7 @@ def _queue_defs_section(defs, source, destinations):
 def _no_finding_section(total, group_count, shown, top):
     rows = []
     for r in shown.itertuples(index=False):
-        reason = _reason_of(r.Reason)
-        rows.append([_reason_label(reason, r.reason_name), _meaning(reason),
+        rows.append([_reason_label(r.Reason, r.reason_name), _meaning(r.Reason),
                      _held(r.DestQMgrName), _held(r.DestQName), int(r.queues), int(r.messages),
                      _span(_utc(r.first), _utc(r.last))])
     note = None
@@ -680,10 +679,10 @@ def _explanations_section(findings, samples, shown, explanations, examples):
         refs = by_group.get(r.group, [])
         if not refs:
             continue
-        reason = _reason_of(r.Reason)
-        items.append(Group(f"No finding: {_reason_label(reason, r.reason_name)} for "
+        label = _reason_label(r.Reason, r.reason_name)
+        items.append(Group(f"No finding: {label} for "
                            f"{r.DestQName or '(blank)'} on {r.DestQMgrName or '(blank)'}",
-                           views(refs, f"the group {_reason_label(reason, r.reason_name)}"),
+                           views(refs, f"the group {label}"),
                            intro=f"{len(refs)} of {int(r.messages)} message(s)."))
     if not items:
         items = [Note("No message to explain.", "none")]
