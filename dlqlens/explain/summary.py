@@ -11,7 +11,9 @@ value that came from a message is escaped in HTML.
 from __future__ import annotations
 
 import html
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 
 import pandas as pd
 
@@ -299,11 +301,16 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
     """
     from pyspark.sql import functions as F
 
+    from dlqlens.detect import small_capture
     from dlqlens.spark.caches import Caches
+    from dlqlens.spark.session import short_run
 
-    with Caches() as caches:  # a caller's cache (e.g. shared with the detectors) is kept
+    # a caller's cache (e.g. shared with the detectors) is kept
+    with Caches() as caches, ExitStack() as scope:
         if not df.is_cached:
             df = caches.cache(df)
+        # a small capture in a session dlqlens made: the short run's settings meanwhile
+        scope.enter_context(short_run(df, partial(small_capture, df)))
         well = F.col("decode_status").isin(sorted(WELL_FORMED))
         dropped = pd.DataFrame(columns=["decode_status", "messages"])
         if mode.upper() == "DROPMALFORMED":

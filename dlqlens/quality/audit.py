@@ -11,6 +11,8 @@ one depth per DLQ capture reach the driver.
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
+from functools import cache, partial
 
 from dlqlens.quality.checks import MessageSelection, failing_sql
 from dlqlens.quality.hygiene import depth_frame, dlq_frame, hygiene_checks
@@ -152,9 +154,12 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
 
     Notes
     -----
-    The session's configuration is left as it was found.
+    The session's configuration is left as it was found; in a session
+    dlqlens made, a small capture is audited with the short run's settings
+    meanwhile (:func:`dlqlens.spark.session.short_run`).
     """
     from dlqlens.detect import analysis_input, detector_input, run_detectors, small_capture
+    from dlqlens.spark.session import short_run
     from dlqlens.errors import UsageError
     from dlqlens.quality.engine import validate
     from dlqlens.rules.model import RulesTable
@@ -184,11 +189,15 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     notes = []
     was_cached = df.is_cached
     links = None
-    with Caches() as caches:
+    with Caches() as caches, ExitStack() as scope:
         if not was_cached:
             # no check reads the messages' bytes: cached without them
             # (dlqlens.detect.BYTE_COLUMNS)
             df = caches.cache(analysis_input(df))
+        # counted once, when asked: by the short run, then the detectors' choice of input
+        is_small = cache(partial(small_capture, df))
+        # a small capture in a session dlqlens made: the short run's settings meanwhile
+        scope.enter_context(short_run(df, is_small))
         detected = df
         frames = {"messages": df}
         dlq_predicate = None if dlq_sources is None else _source_literals(dlq_sources)
@@ -200,7 +209,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
                 timing = {} if capture_time is None else {"capture_time": capture_time}
                 small = None  # counted by run_detectors unless known here
                 if not was_cached:
-                    small = small_capture(df)
+                    small = is_small()
                     if not small:
                         # a large capture: the detectors read a cache of the fields they read
                         # (dlqlens.detect.detector_input), not the audit's cache of every

@@ -21,7 +21,9 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from markupsafe import Markup, escape
@@ -747,12 +749,13 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
     from dlqlens.detect import (SMALL_CAPTURE_MESSAGES, Findings, analysis_input,
-                                detector_input, run_detectors)
+                                detector_input, run_detectors, small_capture)
     from dlqlens.explain import summarize
     from dlqlens.plots import figures as draw_figures
     from dlqlens.rules.model import RulesTable
     from dlqlens.rules.parser import parse_file
     from dlqlens.spark.caches import Caches
+    from dlqlens.spark.session import short_run
 
     rules_text = rules_source = None
     table = None
@@ -777,9 +780,12 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     # (payload_text is the one byte column an explanation reads): then from the capture
     was_cached = df.is_cached
     capture = df
-    with Caches() as caches:
+    with Caches() as caches, ExitStack() as scope:
         if not was_cached:
             df = caches.cache(analysis_input(df))
+        # a small capture in a session dlqlens made: the short run's settings until the
+        # page's data is gathered (the session's own again after)
+        scope.enter_context(short_run(df, partial(small_capture, df)))
         detected = df
         summary = summarize(df, top=top)
         span = _time_span(summary)

@@ -7,7 +7,8 @@ import shutil
 import subprocess
 import sys
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 
 from dlqlens.errors import DlqlensError, UsageError
 
@@ -296,6 +297,14 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     (``spark.sql.ui.retainedExecutions``; the constant's comment). The
     settings are :func:`session_settings`'s.
 
+    A session this call creates (not one already active, which
+    ``getOrCreate`` hands back) is marked as dlqlens's own
+    (:data:`OWN_SESSION_KEY`): the eager analyses (the report, the summary,
+    the audit) then run a small capture with the short run's settings and
+    give the session its own back when they return (:func:`short_run`).
+    The :data:`SMALL_INPUT_SETTINGS` keys given in ``conf`` or ``spark_conf``
+    are the caller's, and never changed.
+
     Raises
     ------
     JavaMissingError
@@ -311,8 +320,12 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     builder = SparkSession.builder.master(master).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
+    created = _active_session() is None  # else getOrCreate hands back that session
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if created:
+        given = {k.replace("_", ".") for k in conf} | set(spark_conf or {})
+        _mark_own_session(spark, [k for k in SMALL_INPUT_SETTINGS if k not in given])
     register(spark)
     return spark
 
@@ -414,6 +427,100 @@ def _retune(session, tuning: Mapping[str, str]) -> None:
         was_set[key] = _conf_value(session, key)
     session.conf.set(COMMAND_SESSION_KEY, json.dumps({"own": own, "set": was_set},
                                                      sort_keys=True))
+
+
+#: Set by :func:`get_spark` on a session it creates (in that session's runtime
+#: configuration only, so that a ``newSession()`` of it is not marked): JSON,
+#: ``{"own": {key: value}}`` for the :data:`SMALL_INPUT_SETTINGS` keys the
+#: caller did not give, with the new session's value (``null``: not set,
+#: Spark's default). These are the keys :func:`short_run` may set for an
+#: analysis, and give back after it. A session without a mark that parses
+#: is one dlqlens was handed: never changed.
+OWN_SESSION_KEY = "spark.dlqlens.ownSession"
+
+
+def _mark_own_session(session, keys) -> None:
+    import json
+
+    session.conf.set(OWN_SESSION_KEY, json.dumps(
+        {"own": {k: _conf_value(session, k) for k in sorted(keys)}}, sort_keys=True))
+
+
+def _short_run_keys(session) -> dict:
+    """The :data:`SMALL_INPUT_SETTINGS` keys :func:`short_run` may set on
+    ``session``, with the values to give back: those of a session
+    :func:`get_spark` made (:data:`OWN_SESSION_KEY`) that still hold the
+    session's own value and differ from the short run's. Empty for a session
+    dlqlens was handed, and while the settings are already the short run's
+    (a command's session for a small capture, an analysis inside another)."""
+    import json
+
+    try:
+        own = dict(json.loads(session.conf.get(OWN_SESSION_KEY, None) or "null")["own"])
+    except Exception:  # noqa: BLE001 - no mark (a handed or Connect session), or not ours
+        return {}
+    keys = {}
+    for key, value in own.items():
+        if key not in SMALL_INPUT_SETTINGS or value == SMALL_INPUT_SETTINGS[key]:
+            continue
+        if _conf_value(session, key) == value:  # else changed since: the user's, or a short run's
+            keys[key] = value
+    return keys
+
+
+@contextmanager
+def short_run(df, small: Callable[[], bool]) -> Iterator[bool]:
+    """Run the block with the short run's settings when ``df`` is a small
+    capture in a session dlqlens made, and give the session its own back.
+
+    For an eager analysis (one that runs its Spark queries before it
+    returns: the report, the summary, the audit) in a notebook's session of
+    :func:`get_spark`: on a few thousand messages each of its queries costs
+    its planning, code generation and scheduling whatever its rows, as in a
+    command's short run (:data:`SMALL_INPUT_SETTINGS`). The README's report
+    of the sample in a warm notebook session took 16.7, 8.9 and 8.0 s in
+    three rounds against 28.2, 15.1 and 12.0 s without (49,000 messages:
+    23.7 and 13.4 s against 25.9 and 19.9 s; ``docs/performance.md``,
+    twelfth stop).
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        The capture the block analyses.
+    small : callable
+        Called (once, and only when the session is one dlqlens made and its
+        settings are its own) to tell whether ``df`` is small; the callers
+        pass :func:`dlqlens.detect.small_capture` of it (one query).
+
+    Yields
+    ------
+    bool
+        Whether the settings were changed for the block.
+
+    Notes
+    -----
+    Nothing is changed on a session dlqlens was handed (no
+    :data:`OWN_SESSION_KEY`), on a Spark Connect session, for a key the
+    caller gave :func:`get_spark` or changed since, nor while the short
+    run's settings already hold (a command's session for a small capture;
+    a ``short_run`` inside another, which then runs no query of its own).
+    A lazy result (a DataFrame returned) runs with the settings of the
+    moment it is read: only what runs inside the block takes them. The
+    settings are the session's: a query another thread runs on it
+    meanwhile takes them too.
+    """
+    session = df.sparkSession
+    keys = _short_run_keys(session)
+    if not keys or not small():
+        yield False
+        return
+    for key in keys:
+        _set_conf(session, key, SMALL_INPUT_SETTINGS[key])
+    try:
+        yield True
+    finally:
+        for key, value in keys.items():
+            _set_conf(session, key, value)
 
 
 def small_input_settings(pieces) -> dict[str, str]:

@@ -111,47 +111,76 @@ def test_sample_report_from_the_command_line(sample_report):
 
 @pytest.mark.spark
 def test_the_short_run_settings_change_nothing_in_the_report(spark, sample_report, tmp_path):
-    """The settings a command's session gets for a small capture (no adaptive
-    execution, one shuffle partition, no generated code: Catalyst's interpreted
-    expressions) give the same report as the suite's session: detectors, replay,
-    coverage, figures and explanations, byte for byte but the time it was made."""
+    """The short run's settings (no adaptive execution, no generated code:
+    Catalyst's interpreted expressions; one shuffle partition in a command's
+    session) give the same report as a session's own settings: detectors,
+    replay, coverage, figures and explanations, byte for byte but the time it
+    was made. Three runs of the README's report: the suite's (its session is
+    get_spark's, so the report ran short, its shuffle partitions the
+    fixture's), one with every short-run key set as a command's session for a
+    small capture has them, and one in a session dlqlens was handed (the mark
+    taken off: the session's own settings throughout)."""
     import contextlib
     import io
 
     from dlqlens.cli import main
-    from dlqlens.spark.session import SMALL_INPUT_SETTINGS
+    from dlqlens.spark.session import OWN_SESSION_KEY, SMALL_INPUT_SETTINGS, short_run
     from tests.conftest import DATASETS
 
     assert SMALL_INPUT_SETTINGS["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
     own = {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS}
     assert own != SMALL_INPUT_SETTINGS  # the suite's session generates code
-    out = tmp_path / "short.html"
-    try:
-        for key, value in SMALL_INPUT_SETTINGS.items():
-            spark.conf.set(key, value)
-        # they take: no whole-stage generated code in a plan ('*(1) Project' otherwise)
-        plan = spark.range(3).selectExpr("id + 1 AS x")._jdf.queryExecution().executedPlan()
-        assert "*(" not in plan.toString()
+
+    def generated(df):  # whole-stage generated code in the plan ('*(1) Project')
+        return "*(" in df._jdf.queryExecution().executedPlan().toString()
+
+    assert generated(spark.range(3).selectExpr("id + 1 AS x"))
+    with short_run(spark.range(3), lambda: True) as changed:  # what the suite's report ran with
+        assert changed and not generated(spark.range(3).selectExpr("id + 1 AS x"))
+    assert {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS} == own
+
+    def report(name):
+        out = tmp_path / name
         with contextlib.redirect_stdout(io.StringIO()) as buf:
             status = main(["report", str(DATASETS), "--rules", str(ROOT / "datasets/rules/shop.rul"),
                            "--queue-defs", str(ROOT / "datasets/mqsc/qm.mqsc"), "--out", str(out),
                            "--master", "local[2]"])
+        assert status == 0
+        return out, buf.getvalue()
+
+    mark = spark.conf.get(OWN_SESSION_KEY)
+    try:
+        for key, value in SMALL_INPUT_SETTINGS.items():
+            spark.conf.set(key, value)
+        assert not generated(spark.range(3).selectExpr("id + 1 AS x"))
+        short = report("short.html")
         assert {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
-    finally:
         for key, value in own.items():
             if value is None:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
-    assert status == 0
+        spark.conf.unset(OWN_SESSION_KEY)  # a handed session: nothing changed, even for a while
+        handed = report("handed.html")
+    finally:
+        spark.conf.set(OWN_SESSION_KEY, mark)
+        for key, value in own.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
     def made(html):
         return re.sub(r'<p class="meta">Generated [^<]*</p>', "", html)
 
-    assert made(out.read_text(encoding="utf-8")) == \
-        made(sample_report["path"].read_text(encoding="utf-8"))
-    assert buf.getvalue().replace(str(out), "OUT") == \
-        sample_report["stdout"].replace(str(sample_report["path"]), "OUT")
+    def said(run):
+        return run[1].replace(str(run[0]), "OUT")
+
+    suite = (sample_report["path"], sample_report["stdout"])
+    for run in (short, suite):
+        assert made(run[0].read_text(encoding="utf-8")) == \
+            made(handed[0].read_text(encoding="utf-8"))
+        assert said(run) == said(handed)
 
 
 SCENARIOS = sorted(p.name for p in (ROOT / "datasets/scenarios").iterdir() if p.is_dir())

@@ -211,6 +211,85 @@ class _Conf(dict):
         self.pop(key, None)
 
 
+# An eager analysis (the report, the summary, the audit) of a small capture in a session
+# dlqlens made (issue 21: a warm notebook's report): the short run's settings while it
+# runs, the session's own after. No JVM: sessions of _Conf.
+
+def test_short_run_changes_only_a_session_dlqlens_made_and_gives_it_back():
+    from types import SimpleNamespace
+
+    import dlqlens.spark.session as session
+    from dlqlens.spark.session import SMALL_INPUT_SETTINGS, short_run
+
+    asked = []
+
+    def small():
+        asked.append(True)
+        return True
+
+    # a session dlqlens was handed (no mark): nothing changed, nothing counted
+    theirs = SimpleNamespace(conf=_Conf({"spark.sql.shuffle.partitions": "8"}))
+    with short_run(SimpleNamespace(sparkSession=theirs), small) as changed:
+        assert not changed and theirs.conf == {"spark.sql.shuffle.partitions": "8"}
+    assert asked == []
+    # one get_spark made, whose caller gave the shuffle partitions (theirs for good)
+    ours = SimpleNamespace(conf=_Conf({"spark.sql.shuffle.partitions": "8",
+                                       "spark.sql.adaptive.enabled": "true"}))
+    session._mark_own_session(ours, [k for k in SMALL_INPUT_SETTINGS
+                                     if k != "spark.sql.shuffle.partitions"])
+    own = dict(ours.conf)
+    df = SimpleNamespace(sparkSession=ours)
+    with short_run(df, small) as changed:
+        assert changed and asked == [True]
+        assert ours.conf["spark.sql.adaptive.enabled"] == "false"
+        assert ours.conf["spark.sql.codegen.wholeStage"] == "false"
+        assert ours.conf["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
+        assert ours.conf["spark.sql.shuffle.partitions"] == "8"
+        with short_run(df, small) as inner:  # an analysis inside another: nothing more
+            assert not inner
+        assert asked == [True]
+    assert ours.conf == own  # unset keys unset again
+    with short_run(df, lambda: False) as changed:  # a large capture
+        assert not changed and ours.conf == own
+    # a key changed since is the user's: left as it is, the others set
+    ours.conf.set("spark.sql.codegen.wholeStage", "true")
+    with short_run(df, small):
+        assert ours.conf["spark.sql.codegen.wholeStage"] == "true"
+        assert ours.conf["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
+    # a failed analysis gives them back too
+    with pytest.raises(RuntimeError, match="boom"):
+        with short_run(df, small):
+            raise RuntimeError("boom")
+    assert ours.conf == {**own, "spark.sql.codegen.wholeStage": "true"}
+    # a command's session for a small capture already runs short: nothing to do
+    command = SimpleNamespace(conf=_Conf())
+    session._mark_own_session(command, list(SMALL_INPUT_SETTINGS))
+    command.conf.update(SMALL_INPUT_SETTINGS)
+    asked.clear()
+    with short_run(SimpleNamespace(sparkSession=command), small) as changed:
+        assert not changed and asked == []
+
+
+@pytest.mark.spark
+def test_get_spark_marks_the_session_it_creates_and_no_other(spark):
+    """The suite's session is get_spark's: marked, with the keys its caller did not
+    give (the shuffle partitions are the fixture's). get_spark called again while it is
+    active hands it back (getOrCreate) without marking it anew."""
+    from dlqlens.spark.session import OWN_SESSION_KEY, SMALL_INPUT_SETTINGS, get_spark
+
+    mark = spark.conf.get(OWN_SESSION_KEY)
+    own = json.loads(mark)["own"]
+    assert set(own) == set(SMALL_INPUT_SETTINGS) - {"spark.sql.shuffle.partitions"}
+    assert own["spark.sql.codegen.factoryMode"] is None  # Spark's default: not set
+    try:
+        spark.conf.set(OWN_SESSION_KEY, "a mark of someone else's")
+        assert get_spark("local[2]", app_name="dlqlens-tests",
+                         spark_sql_shuffle_partitions=2) is spark
+        assert spark.conf.get(OWN_SESSION_KEY) == "a mark of someone else's"
+    finally:
+        spark.conf.set(OWN_SESSION_KEY, mark)
+
+
 def test_a_command_session_is_retuned_for_each_command_and_a_handed_one_never(monkeypatch):
     """A session an earlier command made for a small capture (adaptive execution
     off, one shuffle partition) gets its own settings back when the next command
