@@ -478,10 +478,10 @@ def short_run(df, small: Callable[[], bool]) -> Iterator[bool]:
     :func:`get_spark`: on a few thousand messages each of its queries costs
     its planning, code generation and scheduling whatever its rows, as in a
     command's short run (:data:`SMALL_INPUT_SETTINGS`). The README's report
-    of the sample in a warm notebook session took 16.7, 8.9 and 8.0 s in
-    three rounds against 28.2, 15.1 and 12.0 s without (49,000 messages:
-    23.7 and 13.4 s against 25.9 and 19.9 s; ``docs/performance.md``,
-    twelfth stop).
+    of the sample in a warm notebook session took 17.1, 8.8 and 7.8 s in
+    three rounds against 28.2, 15.1 and 12.0 s without (the settings set by
+    hand at 49,000 messages, the top of the range: 23.7 and 13.4 s against
+    25.9 and 19.9 s; ``docs/performance.md``, twelfth stop).
 
     Parameters
     ----------
