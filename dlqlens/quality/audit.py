@@ -159,11 +159,11 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     meanwhile (:func:`dlqlens.spark.session.short_run`).
     """
     from dlqlens.detect import analysis_input, detector_input, run_detectors, small_capture
-    from dlqlens.spark.session import short_run
     from dlqlens.errors import UsageError
     from dlqlens.quality.engine import validate
     from dlqlens.rules.model import RulesTable
     from dlqlens.spark.caches import Caches
+    from dlqlens.spark.session import short_run
 
     unknown = [s for s in suites if s not in SUITES]
     if unknown:
