@@ -6,8 +6,9 @@ Three scenarios hold messages without an MQDLH (an initiation queue's trigger
 messages, a backout queue's messages beside the DLQ); running every command
 over every dataset by hand found the report stopping on them (eleventh stop,
 ``docs/performance.md``). Here each command must end with one of its
-documented exit statuses, say nothing on stderr but its own lines, and never
-show a missing value as ``nan``.
+documented exit statuses (the audit's 1 exactly when it counts a failed
+expectation, each named), write no traceback, and never show a missing
+value as ``nan``.
 """
 
 from __future__ import annotations

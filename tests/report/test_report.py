@@ -148,6 +148,13 @@ def test_the_short_run_settings_change_nothing_in_the_report(spark, sample_repor
         assert status == 0
         return out, buf.getvalue()
 
+    def own_again():
+        for key, value in own.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
     mark = spark.conf.get(OWN_SESSION_KEY)
     try:
         for key, value in SMALL_INPUT_SETTINGS.items():
@@ -155,20 +162,12 @@ def test_the_short_run_settings_change_nothing_in_the_report(spark, sample_repor
         assert not generated(spark.range(3).selectExpr("id + 1 AS x"))
         short = report("short.html")
         assert {k: spark.conf.get(k, None) for k in SMALL_INPUT_SETTINGS} == SMALL_INPUT_SETTINGS
-        for key, value in own.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+        own_again()
         spark.conf.unset(OWN_SESSION_KEY)  # a handed session: nothing changed, even for a while
         handed = report("handed.html")
     finally:
         spark.conf.set(OWN_SESSION_KEY, mark)
-        for key, value in own.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
+        own_again()
 
     def made(html):
         return re.sub(r'<p class="meta">Generated [^<]*</p>', "", html)
