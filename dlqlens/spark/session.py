@@ -692,12 +692,34 @@ def connect_session(url: str, conf: Mapping[str, str] | None = None):
 
 
 def register(spark) -> None:
-    """Register dlqlens's data sources, ``mqcapture`` and ``mqmessages`` (safe to
-    call again)."""
+    """Register dlqlens's data sources, ``mqcapture`` and ``mqmessages``, on
+    ``spark`` (safe to call again).
+
+    On a classic session the registration runs with ``spark`` the JVM's
+    active session, the one active before put back after: Spark checks the
+    name through the active session, so that registering on a
+    ``newSession()`` of a session that has them failed with
+    ``DATA_SOURCE_ALREADY_EXISTS``, while the new session could not read
+    through them (``DATA_SOURCE_NOT_FOUND``).
+    """
     from dlqlens.spark.source import MQCaptureDataSource, MQMessagesDataSource
 
-    spark.dataSource.register(MQCaptureDataSource)
-    spark.dataSource.register(MQMessagesDataSource)
+    jsession = getattr(spark, "_jsparkSession", None)  # None on Spark Connect
+    if jsession is None:
+        spark.dataSource.register(MQCaptureDataSource)
+        spark.dataSource.register(MQMessagesDataSource)
+        return
+    active = spark._jvm.org.apache.spark.sql.SparkSession
+    before = active.getActiveSession()
+    active.setActiveSession(jsession)
+    try:
+        spark.dataSource.register(MQCaptureDataSource)
+        spark.dataSource.register(MQMessagesDataSource)
+    finally:
+        if before.isDefined():
+            active.setActiveSession(before.get())
+        else:
+            active.clearActiveSession()
 
 
 def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", columns=None,

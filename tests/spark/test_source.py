@@ -230,3 +230,22 @@ def test_local_path_failfast_raises_at_load(spark, tmp_path):
     with pytest.raises(MalformedMessageError, match="message 2"):
         _load_capture(spark, path, mode="FAILFAST")
     assert _load_capture(spark, path, mode="DROPMALFORMED").count() == 2
+
+
+def test_a_new_session_of_the_context_reads_through_the_sources(spark):
+    """A ``spark.newSession()`` (its own SQL configuration and data source
+    registry, the same SparkContext): ``load_capture`` registers the sources on it
+    and reads through them. Registering them there failed with
+    ``DATA_SOURCE_ALREADY_EXISTS`` (Spark checks the name through the JVM's active
+    session, the suite's, which has them) while the new session could not find
+    ``mqcapture``. The session active before is active again after."""
+    from dlqlens.spark.session import register
+
+    sessions = spark._jvm.org.apache.spark.sql.SparkSession
+    before = sessions.getActiveSession()
+    new = spark.newSession()
+    assert _load_capture(new, DATASETS, local=False).count() == 669
+    register(new)  # again: nothing to say
+    after = sessions.getActiveSession()
+    assert before.isDefined() and after.isDefined() and before.get().equals(after.get())
+    assert _load_capture(spark, DATASETS, local=False).count() == 669
