@@ -704,22 +704,29 @@ def register(spark) -> None:
     """
     from dlqlens.spark.source import MQCaptureDataSource, MQMessagesDataSource
 
-    jsession = getattr(spark, "_jsparkSession", None)  # None on Spark Connect
+    with _active_in_jvm(spark):
+        spark.dataSource.register(MQCaptureDataSource)
+        spark.dataSource.register(MQMessagesDataSource)
+
+
+@contextmanager
+def _active_in_jvm(spark) -> Iterator[None]:
+    """``spark`` the JVM's active session for the block (in this thread), the
+    one before put back after; nothing on Spark Connect (no JVM here)."""
+    jsession = getattr(spark, "_jsparkSession", None)
     if jsession is None:
-        spark.dataSource.register(MQCaptureDataSource)
-        spark.dataSource.register(MQMessagesDataSource)
+        yield
         return
-    active = spark._jvm.org.apache.spark.sql.SparkSession
-    before = active.getActiveSession()
-    active.setActiveSession(jsession)
+    sessions = spark._jvm.org.apache.spark.sql.SparkSession
+    before = sessions.getActiveSession()
+    sessions.setActiveSession(jsession)
     try:
-        spark.dataSource.register(MQCaptureDataSource)
-        spark.dataSource.register(MQMessagesDataSource)
+        yield
     finally:
         if before.isDefined():
-            active.setActiveSession(before.get())
+            sessions.setActiveSession(before.get())
         else:
-            active.clearActiveSession()
+            sessions.clearActiveSession()
 
 
 def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", columns=None,
