@@ -355,9 +355,9 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
         df = spark.read.schema(full).parquet(found.directories[0])
     else:
         # one relation, one partition per group, whatever the number of groups and directories
-        from dlqlens.spark.session import register
+        from dlqlens.spark.source import register_sources
 
-        register(spark)
+        register_sources(spark)
         read = names + ["decode_status"] if mode == "DROPMALFORMED" and \
             "decode_status" not in names else names
         want = StructType([schema[c] for c in read])

@@ -693,40 +693,10 @@ def connect_session(url: str, conf: Mapping[str, str] | None = None):
 
 def register(spark) -> None:
     """Register dlqlens's data sources, ``mqcapture`` and ``mqmessages``, on
-    ``spark`` (safe to call again).
+    ``spark`` (safe to call again): :func:`dlqlens.spark.source.register_sources`."""
+    from dlqlens.spark.source import register_sources
 
-    On a classic session the registration runs with ``spark`` the JVM's
-    active session, the one active before put back after: Spark checks the
-    name through the active session, so that registering on a
-    ``newSession()`` of a session that has them failed with
-    ``DATA_SOURCE_ALREADY_EXISTS``, while the new session could not read
-    through them (``DATA_SOURCE_NOT_FOUND``).
-    """
-    from dlqlens.spark.source import MQCaptureDataSource, MQMessagesDataSource
-
-    with _active_in_jvm(spark):
-        spark.dataSource.register(MQCaptureDataSource)
-        spark.dataSource.register(MQMessagesDataSource)
-
-
-@contextmanager
-def _active_in_jvm(spark) -> Iterator[None]:
-    """``spark`` the JVM's active session for the block (in this thread), the
-    one before put back after; nothing on Spark Connect (no JVM here)."""
-    jsession = getattr(spark, "_jsparkSession", None)
-    if jsession is None:
-        yield
-        return
-    sessions = spark._jvm.org.apache.spark.sql.SparkSession
-    before = sessions.getActiveSession()
-    sessions.setActiveSession(jsession)
-    try:
-        yield
-    finally:
-        if before.isDefined():
-            sessions.setActiveSession(before.get())
-        else:
-            sessions.clearActiveSession()
+    register_sources(spark)
 
 
 def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", columns=None,

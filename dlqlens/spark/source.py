@@ -39,6 +39,8 @@ Requires Spark 4.0+ (Python data sources with Arrow batches) and Java 17.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -326,3 +328,39 @@ def local_frame(spark, paths, options: dict, schema=None, limit: int = LOCAL_BYT
     spark_type = full if not read_options.columns else \
         type(full)([full[c] for c in read_options.columns])
     return spark.createDataFrame(table, schema=spark_type)
+
+
+def register_sources(spark) -> None:
+    """Register :class:`MQCaptureDataSource` and :class:`MQMessagesDataSource`
+    on ``spark`` (safe to call again).
+
+    On a classic session the registration runs with ``spark`` the JVM's
+    active session, the one active before put back after: Spark checks the
+    name through the active session, so that registering on a
+    ``newSession()`` of a session that has them failed with
+    ``DATA_SOURCE_ALREADY_EXISTS``, while the new session could not read
+    through them (``DATA_SOURCE_NOT_FOUND``).
+    """
+    with _active_in_jvm(spark):
+        spark.dataSource.register(MQCaptureDataSource)
+        spark.dataSource.register(MQMessagesDataSource)
+
+
+@contextmanager
+def _active_in_jvm(spark) -> Iterator[None]:
+    """``spark`` the JVM's active session for the block (in this thread), the
+    one before put back after; nothing on Spark Connect (no JVM here)."""
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        yield
+        return
+    sessions = spark._jvm.org.apache.spark.sql.SparkSession
+    before = sessions.getActiveSession()
+    sessions.setActiveSession(jsession)
+    try:
+        yield
+    finally:
+        if before.isDefined():
+            sessions.setActiveSession(before.get())
+        else:
+            sessions.clearActiveSession()
