@@ -525,7 +525,7 @@ def short_run(df, small: Callable[[], bool]) -> Iterator[bool]:
 
 def small_input_settings(pieces) -> dict[str, str]:
     """:data:`SMALL_INPUT_SETTINGS` when the planned ``pieces`` are decoded on
-    the driver (:func:`dlqlens.spark.source.local_frame`: captures of at most
+    the driver (:func:`dlqlens.spark.source.capture_frame`: captures of at most
     :data:`dlqlens.spark.source.LOCAL_BYTES` in all), else nothing.
 
     Parameters
@@ -701,7 +701,9 @@ def register(spark) -> None:
 
 def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", columns=None,
                  local: bool | None = None, **options):
-    """``spark.read.format("mqcapture")`` over ``paths`` with ``options``.
+    """A capture as a DataFrame: the rows ``spark.read.format("mqcapture")``
+    gives over ``paths`` with ``options``, planned in this process
+    (:func:`dlqlens.spark.source.capture_frame`).
 
     Parameters
     ----------
@@ -712,11 +714,13 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         large capture saves most of the cost (``raw`` and ``payload`` are the
         bulk of a row).
     local : bool, optional
-        Decode on the driver and hand Spark one Arrow table
-        (:func:`dlqlens.spark.source.local_frame`: the same decoder, no Python
-        workers): by default (None) when the files hold at most
-        :data:`dlqlens.spark.source.LOCAL_BYTES` in all; False always reads
-        through the ``mqcapture`` source (a cluster's executors decode).
+        Decode on the driver and hand Spark one Arrow table (the same
+        decoder, no Python workers): by default (None) when the files hold at
+        most :data:`dlqlens.spark.source.LOCAL_BYTES` in all; True always;
+        False never. Otherwise the executors decode, one partition per file
+        or slice of a large capture: on a classic session each reads the
+        pieces planned here (``mapInArrow``), over Spark Connect through the
+        ``mqcapture`` source, which the server plans.
 
     ``paths`` may instead be directories written by ``dlqlens decode --to``
     (:func:`dlqlens.spark.parquet.write_messages`): their Parquet is read
@@ -751,24 +755,15 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         ReadOptions(columns=tuple(columns))  # one clear error for a bad name
         full = spark_schema()
         schema = StructType([full[c] for c in columns])
-    if local is not False:
-        from dlqlens.spark.source import LOCAL_BYTES, local_frame
+    from dlqlens.spark.source import LOCAL_BYTES, capture_frame, source_frame
 
-        df = local_frame(spark, path_list,
-                         {"format": format, "mode": mode, **{k: str(v) for k, v in options.items()}},
-                         schema, limit=LOCAL_BYTES if local is None else float("inf"))
+    opts = {"format": format, "mode": mode, **{k: str(v) for k, v in options.items()}}
+    if local is not False or getattr(spark, "_jsparkSession", None) is not None:
+        limit = {None: LOCAL_BYTES, True: float("inf"), False: -1}[local]
+        df = capture_frame(spark, path_list, opts, schema, local_limit=limit)
         if df is not None:
             return df
-    register(spark)
-    # relative paths are the caller's: the read is planned by another process (a Python
-    # worker of the driver, or of a Spark Connect server) that may have another directory
-    reader = (spark.read.format("mqcapture").option("format", format).option("mode", mode)
-              .option("relativeTo", os.getcwd()))
-    if schema is not None:
-        reader = reader.schema(schema)
-    for k, v in options.items():
-        reader = reader.option(k, str(v))
-    return reader.load(path_list[0] if isinstance(paths, (str, os.PathLike)) else path_list)
+    return source_frame(spark, path_list, opts, schema)
 
 
 def _message_directories(paths):

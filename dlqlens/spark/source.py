@@ -254,12 +254,12 @@ class MQMessagesReader(DataSourceReader):
 
 
 #: Captures of at most this many bytes in all (the files' sizes) are decoded on
-#: the driver by :func:`local_frame` and handed to Spark as one Arrow table,
-#: instead of through the ``mqcapture`` source: the same decoder
-#: (:func:`dlqlens.capture.reader.read_piece`), another transport. A Python
-#: data source starts Python workers on the executors (each imports pyarrow and
-#: the decoder) for every job that reads it; a local relation needs none. 16 MiB
-#: is a few tens of thousands of messages, decoded in about a second on one core.
+#: the driver by :func:`capture_frame` and handed to Spark as one Arrow table,
+#: instead of by the executors: the same decoder
+#: (:func:`dlqlens.capture.reader.read_piece`), another transport. Executors
+#: decode in Python workers (each imports pyarrow and the decoder) for every job
+#: that reads the capture; a local relation needs none. 16 MiB is a few tens of
+#: thousands of messages, decoded in about a second on one core.
 LOCAL_BYTES = 16 * 2**20
 
 
@@ -272,9 +272,23 @@ def planned_bytes(pieces) -> int:
                if os.path.exists(p))
 
 
-def local_frame(spark, paths, options: dict, schema=None, limit: int = LOCAL_BYTES):
-    """The capture decoded on the driver as a Spark DataFrame, or None when it is
-    larger than ``limit`` bytes (read it with the ``mqcapture`` source then).
+def capture_frame(spark, paths, options: dict, schema=None, local_limit: float = LOCAL_BYTES):
+    """The capture as a Spark DataFrame, planned here (one planning for both
+    transports): decoded on the driver when small, else read by the executors.
+
+    The pieces (:func:`dlqlens.capture.reader.plan_pieces`, relative paths
+    under this process's working directory) are planned once, in this
+    process. When they hold at most ``local_limit`` bytes in all
+    (:func:`planned_bytes`) they are decoded here and handed to Spark as one
+    Arrow table (a local relation: no Python workers). Otherwise, on a
+    classic session, the executors read them: one partition per piece, each
+    read by :func:`dlqlens.capture.reader.read_piece` in a Python worker
+    (``mapInArrow`` over ``spark.range``; :class:`PieceReader`), the reader
+    and decoder the ``mqcapture`` source runs, without the source's two
+    planning round trips through Python processes at every query (about 2 s
+    of a cold load of ten million messages; docs/performance.md, thirteenth
+    stop). Over Spark Connect, where the server plans a read, a large
+    capture is left to the ``mqcapture`` source (None).
 
     Parameters
     ----------
@@ -286,24 +300,29 @@ def local_frame(spark, paths, options: dict, schema=None, limit: int = LOCAL_BYT
         ``format``, ``mode``, ``columns``...).
     schema : pyspark.sql.types.StructType, optional
         A selection of the full schema's columns (as the source takes it).
+    local_limit : float
+        Decode on the driver up to this many bytes (``inf``: always; a
+        negative number: never).
 
     Returns
     -------
     pyspark.sql.DataFrame or None
         The same rows and columns as ``spark.read.format("mqcapture")`` gives
-        (one decoder: :func:`dlqlens.capture.reader.read_piece`), as a local
-        relation; None above ``limit``.
+        (one decoder); None for a capture over ``local_limit`` on a Spark
+        Connect session.
 
     Raises
     ------
     dlqlens.errors.UsageError
         For a bad option.
     dlqlens.errors.MalformedMessageError
-        In ``FAILFAST`` mode, at the first malformed message (here, at load,
-        not at the first action).
+        In ``FAILFAST`` mode, at the first malformed message: at load when
+        decoded on the driver, else at the first action that reads it.
     dlqlens.errors.CaptureError
-        For a path that names nothing readable.
+        For a path that names nothing readable (at load).
     """
+    import dataclasses
+
     import pyarrow as pa
 
     from dlqlens.capture.reader import ReadOptions, plan_pieces, read_piece
@@ -314,20 +333,79 @@ def local_frame(spark, paths, options: dict, schema=None, limit: int = LOCAL_BYT
     if schema is not None and schema.fieldNames() != spark_schema().fieldNames():
         opts["columns"] = ",".join(schema.fieldNames())
     read_options = ReadOptions.from_options(opts)
-    pieces = plan_pieces(list(paths), read_options)
-    if planned_bytes(pieces) > limit:
-        return None
-    arrow_schema = message_schema()
-    if read_options.columns:
-        arrow_schema = pa.schema([arrow_schema.field(c) for c in read_options.columns])
-    batches = [b for p in pieces if p.format not in ("skipped", "empty")
-               for b in read_piece(p, read_options)]
-    table = pa.Table.from_batches(batches, schema=arrow_schema) if batches \
-        else arrow_schema.empty_table()
+    pieces = plan_pieces(list(paths), read_options, os.getcwd())
+    to_read = [p for p in pieces if p.format not in ("skipped", "empty")]
     full = spark_schema()
     spark_type = full if not read_options.columns else \
         type(full)([full[c] for c in read_options.columns])
+    if planned_bytes(pieces) > local_limit:
+        if getattr(spark, "_jsparkSession", None) is None:
+            return None  # Spark Connect: the server plans the read (the mqcapture source)
+        if not any(k.lower() == "batchsize" for k in opts):  # as the source's batches
+            read_options = dataclasses.replace(read_options, batch_size=BATCH_ROWS)
+        return spark.range(0, len(to_read), 1, max(len(to_read), 1)).mapInArrow(
+            PieceReader(to_read, read_options), spark_type)
+    arrow_schema = message_schema()
+    if read_options.columns:
+        arrow_schema = pa.schema([arrow_schema.field(c) for c in read_options.columns])
+    batches = [b for p in to_read for b in read_piece(p, read_options)]
+    table = pa.Table.from_batches(batches, schema=arrow_schema) if batches \
+        else arrow_schema.empty_table()
     return spark.createDataFrame(table, schema=spark_type)
+
+
+def source_frame(spark, paths, options: dict, schema=None):
+    """``spark.read.format("mqcapture")`` over ``paths`` with ``options``
+    (registered first), relative paths under this process's working directory.
+
+    The read is planned by another process (a Python worker of the driver, or
+    of a Spark Connect server) that may have another working directory: the
+    source's ``relativeTo`` option carries this one.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    paths : list of str
+    options : dict
+        The source's options (strings).
+    schema : pyspark.sql.types.StructType, optional
+        A selection of the full schema's columns.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Lazy: the source plans the read at each query.
+    """
+    register_sources(spark)
+    reader = spark.read.format("mqcapture").options(**options).option("relativeTo", os.getcwd())
+    if schema is not None:
+        reader = reader.schema(schema)
+    return reader.load(list(paths))
+
+
+class PieceReader:
+    """The ``mapInArrow`` function of :func:`capture_frame`: each ``id`` of its
+    input (one per partition) names a piece, which it reads
+    (:func:`dlqlens.capture.reader.read_piece`). Picklable: the pieces and the
+    options travel with the task, and executors read no driver state.
+
+    Parameters
+    ----------
+    pieces : list of dlqlens.capture.reader.Piece
+        Planned with the driver's working directory as root.
+    options : dlqlens.capture.reader.ReadOptions
+    """
+
+    def __init__(self, pieces, options):
+        self.pieces = list(pieces)
+        self.options = options
+
+    def __call__(self, batches):
+        from dlqlens.capture.reader import read_piece
+
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                yield from read_piece(self.pieces[i], self.options)
 
 
 def register_sources(spark) -> None:

@@ -1,6 +1,11 @@
-"""The mqcapture Spark data source: schema, partitions, modes, files and directories."""
+"""Reading captures into Spark through the executors: the pieces planned by
+``load_capture`` (``local=False``: ``mapInArrow`` over them) and the
+``mqcapture`` data source; schema, partitions, modes, files and directories,
+the same for both."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from pyspark.sql import functions as F
@@ -11,16 +16,31 @@ from dlqlens.decode.schema import message_schema
 from dlqlens.errors import UsageError
 from dlqlens.spark.schema import spark_schema
 from dlqlens.spark.session import load_capture as _load_capture
+from dlqlens.spark.source import source_frame
 from tests.conftest import DATASETS
 
 pytestmark = pytest.mark.spark
 
 
-def load_capture(*args, **kwargs):
-    """These tests are about the ``mqcapture`` source: never the local path of
-    small captures (``local=False``; that path is compared with this one in
-    :func:`test_small_captures_decoded_on_the_driver_give_the_same_rows`)."""
-    return _load_capture(*args, local=False, **kwargs)
+def through_source(spark, paths, format="auto", mode="PERMISSIVE", columns=None, **options):
+    """``load_capture``'s arguments, read by the ``mqcapture`` source."""
+    schema = None if columns is None else \
+        type(spark_schema())([spark_schema()[c] for c in columns])
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else paths
+    return source_frame(spark, [os.fspath(p) for p in paths],
+                        {"format": format, "mode": mode, **{k: str(v) for k, v in options.items()}},
+                        schema)
+
+
+@pytest.fixture(params=["executors", "source"])
+def load_capture(request):
+    """The two ways executors read a capture: the pieces ``load_capture`` planned
+    (``local=False``: never the local path of small captures, which
+    :func:`test_small_captures_decoded_on_the_driver_give_the_same_rows` compares
+    with these), and the ``mqcapture`` source."""
+    if request.param == "source":
+        return through_source
+    return lambda *args, **kwargs: _load_capture(*args, local=False, **kwargs)
 
 
 def _messages(n, reason=2053):
@@ -32,7 +52,7 @@ def _messages(n, reason=2053):
                         f"m{i}".encode()) for i in range(n)]
 
 
-def test_schema_is_the_decoder_schema_with_mq_field_names(spark):
+def test_schema_is_the_decoder_schema_with_mq_field_names(spark, load_capture):
     df = load_capture(spark, DATASETS / "dlq_linux_x86.raw")
     assert df.schema == spark_schema()
     assert [f.name for f in df.schema] == message_schema().names
@@ -40,7 +60,7 @@ def test_schema_is_the_decoder_schema_with_mq_field_names(spark):
     assert {"Reason", "DestQName", "DestQMgrName"} <= set(df.schema["dlh"].dataType.fieldNames())
 
 
-def test_one_partition_per_file_and_directories(spark):
+def test_one_partition_per_file_and_directories(spark, load_capture):
     df = load_capture(spark, DATASETS)
     assert df.rdd.getNumPartitions() == 7
     counts = {r["capture_format"]: r["count"] for r in df.groupBy("capture_format").count().collect()}
@@ -52,7 +72,7 @@ def test_one_partition_per_file_and_directories(spark):
     assert counts == golden and set(counts) == {"raw", "dmpmqmsg", "amqsbcg"}
 
 
-def test_large_raw_capture_is_split_at_record_boundaries(spark, tmp_path):
+def test_large_raw_capture_is_split_at_record_boundaries(spark, load_capture, tmp_path):
     path = tmp_path / "big.raw"
     write_raw(path, _messages(3000))
     df = load_capture(spark, path, splitBytes=200_000)
@@ -63,7 +83,7 @@ def test_large_raw_capture_is_split_at_record_boundaries(spark, tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["dmpmqmsg", "amqsbcg"])
-def test_large_text_capture_is_split_and_numbered_across_partitions(spark, tmp_path, fmt):
+def test_large_text_capture_is_split_and_numbered_across_partitions(spark, load_capture, tmp_path, fmt):
     from dlqlens.capture.registry import FORMATS
 
     path = tmp_path / f"big.{fmt}"
@@ -82,7 +102,7 @@ def test_large_text_capture_is_split_and_numbered_across_partitions(spark, tmp_p
         sorted(rows, key=lambda r: r["message_number"])
 
 
-def test_known_values_and_groupby(spark):
+def test_known_values_and_groupby(spark, load_capture):
     df = load_capture(spark, [DATASETS / "dlq_zos.raw", DATASETS / "dlq_aix.dmp"])
     by = {(r["Reason"], r["reason_name"]) for r in
           df.groupBy("dlh.Reason", "reason_name").count().collect()}
@@ -92,7 +112,7 @@ def test_known_values_and_groupby(spark):
     assert [(r["md_byte_order"], r["md_charset"]) for r in z] == [("big", "cp500")]
 
 
-def test_modes(spark, tmp_path):
+def test_modes(spark, load_capture, tmp_path):
     path = tmp_path / "mixed.raw"
     msgs = _messages(5)
     msgs[2].data = b"XXXX" + msgs[2].data[4:]  # StrucId of the MQDLH destroyed
@@ -105,7 +125,7 @@ def test_modes(spark, tmp_path):
         load_capture(spark, path, mode="FAILFAST").count()
 
 
-def test_unknown_option_is_refused(spark):
+def test_unknown_option_is_refused(spark, load_capture):
     with pytest.raises(Exception, match="unknown option"):
         load_capture(spark, DATASETS / "dlq_zos.raw", colour="red").count()
 
@@ -162,7 +182,7 @@ def test_the_source_yields_batches_of_batch_rows_unless_told(tmp_path):
         assert read.options.batch_size == 100
 
 
-def test_columns_select_what_spark_carries(spark, tmp_path):
+def test_columns_select_what_spark_carries(spark, load_capture, tmp_path):
     path = tmp_path / "few.raw"
     write_raw(path, _messages(7, reason=2085))
     cols = ["message_number", "dlh", "source"]
@@ -180,13 +200,13 @@ def test_columns_select_what_spark_carries(spark, tmp_path):
 
 def test_columns_refuse_unknown_names_and_wrong_types(spark):
     with pytest.raises(UsageError, match="nope"):
-        load_capture(spark, DATASETS / "dlq_zos.raw", columns=["source", "nope"])
+        _load_capture(spark, DATASETS / "dlq_zos.raw", columns=["source", "nope"])
     with pytest.raises(Exception, match="column 'source' must have type string, found int"):
         spark.read.format("mqcapture").schema("source int").load(
             str(DATASETS / "dlq_zos.raw")).count()
 
 
-def test_no_piece_to_read_is_an_empty_frame(spark, tmp_path):
+def test_no_piece_to_read_is_an_empty_frame(spark, load_capture, tmp_path):
     """No file to read (an empty directory; only files in no capture format): Spark reads
     one partition of its own (``InputPartition(None)``) and gets no rows (issue 19; was an
     AttributeError from the Python worker)."""
@@ -199,25 +219,44 @@ def test_no_piece_to_read_is_an_empty_frame(spark, tmp_path):
 
 
 def test_small_captures_decoded_on_the_driver_give_the_same_rows(spark):
-    """The local path (one Arrow table, no Python workers) and the source: one
-    decoder, the same rows and schema; the local one is a local relation."""
+    """The local path (one Arrow table, no Python workers), the executors reading
+    the pieces planned here, and the source: one decoder, the same rows and
+    schema; the local one is a local relation."""
     local = _load_capture(spark, DATASETS)
-    source = _load_capture(spark, DATASETS, local=False)
-    assert local.schema == source.schema == spark_schema()
+    executors = _load_capture(spark, DATASETS, local=False)
+    source = through_source(spark, DATASETS)
+    assert local.schema == executors.schema == source.schema == spark_schema()
     assert local._jdf.queryExecution().analyzed().getClass().getSimpleName() == "LocalRelation"
-    assert local.count() == source.count() == 669
-    assert local.exceptAll(source).count() == 0 and source.exceptAll(local).count() == 0
+    assert local.count() == executors.count() == source.count() == 669
+    for other in (executors, source):
+        assert local.exceptAll(other).count() == 0 and other.exceptAll(local).count() == 0
     cols = ["source", "message_number", "dlh", "reason_name"]
     assert (_load_capture(spark, DATASETS, columns=cols).orderBy("source", "message_number")
             .collect() == source.select(*cols).orderBy("source", "message_number").collect())
 
 
-def test_small_capture_over_the_limit_is_read_by_the_source(spark, monkeypatch):
+def test_a_capture_over_the_limit_is_read_by_the_executors_from_pieces_planned_at_load(
+        spark, monkeypatch, tmp_path):
+    """Over ``LOCAL_BYTES`` on a classic session: one partition per piece, planned
+    once, by ``load_capture`` (no Python data source in the plan, whose planning
+    runs two Python processes at every query); the pieces are those of the files
+    as they were at load."""
+    import shutil
+
     from dlqlens.spark import source
 
     monkeypatch.setattr(source, "LOCAL_BYTES", 1000)
-    df = _load_capture(spark, DATASETS / "dlq_linux_x86.raw")
-    assert df._jdf.queryExecution().analyzed().getClass().getSimpleName() != "LocalRelation"
+    folder = tmp_path / "dlq"
+    folder.mkdir()
+    shutil.copy(DATASETS / "dlq_linux_x86.raw", folder / "a.raw")
+    df = _load_capture(spark, folder)
+    plan = df._jdf.queryExecution().analyzed().toString()
+    assert "MapInArrow" in plan and "PythonDataSource" not in plan, plan
+    assert df.rdd.getNumPartitions() == 1
+    n = df.count()
+    shutil.copy(DATASETS / "dlq_linux_x86.raw", folder / "b.raw")  # after the load
+    assert df.count() == n > 0
+    assert _load_capture(spark, folder).count() == 2 * n  # a new load plans again
 
 
 def test_local_path_failfast_raises_at_load(spark, tmp_path):
@@ -234,8 +273,9 @@ def test_local_path_failfast_raises_at_load(spark, tmp_path):
 
 def test_a_new_session_of_the_context_reads_through_the_sources(spark):
     """A ``spark.newSession()`` (its own SQL configuration and data source
-    registry, the same SparkContext): ``load_capture`` registers the sources on it
-    and reads through them. Registering them there failed with
+    registry, the same SparkContext): the sources are registered on it
+    (:func:`dlqlens.spark.source.source_frame`, as ``load_capture`` over Spark
+    Connect) and it reads through them. Registering them there failed with
     ``DATA_SOURCE_ALREADY_EXISTS`` (Spark checks the name through the JVM's active
     session, the suite's, which has them) while the new session could not find
     ``mqcapture``. The session active before is active again after."""
@@ -244,8 +284,8 @@ def test_a_new_session_of_the_context_reads_through_the_sources(spark):
     sessions = spark._jvm.org.apache.spark.sql.SparkSession
     before = sessions.getActiveSession()
     new = spark.newSession()
-    assert _load_capture(new, DATASETS, local=False).count() == 669
+    assert through_source(new, DATASETS).count() == 669
     register(new)  # again: nothing to say
     after = sessions.getActiveSession()
     assert before.isDefined() and after.isDefined() and before.get().equals(after.get())
-    assert _load_capture(spark, DATASETS, local=False).count() == 669
+    assert through_source(spark, DATASETS).count() == 669
