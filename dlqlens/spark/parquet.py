@@ -317,11 +317,13 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
     -----
     A directory whose files make one :func:`read_groups` group (up to
     :data:`READ_ROWS` messages) is one Parquet scan of Spark's own. Larger
-    ones, and more than one directory, are one relation of the ``mqmessages``
-    source (:class:`dlqlens.spark.source.MQMessagesDataSource`, pyarrow in
-    the Python workers), one partition per group: bounded partitions on any
-    session, and a plan of one relation whatever the number of files
-    (docs/scale.md, "Read partitions").
+    ones, and more than one directory, are one relation, one partition per
+    group, read with pyarrow in the Python workers
+    (:func:`dlqlens.spark.source.read_files`: ``mapInArrow`` over the groups
+    planned here on a classic session, the ``mqmessages`` source,
+    :class:`dlqlens.spark.source.MQMessagesDataSource`, over Spark Connect):
+    bounded partitions on any session, and a plan of one relation whatever
+    the number of files (docs/scale.md, "Read partitions").
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import DateType, StringType, StructField, StructType
@@ -342,30 +344,42 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
     if mode == "FAILFAST":
         refuse_failfast(found)
     names = list(columns) if columns is not None else schema.fieldNames()
-    # the files as written (the marker lists them); listed now for a directory
-    # written before the marker did
-    groups = [[os.path.abspath(os.path.join(d, *p.split("/"))) for p in group]
-              for d, marker in zip(found.directories, found.markers)
-              for group in read_groups(_checked_files(d, marker["files"]) if "files" in marker
-                                       else parquet_files(d))]
+    groups = message_groups(found)
     if len(groups) <= 1 and len(found.directories) == 1:
         # one scan of Spark's own (it packs the directory's files, a group at most)
         full = StructType(schema.fields + [StructField("capture", StringType()),
                                            StructField("dlh_put_date", DateType())])
         df = spark.read.schema(full).parquet(found.directories[0])
     else:
-        # one relation, one partition per group, whatever the number of groups and directories
-        from dlqlens.spark.source import register_sources
+        # one relation, one partition per group, whatever the number of groups and
+        # directories: planned here on a classic session (the mqmessages source would plan
+        # again, in two Python processes, at every query), by the source over Spark Connect
+        from dlqlens.spark.source import FilesReader, register_sources
 
-        register_sources(spark)
         read = names + ["decode_status"] if mode == "DROPMALFORMED" and \
             "decode_status" not in names else names
         want = StructType([schema[c] for c in read])
-        df = (spark.read.format("mqmessages").schema(want)
-              .option("groups", json.dumps(groups)).load())
+        if getattr(spark, "_jsparkSession", None) is not None:
+            df = spark.range(0, len(groups), 1, max(len(groups), 1)).mapInArrow(
+                FilesReader(groups, read), want)
+        else:
+            register_sources(spark)
+            df = (spark.read.format("mqmessages").schema(want)
+                  .option("groups", json.dumps(groups)).load())
     if mode == "DROPMALFORMED":
         df = df.filter(F.col("decode_status").isin(sorted(WELL_FORMED)))
     return df.select(*names)
+
+
+def message_groups(found: MessageInput) -> list[list[str]]:
+    """The read groups (:func:`read_groups`) of messages directories, each a
+    list of absolute paths of Parquet files: the partitions
+    :func:`load_messages` reads. The files are those the marker lists as
+    written (listed now for a directory written before the marker did)."""
+    return [[os.path.abspath(os.path.join(d, *p.split("/"))) for p in group]
+            for d, marker in zip(found.directories, found.markers)
+            for group in read_groups(_checked_files(d, marker["files"]) if "files" in marker
+                                     else parquet_files(d))]
 
 
 def parquet_files(directory) -> list[dict]:

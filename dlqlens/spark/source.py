@@ -1,7 +1,15 @@
 """dlqlens's PySpark Python data sources: ``mqcapture`` over capture files,
 and ``mqmessages`` over the Parquet files of messages directories
-(:class:`MQMessagesDataSource`, used by
-:func:`dlqlens.spark.parquet.load_messages`).
+(:class:`MQMessagesDataSource`); and the same reads planned in this process.
+
+:func:`dlqlens.spark.load_capture` (:func:`capture_frame`) and
+:func:`dlqlens.spark.parquet.load_messages` plan the partitions themselves on
+a classic session and have the executors read them with the sources' own
+readers (``mapInArrow`` over ``spark.range``: :class:`PieceReader`,
+:class:`FilesReader`): a Python data source is planned again, in two Python
+processes of the driver, at every query that reads it (about 2 s of a cold
+load of ten million messages, 0.4 s of each later query). The sources serve
+``spark.read.format(...)`` and Spark Connect, whose server plans the read.
 
 ``mqcapture`` is a thin adapter over the pure-Python decoder (DESIGN.md
 convention 6)::
@@ -230,27 +238,79 @@ class MQMessagesReader(DataSourceReader):
         return [FilesPartition(g) for g in self.groups]
 
     def read(self, partition):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        from dlqlens.decode.schema import message_schema
-
         if not isinstance(partition, FilesPartition):
             return  # no files: Spark's own InputPartition(None), no rows
-        full = message_schema()
-        target = pa.schema([full.field(c) for c in self.columns])
-        for path in partition.files:
-            try:
-                parquet = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
-                batches = parquet.iter_batches(batch_size=self.batch_rows,
-                                               columns=self.columns, use_threads=False)
-                for batch in batches:
-                    yield batch.cast(target)
-            except (OSError, pa.ArrowException) as exc:
-                from dlqlens.errors import CaptureError
+        yield from read_files(partition.files, self.columns, self.batch_rows)
 
-                raise CaptureError(f"{path}: cannot read this Parquet file of a messages "
-                                   f"directory: {type(exc).__name__}: {exc}") from exc
+
+def read_files(files, columns, batch_rows: int):
+    """Arrow batches of ``columns`` of the Parquet ``files`` of a messages
+    directory, in order: what one partition of the ``mqmessages`` source, or
+    of :func:`dlqlens.spark.parquet.load_messages` without it, reads.
+
+    Parameters
+    ----------
+    files : sequence of str
+        Absolute paths.
+    columns : list of str
+        Top-level columns of :func:`dlqlens.decode.schema.message_schema`.
+    batch_rows : int
+        Rows per batch at most.
+
+    Yields
+    ------
+    pyarrow.RecordBatch
+        Cast to the message schema's types of ``columns`` (Spark's INT96
+        timestamps read as UTC microseconds).
+
+    Raises
+    ------
+    dlqlens.errors.CaptureError
+        Naming the file that pyarrow cannot read, and why.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dlqlens.decode.schema import message_schema
+
+    full = message_schema()
+    target = pa.schema([full.field(c) for c in columns])
+    for path in files:
+        try:
+            parquet = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
+            batches = parquet.iter_batches(batch_size=batch_rows, columns=list(columns),
+                                           use_threads=False)
+            for batch in batches:
+                yield batch.cast(target)
+        except (OSError, pa.ArrowException) as exc:
+            from dlqlens.errors import CaptureError
+
+            raise CaptureError(f"{path}: cannot read this Parquet file of a messages "
+                               f"directory: {type(exc).__name__}: {exc}") from exc
+
+
+class FilesReader:
+    """The ``mapInArrow`` function of :func:`dlqlens.spark.parquet.load_messages`
+    on a classic session: each ``id`` of its input (one per partition) names a
+    group of Parquet files, which it reads (:func:`read_files`). Picklable.
+
+    Parameters
+    ----------
+    groups : list of list of str
+        Absolute paths of Parquet files, a partition each.
+    columns : list of str
+    batch_rows : int
+    """
+
+    def __init__(self, groups, columns, batch_rows: int = BATCH_ROWS):
+        self.groups = [list(g) for g in groups]
+        self.columns = list(columns)
+        self.batch_rows = batch_rows
+
+    def __call__(self, batches):
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                yield from read_files(self.groups[i], self.columns, self.batch_rows)
 
 
 #: Captures of at most this many bytes in all (the files' sizes) are decoded on

@@ -14,8 +14,8 @@
    detectors' findings, the rules replay, the quality suites, message
    explanations, the messages in no finding and a dmpmqmsg export of the
    messages of two reasons (its text), the rows written to a Parquet
-   messages directory and read back (files of at most 100 messages: the
-   ``mqmessages`` source), the findings and links written as results and
+   messages directory and read back (files of at most 100 messages, read in
+   the executors), the findings and links written as results and
    read back, each as JSON-ready values in
    ``OUT/results.json``; and where each slice was decoded (``decoded_in``:
    the working directories of the Python workers that read them).
@@ -44,7 +44,7 @@ CONF_KEY = "spark.dlqlens.clusterJob"
 #: splitBytes of the sliced read: every file of the sample (75 to 230 KB) in 5 to 15 slices
 SLICE_BYTES = 16 * 1024
 #: Messages a Parquet file, and a read partition, of the job's messages directory holds:
-#: the sample's 669 in at least 7 (the ``mqmessages`` source reads them)
+#: the sample's 669 in at least 7 (read in the executors)
 PARQUET_ROWS = 100
 
 
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     results["decoded_rows"] = sum(r["rows"] for r in decoded_in)
 
     # decoded once to Parquet (as `decode --to` writes it), read back in groups of at most
-    # PARQUET_ROWS messages: through the mqmessages source, in the executors' Python workers
+    # PARQUET_ROWS messages, in the executors' Python workers (the mqmessages source over Connect)
     import dlqlens.spark.parquet as parquet
 
     parquet.READ_ROWS = PARQUET_ROWS

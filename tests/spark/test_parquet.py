@@ -390,10 +390,11 @@ def test_the_messages_source_reads_late_put_dates_and_names_a_file_it_cannot_rea
 @pytest.mark.spark
 def test_put_dates_after_2262_read_back_by_every_reader(spark, tmp_path, monkeypatch):
     """A capture may say any PutDate up to 9999; the directory's Parquet (INT96, as Spark
-    writes timestamps) reads back the same through Spark's reader, the mqmessages source
-    and the reader without Spark (explain)."""
+    writes timestamps) reads back the same through Spark's reader, the executors' reader
+    of a directory's groups, the mqmessages source and the reader without Spark (explain)."""
     import dlqlens.spark.parquet as parquet
     from dlqlens.spark import load_capture
+    from dlqlens.spark.source import register_sources
     from tests.builders import dlq_message, write_capture
 
     capture = write_capture(tmp_path / "late.raw", "raw", [
@@ -406,13 +407,17 @@ def test_put_dates_after_2262_read_back_by_every_reader(spark, tmp_path, monkeyp
                   load_capture(spark, str(capture)).collect())
     assert want[0][2].year == 9000 and want[1][1].year == 9999
     native = load_capture(spark, str(out))
-    monkeypatch.setattr(parquet, "READ_ROWS", 1)  # three groups: the mqmessages source
-    source = load_capture(spark, str(out))
-    assert source._jdf.queryExecution().analyzed().collectLeaves().size() == 1
-    for df in (native, source):
+    monkeypatch.setattr(parquet, "READ_ROWS", 1)  # a group a file: read by the executors
+    groups = load_capture(spark, str(out))
+    found = parquet.message_input(str(out))
+    assert groups._jdf.queryExecution().analyzed().collectLeaves().size() == 1
+    assert groups.rdd.getNumPartitions() == len(parquet.message_groups(found)) > 1
+    register_sources(spark)  # the same groups through the mqmessages source (as over Connect)
+    source = (spark.read.format("mqmessages").schema(described_schema())
+              .option("groups", json.dumps(parquet.message_groups(found))).load())
+    for df in (native, groups, source):
         assert sorted((r["message_number"], r["put_ts"], r["dlh_put_ts"])
                       for r in df.collect()) == want
-    found = parquet.message_input(str(out))
     got = [row for b in parquet.arrow_batches(found, ["message_number", "put_ts", "dlh_put_ts"])
            for row in b.to_pylist()]
     assert sorted((r["message_number"], r["put_ts"].replace(tzinfo=None) if r["put_ts"] else None,
