@@ -755,10 +755,10 @@ def load_capture(spark, paths, format: str = "auto", mode: str = "PERMISSIVE", c
         ReadOptions(columns=tuple(columns))  # one clear error for a bad name
         full = spark_schema()
         schema = StructType([full[c] for c in columns])
-    from dlqlens.spark.source import LOCAL_BYTES, capture_frame, source_frame
+    from dlqlens.spark.source import LOCAL_BYTES, capture_frame, classic, source_frame
 
     opts = {"format": format, "mode": mode, **{k: str(v) for k, v in options.items()}}
-    if local is not False or getattr(spark, "_jsparkSession", None) is not None:
+    if local is not False or classic(spark):
         limit = {None: LOCAL_BYTES, True: float("inf"), False: -1}[local]
         df = capture_frame(spark, path_list, opts, schema, local_limit=limit)
         if df is not None:

@@ -313,6 +313,12 @@ class FilesReader:
                 yield from read_files(self.groups[i], self.columns, self.batch_rows)
 
 
+def classic(spark) -> bool:
+    """``spark`` is a classic session (its JVM driven from this process), not a
+    Spark Connect one (whose server plans and runs every read)."""
+    return getattr(spark, "_jsparkSession", None) is not None
+
+
 #: Captures of at most this many bytes in all (the files' sizes) are decoded on
 #: the driver by :func:`capture_frame` and handed to Spark as one Arrow table,
 #: instead of by the executors: the same decoder
@@ -399,7 +405,7 @@ def capture_frame(spark, paths, options: dict, schema=None, local_limit: float =
     spark_type = full if not read_options.columns else \
         type(full)([full[c] for c in read_options.columns])
     if planned_bytes(pieces) > local_limit:
-        if getattr(spark, "_jsparkSession", None) is None:
+        if not classic(spark):
             return None  # Spark Connect: the server plans the read (the mqcapture source)
         if not any(k.lower() == "batchsize" for k in opts):  # as the source's batches
             read_options = dataclasses.replace(read_options, batch_size=BATCH_ROWS)
