@@ -354,14 +354,13 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
         # one relation, one partition per group, whatever the number of groups and
         # directories: planned here on a classic session (the mqmessages source would plan
         # again, in two Python processes, at every query), by the source over Spark Connect
-        from dlqlens.spark.source import FilesReader, classic, register_sources
+        from dlqlens.spark.source import FilesReader, classic, partition_ids, register_sources
 
         read = names + ["decode_status"] if mode == "DROPMALFORMED" and \
             "decode_status" not in names else names
         want = StructType([schema[c] for c in read])
         if classic(spark):
-            df = spark.range(0, len(groups), 1, max(len(groups), 1)).mapInArrow(
-                FilesReader(groups, read), want)
+            df = partition_ids(spark, len(groups)).mapInArrow(FilesReader(groups, read), want)
         else:
             register_sources(spark)
             df = (spark.read.format("mqmessages").schema(want)

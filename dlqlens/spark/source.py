@@ -5,7 +5,7 @@ and ``mqmessages`` over the Parquet files of messages directories
 :func:`dlqlens.spark.load_capture` (:func:`capture_frame`) and
 :func:`dlqlens.spark.parquet.load_messages` plan the partitions themselves on
 a classic session and have the executors read them with the sources' own
-readers (``mapInArrow`` over ``spark.range``: :class:`PieceReader`,
+readers (``mapInArrow`` over :func:`partition_ids`: :class:`PieceReader`,
 :class:`FilesReader`): a Python data source is planned again, in two Python
 processes of the driver, at every query that reads it (about 2 s of a cold
 load of ten million messages, 0.4 s of each later query). The sources serve
@@ -319,6 +319,25 @@ def classic(spark) -> bool:
     return getattr(spark, "_jsparkSession", None) is not None
 
 
+def partition_ids(spark, n: int):
+    """A DataFrame of one ``id`` column, 0 to ``n - 1``, one a partition (one
+    partition, empty, for 0), of a size Spark does not know.
+
+    What the executors read from it (``mapInArrow``) is a capture's worth of
+    rows, which Spark must not take for small: ``spark.range(n)`` tells the
+    optimizer it holds ``8 * n`` bytes, and a join of the read with a small
+    table then broadcast the capture (collected to the driver). Over a
+    ``LogicalRDD`` of the same ids the estimate is
+    ``spark.sql.defaultSizeInBytes`` (by default the largest long), as for a
+    Python data source, which reports no statistics. Classic sessions only.
+    """
+    from pyspark.sql import DataFrame
+
+    jspark = spark._jsparkSession
+    ids = jspark.range(0, n, 1, max(n, 1))
+    return DataFrame(jspark.createDataFrame(ids.toDF().rdd(), ids.schema()), spark)
+
+
 #: Captures of at most this many bytes in all (the files' sizes) are decoded on
 #: the driver by :func:`capture_frame` and handed to Spark as one Arrow table,
 #: instead of by the executors: the same decoder
@@ -349,7 +368,7 @@ def capture_frame(spark, paths, options: dict, schema=None, local_limit: float =
     Arrow table (a local relation: no Python workers). Otherwise, on a
     classic session, the executors read them: one partition per piece, each
     read by :func:`dlqlens.capture.reader.read_piece` in a Python worker
-    (``mapInArrow`` over ``spark.range``; :class:`PieceReader`), the reader
+    (``mapInArrow`` over :func:`partition_ids`; :class:`PieceReader`), the reader
     and decoder the ``mqcapture`` source runs, without the source's two
     planning round trips through Python processes at every query (about 2 s
     of a cold load of ten million messages; docs/performance.md, thirteenth
@@ -409,7 +428,7 @@ def capture_frame(spark, paths, options: dict, schema=None, local_limit: float =
             return None  # Spark Connect: the server plans the read (the mqcapture source)
         if not any(k.lower() == "batchsize" for k in opts):  # as the source's batches
             read_options = dataclasses.replace(read_options, batch_size=BATCH_ROWS)
-        return spark.range(0, len(to_read), 1, max(len(to_read), 1)).mapInArrow(
+        return partition_ids(spark, len(to_read)).mapInArrow(
             PieceReader(to_read, read_options), spark_type)
     arrow_schema = message_schema()
     if read_options.columns:

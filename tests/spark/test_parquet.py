@@ -412,6 +412,8 @@ def test_put_dates_after_2262_read_back_by_every_reader(spark, tmp_path, monkeyp
     found = parquet.message_input(str(out))
     assert groups._jdf.queryExecution().analyzed().collectLeaves().size() == 1
     assert groups.rdd.getNumPartitions() == len(parquet.message_groups(found)) > 1
+    # a size Spark does not know, as for the source: never broadcast for small
+    assert groups._jdf.queryExecution().optimizedPlan().stats().sizeInBytes() > 2**40
     register_sources(spark)  # the same groups through the mqmessages source (as over Connect)
     source = (spark.read.format("mqmessages").schema(described_schema())
               .option("groups", json.dumps(parquet.message_groups(found))).load())

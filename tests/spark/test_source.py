@@ -235,6 +235,21 @@ def test_small_captures_decoded_on_the_driver_give_the_same_rows(spark):
             .collect() == source.select(*cols).orderBy("source", "message_number").collect())
 
 
+def assert_size_unknown(spark, df):
+    """Spark does not take what the executors read for small: its size estimate is
+    ``spark.sql.defaultSizeInBytes`` (the largest long), as for a Python data source,
+    and a join with a small table broadcasts the small table, never the capture
+    (over ``spark.range``, 8 bytes a piece, the capture side was the one broadcast)."""
+    from pyspark.sql import functions as F
+
+    assert df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes() > 2**40
+    small = spark.range(3).select(F.col("id").cast("int").alias("message_number"))
+    for joined, build in ((small.join(df, "message_number"), "BuildLeft"),
+                          (df.join(small, "message_number"), "BuildRight")):
+        plan = joined._jdf.queryExecution().sparkPlan().toString()
+        assert "BroadcastHashJoin" in plan and build in plan, plan
+
+
 def test_a_capture_over_the_limit_is_read_by_the_executors_from_pieces_planned_at_load(
         spark, monkeypatch, tmp_path):
     """Over ``LOCAL_BYTES`` on a classic session: one partition per piece, planned
@@ -253,6 +268,7 @@ def test_a_capture_over_the_limit_is_read_by_the_executors_from_pieces_planned_a
     plan = df._jdf.queryExecution().analyzed().toString()
     assert "MapInArrow" in plan and "PythonDataSource" not in plan, plan
     assert df.rdd.getNumPartitions() == 1
+    assert_size_unknown(spark, df)
     n = df.count()
     shutil.copy(DATASETS / "dlq_linux_x86.raw", folder / "b.raw")  # after the load
     assert df.count() == n > 0
