@@ -83,7 +83,8 @@ def test_large_raw_capture_is_split_at_record_boundaries(spark, load_capture, tm
 
 
 @pytest.mark.parametrize("fmt", ["dmpmqmsg", "amqsbcg"])
-def test_large_text_capture_is_split_and_numbered_across_partitions(spark, load_capture, tmp_path, fmt):
+def test_large_text_capture_is_split_and_numbered_across_partitions(spark, load_capture, tmp_path,
+                                                                   fmt):
     from dlqlens.capture.registry import FORMATS
 
     path = tmp_path / f"big.{fmt}"
