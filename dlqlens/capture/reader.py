@@ -329,18 +329,21 @@ def plan_pieces(paths, options: ReadOptions, root: str | None = None) -> list[Pi
     across the pieces), so it pays only when the pieces are read in
     parallel.
 
+    A file's slices are kept in the process while the file is unchanged
+    (:func:`_file_slices`): planned again, it is not read again for it.
+
     Empty files become a piece of format ``empty`` (they yield no rows).
     With ``format="auto"``, a file found inside a named directory whose
     format is unknown (a README, a golden file) becomes a ``skipped`` piece;
     a file named explicitly must be a capture.
 
     ``root`` (an absolute directory) is where relative paths are looked up
-    instead of the working directory: the Spark data source plans with the
-    driver's working directory as ``root`` and the pieces carry it, so an
-    executor whose working directory is elsewhere (a standalone worker's
-    ``work/`` directory) opens the same files (:attr:`Piece.file`), while
-    every piece keeps the path as given (:attr:`Piece.path`, the ``source``
-    column).
+    instead of the working directory: ``load_capture`` (and the Spark data
+    source) plans with the driver's working directory as ``root`` and the
+    pieces carry it, so an executor whose working directory is elsewhere (a
+    standalone worker's ``work/`` directory) opens the same files
+    (:attr:`Piece.file`), while every piece keeps the path as given
+    (:attr:`Piece.path`, the ``source`` column).
 
     Raises
     ------
