@@ -289,7 +289,20 @@ def read_files(files, columns, batch_rows: int):
                                f"directory: {type(exc).__name__}: {exc}") from exc
 
 
-class FilesReader:
+class _PartitionReader:
+    """A ``mapInArrow`` function over :func:`partition_ids`: each ``id`` of its
+    input names what that partition reads (``read(id)``, Arrow batches)."""
+
+    def read(self, i: int):  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def __call__(self, batches):
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                yield from self.read(i)
+
+
+class FilesReader(_PartitionReader):
     """The ``mapInArrow`` function of :func:`dlqlens.spark.parquet.load_messages`
     on a classic session: each ``id`` of its input (one per partition) names a
     group of Parquet files, which it reads (:func:`read_files`). Picklable.
@@ -307,10 +320,8 @@ class FilesReader:
         self.columns = list(columns)
         self.batch_rows = batch_rows
 
-    def __call__(self, batches):
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                yield from read_files(self.groups[i], self.columns, self.batch_rows)
+    def read(self, i: int):
+        return read_files(self.groups[i], self.columns, self.batch_rows)
 
 
 def classic(spark) -> bool:
@@ -468,7 +479,7 @@ def source_frame(spark, paths, options: dict, schema=None):
     return reader.load(list(paths))
 
 
-class PieceReader:
+class PieceReader(_PartitionReader):
     """The ``mapInArrow`` function of :func:`capture_frame`: each ``id`` of its
     input (one per partition) names a piece, which it reads
     (:func:`dlqlens.capture.reader.read_piece`). Picklable: the pieces and the
@@ -485,12 +496,10 @@ class PieceReader:
         self.pieces = list(pieces)
         self.options = options
 
-    def __call__(self, batches):
+    def read(self, i: int):
         from dlqlens.capture.reader import read_piece
 
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                yield from read_piece(self.pieces[i], self.options)
+        return read_piece(self.pieces[i], self.options)
 
 
 def register_sources(spark) -> None:
