@@ -87,7 +87,10 @@ def detector_input(df):
     read whole, so a cache of the whole capture holds each message's bytes
     (``raw``, ``payload``, ``header_bytes``) and every MQMD field, and every
     detector reads all of ``md`` to get its ``MsgId``. The findings and links
-    are the same as over ``df`` itself.
+    are the same as over ``df`` itself. A capture as
+    :func:`dlqlens.spark.load_capture` made it, read by the executors, is
+    read again with only these columns (:func:`dlqlens.spark.source.narrowed`:
+    the rest is never decoded nor sent to the JVM).
 
     Parameters
     ----------
@@ -111,7 +114,10 @@ def detector_input(df):
     from pyspark.sql import functions as F
 
     from dlqlens.detect.backout import payload_digest
+    from dlqlens.spark.source import narrowed
 
+    digest = [c for c in ("payload_sha256", "payload") if c in df.columns][:1]
+    df = narrowed(df, [*DETECTOR_COLUMNS, *DETECTOR_FIELDS, *digest])
     structs = [F.when(F.col(name).isNotNull(),
                       F.struct(*[F.col(f"{name}.{field}") for field in fields])).alias(name)
                for name, fields in DETECTOR_FIELDS.items()]
@@ -133,7 +139,10 @@ def analysis_input(df):
     analyses (Spark ran out of heap reading the cache back). The report,
     ``dlqlens summary`` and the audit cache this; the report explains its
     few listed messages from it too, and reads the capture itself only to
-    show their payloads (``payload_text``).
+    show their payloads (``payload_text``). A capture as
+    :func:`dlqlens.spark.load_capture` made it, read by the executors, is
+    read again without the bytes (:func:`dlqlens.spark.source.narrowed`; the
+    payload only for its digest).
 
     Parameters
     ----------
@@ -148,10 +157,13 @@ def analysis_input(df):
         backout detector's payload key), unless ``df`` has it already.
     """
     from dlqlens.detect.backout import payload_digest
+    from dlqlens.spark.source import narrowed
 
     kept = [c for c in df.columns if c not in BYTE_COLUMNS]
     if "payload_sha256" in df.columns:
-        return df.select(*kept)
+        return narrowed(df, kept)
+    digest = ["payload"] if "payload" in df.columns else []
+    df = narrowed(df, kept + digest)
     return df.select(*kept, payload_digest(df).alias("payload_sha256"))
 
 

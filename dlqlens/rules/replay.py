@@ -225,7 +225,10 @@ def _project(capture, plans: Sequence[ReplayPlan]):
     from pyspark.sql import types as T
 
     from dlqlens.rules.compile import distinct_patterns, pattern_key, pattern_predicate
+    from dlqlens.spark.source import narrowed
 
+    # a capture the executors read as load_capture made it: only these columns decoded
+    capture = narrowed(capture, [c for c in capture.columns if c in INPUT_COLUMNS])
     fields = set(_PROCESS_FIELDS)
     rules = [rule for plan in plans for rule in plan.patterns]
     patterns = distinct_patterns(rules)

@@ -354,13 +354,16 @@ def load_messages(spark, found, columns=None, mode: str = "PERMISSIVE"):
         # one relation, one partition per group, whatever the number of groups and
         # directories: planned here on a classic session (the mqmessages source would plan
         # again, in two Python processes, at every query), by the source over Spark Connect
-        from dlqlens.spark.source import FilesReader, classic, partition_ids, register_sources
+        from dlqlens.spark.source import (FilesReader, classic, executors_frame,
+                                          register_sources)
 
         read = names + ["decode_status"] if mode == "DROPMALFORMED" and \
             "decode_status" not in names else names
         want = StructType([schema[c] for c in read])
         if classic(spark):
-            df = partition_ids(spark, len(groups)).mapInArrow(FilesReader(groups, read), want)
+            df = executors_frame(spark, FilesReader(groups, read), len(groups), want)
+            if read == names:  # the read itself (dlqlens.spark.source.narrowed reads less of it)
+                return df
         else:
             register_sources(spark)
             df = (spark.read.format("mqmessages").schema(want)

@@ -296,10 +296,70 @@ class _PartitionReader:
     def read(self, i: int):  # pragma: no cover - every subclass has its own
         raise NotImplementedError
 
+    def narrowed(self, columns: list[str]) -> _PartitionReader:  # pragma: no cover - the same
+        """The same read of only ``columns`` (top-level, in that order)."""
+        raise NotImplementedError
+
     def __call__(self, batches):
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 yield from self.read(i)
+
+
+def executors_frame(spark, reader: _PartitionReader, n: int, spark_type):
+    """``n`` partitions read by the executors with ``reader`` (``mapInArrow``
+    over :func:`partition_ids`), of type ``spark_type``; the frame remembers
+    its reader, so that :func:`narrowed` can read fewer columns of it."""
+    df = partition_ids(spark, n).mapInArrow(reader, spark_type)
+    df._dlqlens_read = (reader, n, spark_type)
+    return df
+
+
+def narrowed(df, columns):
+    """``df.select(*columns)``, read as such where ``df`` is a capture the
+    executors read (:func:`executors_frame`).
+
+    Spark cannot prune the columns of a ``mapInArrow`` read (nor of a Python
+    data source's): the executors decode and send every column of the
+    capture, and only then are the unused ones dropped. Where ``df`` is such a
+    read, as :func:`dlqlens.spark.load_capture` made it, and Spark does not
+    hold it cached, this is the same read of only ``columns``: the same rows
+    in the same partitions (reader modes read the columns they need
+    whatever the columns asked), fewer columns decoded and sent (ten million
+    messages: the detectors' columns loaded and cached in 36-39 s against
+    45-48 s; docs/performance.md, fourteenth stop). Any other DataFrame (a
+    capture decoded on the driver, read over Spark Connect, transformed or
+    cached) gets ``df.select(*columns)`` itself.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+    columns : sequence of str
+        Top-level columns of ``df``.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``columns``, in that order (``df`` itself when those are its columns).
+
+    Raises
+    ------
+    pyspark.errors.AnalysisException
+        For a column ``df`` does not have (as ``select``).
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql.types import StructType
+
+    columns = list(columns)
+    if columns == df.columns:
+        return df
+    read = df.__dict__.get("_dlqlens_read")
+    if read is None or not set(columns) <= set(df.columns) \
+            or df.storageLevel != StorageLevel.NONE:
+        return df.select(*columns)
+    reader, n, spark_type = read
+    return executors_frame(df.sparkSession, reader.narrowed(columns), n,
+                           StructType([spark_type[c] for c in columns]))
 
 
 class FilesReader(_PartitionReader):
@@ -322,6 +382,9 @@ class FilesReader(_PartitionReader):
 
     def read(self, i: int):
         return read_files(self.groups[i], self.columns, self.batch_rows)
+
+    def narrowed(self, columns: list[str]) -> FilesReader:
+        return FilesReader(self.groups, columns, self.batch_rows)
 
 
 def classic(spark) -> bool:
@@ -439,8 +502,8 @@ def capture_frame(spark, paths, options: dict, schema=None, local_limit: float =
             return None  # Spark Connect: the server plans the read (the mqcapture source)
         if not any(k.lower() == "batchsize" for k in opts):  # as the source's batches
             read_options = dataclasses.replace(read_options, batch_size=BATCH_ROWS)
-        return partition_ids(spark, len(to_read)).mapInArrow(
-            PieceReader(to_read, read_options), spark_type)
+        return executors_frame(spark, PieceReader(to_read, read_options), len(to_read),
+                               spark_type)
     arrow_schema = message_schema()
     if read_options.columns:
         arrow_schema = pa.schema([arrow_schema.field(c) for c in read_options.columns])
@@ -500,6 +563,12 @@ class PieceReader(_PartitionReader):
         from dlqlens.capture.reader import read_piece
 
         return read_piece(self.pieces[i], self.options)
+
+    def narrowed(self, columns: list[str]) -> PieceReader:
+        import dataclasses
+
+        return PieceReader(self.pieces, dataclasses.replace(self.options,
+                                                            columns=tuple(columns)))
 
 
 def register_sources(spark) -> None:

@@ -420,6 +420,12 @@ def test_put_dates_after_2262_read_back_by_every_reader(spark, tmp_path, monkeyp
     for df in (native, groups, source):
         assert sorted((r["message_number"], r["put_ts"], r["dlh_put_ts"])
                       for r in df.collect()) == want
+    # the executors' groups read again with only the columns asked (narrowed)
+    from dlqlens.spark.source import narrowed
+
+    thin = narrowed(groups, ["message_number", "put_ts", "dlh_put_ts"])
+    assert thin._dlqlens_read[0].columns == ["message_number", "put_ts", "dlh_put_ts"]
+    assert sorted(tuple(r) for r in thin.collect()) == want
     got = [row for b in parquet.arrow_batches(found, ["message_number", "put_ts", "dlh_put_ts"])
            for row in b.to_pylist()]
     assert sorted((r["message_number"], r["put_ts"].replace(tzinfo=None) if r["put_ts"] else None,

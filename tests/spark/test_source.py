@@ -276,6 +276,69 @@ def test_a_capture_over_the_limit_is_read_by_the_executors_from_pieces_planned_a
     assert _load_capture(spark, folder).count() == 2 * n  # a new load plans again
 
 
+def test_narrowed_reads_only_the_columns_asked_of_a_capture_the_executors_read(spark, tmp_path):
+    """Spark cannot prune a ``mapInArrow`` read: ``narrowed`` reads the same pieces
+    with only the columns asked (same rows, same partitions, reader modes kept);
+    anything else (decoded on the driver, cached, transformed) is selected."""
+    from dlqlens.spark.source import narrowed
+
+    df = _load_capture(spark, DATASETS, local=False)
+    cols = ["message_number", "source", "md", "payload"]
+    got = narrowed(df, cols)
+    assert got.columns == cols and got.schema == df.select(*cols).schema
+    assert got._dlqlens_read[0].options.columns == tuple(cols)
+    assert got._jdf.queryExecution().analyzed().getClass().getSimpleName() == "MapInArrow"
+    assert got.rdd.getNumPartitions() == df.rdd.getNumPartitions() == 7
+    key = ["source", "message_number"]
+    assert got.orderBy(*key).collect() == df.select(*cols).orderBy(*key).collect()
+    assert narrowed(df, df.columns) is df  # nothing to leave out
+    # a mode reads the columns it needs whatever the columns asked
+    path = tmp_path / "mixed.raw"
+    msgs = _messages(3)
+    msgs[1].data = b"XXXX" + msgs[1].data[4:]
+    write_raw(path, msgs)
+    dropping = _load_capture(spark, path, mode="DROPMALFORMED", local=False)
+    assert sorted(r[0] for r in narrowed(dropping, ["message_number"]).collect()) == [1, 3]
+    # read as it is: decoded on the driver, transformed, cached
+    local = _load_capture(spark, DATASETS)
+    for other in (local, df.where(F.col("message_number") > 1)):
+        assert "_dlqlens_read" not in narrowed(other, cols).__dict__
+    cached = df.cache()
+    try:
+        plan = narrowed(cached, cols)._jdf.queryExecution().withCachedData().toString()
+        assert "InMemoryRelation" in plan, plan
+    finally:
+        cached.unpersist()
+
+
+def test_the_analyses_inputs_read_only_their_columns_with_the_same_rows(spark):
+    """``detector_input``, ``analysis_input`` and the replay over a capture the
+    executors read: what they read is decoded (no message bytes, no columns they
+    do not read), and the rows are those of the capture decoded on the driver."""
+    from dlqlens.detect import BYTE_COLUMNS, analysis_input, detector_input
+    from dlqlens.rules import parse
+    from dlqlens.rules.replay import INPUT_COLUMNS, replay
+
+    executors = _load_capture(spark, DATASETS, local=False)
+    local = _load_capture(spark, DATASETS)
+    for made in (detector_input, analysis_input):
+        got, want = made(executors), made(local)
+        read = got._jdf.queryExecution().analyzed().toString()
+        for c in BYTE_COLUMNS:
+            if c != "payload":  # the digest's
+                assert f"{c}#" not in read, (made.__name__, c)
+        assert got.columns == want.columns
+        assert got.exceptAll(want).count() == 0 and want.exceptAll(got).count() == 0
+    assert "header_chain#" not in detector_input(executors)._jdf.queryExecution() \
+        .analyzed().toString()
+    table = parse("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)\nACTION(FWD) FWDQ(DEADQ)\n")
+    got, want = replay(table, executors), replay(table, local)
+    read = got._jdf.queryExecution().analyzed().toString()
+    assert "payload#" not in read and "put_ts#" not in read, read
+    assert set(INPUT_COLUMNS) <= set(executors.columns)
+    assert got.exceptAll(want).count() == 0 and want.exceptAll(got).count() == 0
+
+
 def test_local_path_failfast_raises_at_load(spark, tmp_path):
     from dlqlens.errors import MalformedMessageError
 
