@@ -24,7 +24,7 @@ from dlqlens.capture.slices import Slice
 from dlqlens.capture.registry import FORMATS, SNIFF_BYTES, detect_format, get_format
 from dlqlens.decode.issues import ISSUE_STATUS, WELL_FORMED
 from dlqlens.decode.records import decode_frames
-from dlqlens.decode.schema import message_schema
+from dlqlens.decode.schema import NARROWABLE, message_schema
 from dlqlens.errors import CaptureError, MalformedMessageError, UsageError
 
 MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
@@ -91,6 +91,14 @@ class ReadOptions:
         Largest message data decoded (option ``maxMessageBytes``; default
         IBM MQ's 100 MB, :mod:`dlqlens.capture.limits`). A larger message is
         a ``bad_framing`` row with a ``too_large`` issue, not read into memory.
+    fields : tuple or None
+        Of the structure columns ``md``, ``dlh`` and ``tm``
+        (:data:`dlqlens.decode.schema.NARROWABLE`), only these fields: pairs
+        ``(column, (field, ...))``, or a mapping (None: every field). The
+        struct then holds those fields only, in the structure's order; the
+        MQMD's and MQDLH's character fields not asked for are not decoded.
+        What a reader mode or another column reads (the header walk, the
+        timestamps, ``reason_name``) is the same whatever is asked.
     """
 
     format: str = "auto"
@@ -100,6 +108,7 @@ class ReadOptions:
     split_text: bool = True
     columns: tuple | None = None
     max_message_bytes: int = MAX_MESSAGE_BYTES
+    fields: tuple | None = None
 
     def __post_init__(self):
         if self.format != "auto":
@@ -122,6 +131,13 @@ class ReadOptions:
             if len(set(cols)) != len(cols):
                 raise UsageError(f"columns: a column is named twice in {', '.join(cols)}")
             object.__setattr__(self, "columns", None if cols == tuple(known) else cols)
+        if self.fields is not None:
+            object.__setattr__(self, "fields", _struct_fields(self.fields))
+
+    @property
+    def field_map(self) -> dict[str, tuple[str, ...]] | None:
+        """:attr:`fields` as a mapping (None: every field of every structure)."""
+        return dict(self.fields) if self.fields else None
 
     @classmethod
     def from_options(cls, options: dict) -> "ReadOptions":
@@ -151,6 +167,38 @@ class ReadOptions:
                 v = str(v).lower() == "true"
             kwargs[name] = v
         return cls(**kwargs)
+
+
+def _struct_fields(fields) -> tuple | None:
+    """:attr:`ReadOptions.fields` checked and in a canonical form: pairs in
+    :data:`~dlqlens.decode.schema.NARROWABLE` order, each struct's fields in
+    its order, a struct asked whole left out (None when none is left).
+
+    Raises
+    ------
+    UsageError
+        For a column that cannot be narrowed, or a field it does not have.
+    """
+    given = dict(fields.items() if hasattr(fields, "items") else fields)
+    schema = message_schema()
+    out = []
+    for column in given:
+        if column not in NARROWABLE:
+            raise UsageError(f"fields: {column!r} cannot be narrowed: expected one of "
+                             f"{', '.join(NARROWABLE)}")
+    for column in NARROWABLE:
+        if column not in given:
+            continue
+        names = given[column]
+        names = {names} if isinstance(names, str) else set(names)
+        struct = [f.name for f in schema.field(column).type]
+        unknown = sorted(names - set(struct))
+        if unknown or not names:
+            raise UsageError(f"fields: {column} has no field {', '.join(unknown) or '(none given)'}"
+                             f": expected names from {', '.join(struct)}")
+        if len(names) < len(struct):
+            out.append((column, tuple(f for f in struct if f in names)))
+    return tuple(out) or None
 
 
 def expand_paths(paths) -> list[str]:
@@ -460,7 +508,7 @@ def read_piece(piece: Piece, options: ReadOptions,
             need |= {"decode_status", "decode_issues", "source", "message_number"}
     framed_before = stats.framed
     for fr in frames:
-        batch = decode_frames(fr, columns=need)
+        batch = decode_frames(fr, columns=need, fields=options.field_map)
         stats.framed += batch.num_rows
         if options.mode == "PERMISSIVE":
             stats.rows += batch.num_rows

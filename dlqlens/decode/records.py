@@ -19,7 +19,8 @@ from dlqlens.decode.fixed import (Decoded, concat_ranges, copy_rows, decode_fixe
                                   one_value)
 from dlqlens.decode.frames import Frames, labels
 from dlqlens.decode.issues import Issue, make_issue, worst_status
-from dlqlens.decode.schema import HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, NETWORK, TS, message_schema
+from dlqlens.decode.schema import (HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, NETWORK, TS, message_schema,
+                                   narrow_schema, only_fields)
 from dlqlens.mq import chaining
 from dlqlens.mq.ccsid import ASCII, EBCDIC, HEADER_CODEC, charset, codec_family
 from dlqlens.mq.constants import MQFMT
@@ -184,7 +185,7 @@ _INTERNAL_FIELDS = {"MQMD": frozenset({"Format", "PutDate", "PutTime"}),
                     "MQDLH": frozenset({"Format", "PutDate", "PutTime"})}
 
 
-def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
+def decode_frames(fr: Frames, columns=None, fields=None) -> pa.RecordBatch:
     """Decode every framed message of ``fr`` into a record batch.
 
     Parameters
@@ -197,18 +198,31 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         decode issues need; payloads, payload text and timestamps are made
         only for their own columns or for the issues. ``decode_status`` and
         ``decode_issues``, when asked for, are the same whatever else is.
+    fields : mapping of str to collection of str, optional
+        Of the ``md``, ``dlh`` and ``tm`` columns, only these fields (in the
+        structure's order); the MQMD's and MQDLH's character fields not asked
+        for (nor needed by the walk and the timestamps) are not decoded.
 
     Returns
     -------
     pyarrow.RecordBatch
         One row per frame, with :func:`dlqlens.decode.schema.message_schema`
-        (only ``columns``, in the schema's order, when given).
+        (only ``columns``, in the schema's order, when given; its structs
+        narrowed to ``fields``, :func:`~dlqlens.decode.schema.narrow_schema`).
         Nothing is dropped here; reader modes are applied by the caller.
     """
     wanted = None if columns is None else frozenset(columns)
 
     def want(col: str) -> bool:
         return wanted is None or col in wanted
+
+    fields = {k: frozenset(v) for k, v in (fields or {}).items()}
+
+    def decoded_fields(column: str, struct: str):
+        """The character and byte fields of ``struct`` to decode (None: all)."""
+        if not want(column):
+            return _INTERNAL_FIELDS[struct]
+        return _INTERNAL_FIELDS[struct] | fields[column] if column in fields else None
 
     n = len(fr)
     src = fr.source
@@ -239,7 +253,7 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
                       codecs=str(codec_values[0]) if one_codec else fr.md_codec,
                       blanks=int(fr.md_blank[0]) if one_codec else fr.md_blank,
                       version_of_row=fr.md_version,
-                      fields=None if want("md") else _INTERNAL_FIELDS["MQMD"])
+                      fields=decoded_fields("md", "MQMD"))
     md_valid = fr.md_valid
     unknown_md = _unknown_rows(fr.unknown, "md.")
     for name, rows in unknown_md.items():
@@ -267,7 +281,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
             ccsid[lead] = fr.start_ccsid[lead]
             walked |= lead
     active = walked.copy()
-    chain = _Chain(n, None if want("dlh") else {"MQDLH": _INTERNAL_FIELDS["MQDLH"]})
+    dlh_fields = decoded_fields("dlh", "MQDLH")
+    chain = _Chain(n, None if dlh_fields is None else {"MQDLH": dlh_fields})
 
     for depth in range(MAX_CHAIN + 1):
         if not active.any():
@@ -392,13 +407,13 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         "source_line": lambda: _masked(fr.source_line, fr.source_line >= 0, pa.int32()),
         "layout": lambda: _layout(fr, n, md_valid),
         "md": lambda: pa.StructArray.from_arrays(
-            [md.columns[f.name] for f in MQMD.fields], names=[f.name for f in MQMD.fields],
+            [md.columns[f.name] for f in md_fields], names=[f.name for f in md_fields],
             mask=pa.array(~md_valid)),
-        "dlh": lambda: dlh_struct,
+        "dlh": lambda: only_fields(dlh_struct, fields["dlh"]) if "dlh" in fields
+        else dlh_struct,
         "xqh": lambda: _scatter_struct(
             MQXQH, *chain.typed.get("MQXQH", (np.zeros(0, np.int64), None)), n),
-        "tm": lambda: _scatter_struct(
-            MQTM, *chain.typed.get("MQTM", (np.zeros(0, np.int64), None)), n),
+        "tm": lambda: _tm_struct(chain, n, fields.get("tm")),
         "rfh2": lambda: _rfh2_struct(chain, n),
         "headers": lambda: chain_lists()[0],
         "header_chain": lambda: chain_lists()[1],
@@ -425,7 +440,8 @@ def decode_frames(fr: Frames, columns=None) -> pa.RecordBatch:
         "network": lambda: (pa.array(fr.network, NETWORK) if fr.network is not None
                             else pa.nulls(n, NETWORK)),
     }
-    schema = message_schema()
+    md_fields = [f for f in MQMD.fields if "md" not in fields or f.name in fields["md"]]
+    schema = narrow_schema(message_schema(), fields)
     if wanted is not None:
         schema = pa.schema([f for f in schema if f.name in wanted])
     # a capture that holds no message data (a piece of a text capture without
@@ -687,6 +703,12 @@ def _take_decoded(dec: Decoded, idx: np.ndarray) -> Decoded:
 def _concat_decoded(a: Decoded, b: Decoded) -> Decoded:
     return Decoded({k: pa.concat_arrays([a.columns[k], b.columns[k]]) for k in a.columns},
                    {}, {k: np.concatenate([a.ints[k], b.ints[k]]) for k in a.ints})
+
+
+def _tm_struct(chain, n: int, names=None) -> pa.StructArray:
+    """The ``tm`` column: each row's MQTM (null without one), only ``names`` when given."""
+    tm = _scatter_struct(MQTM, *chain.typed.get("MQTM", (np.zeros(0, np.int64), None)), n)
+    return tm if names is None else only_fields(tm, names)
 
 
 def _scatter_struct(st: Struct, rows: np.ndarray, dec: Decoded | None, n: int) -> pa.StructArray:

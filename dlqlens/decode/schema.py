@@ -167,6 +167,37 @@ NETWORK = pa.struct([
 ])
 
 
+#: The structure columns a read can narrow to some of their fields
+#: (:attr:`dlqlens.capture.reader.ReadOptions.fields`).
+NARROWABLE = ("md", "dlh", "tm")
+
+
+def narrow_schema(schema: pa.Schema, fields) -> pa.Schema:
+    """``schema`` with each struct column named in ``fields`` (a mapping:
+    column -> field names) limited to those of its fields, in the struct's
+    order; the other columns as they are."""
+    if not fields:
+        return schema
+    out = []
+    for f in schema:
+        keep = fields.get(f.name)
+        if keep is not None and pa.types.is_struct(f.type):
+            f = f.with_type(pa.struct([c for c in f.type if c.name in keep]))
+        out.append(f)
+    return pa.schema(out)
+
+
+def only_fields(array: pa.StructArray, names) -> pa.StructArray:
+    """``array`` with only its fields ``names`` (in its own order), null where it is."""
+    kept = [f for f in array.type if f.name in names]
+    if len(kept) == array.type.num_fields:
+        return array
+    if array.offset:
+        array = pa.concat_arrays([array])  # (children read from offset 0 below)
+    return pa.StructArray.from_arrays([array.field(f.name) for f in kept], fields=kept,
+                                      mask=array.is_null() if array.null_count else None)
+
+
 @lru_cache(maxsize=1)
 def message_schema() -> pa.Schema:
     """The Arrow schema of decoded messages (see the module docstring)."""

@@ -89,8 +89,9 @@ def detector_input(df):
     detector reads all of ``md`` to get its ``MsgId``. The findings and links
     are the same as over ``df`` itself. A capture as
     :func:`dlqlens.spark.load_capture` made it, read by the executors, is
-    read again with only these columns (:func:`dlqlens.spark.source.narrowed`:
-    the rest is never decoded nor sent to the JVM).
+    read again with only these columns and fields
+    (:func:`dlqlens.spark.source.narrowed`: the rest is never decoded nor sent
+    to the JVM).
 
     Parameters
     ----------
@@ -117,7 +118,7 @@ def detector_input(df):
     from dlqlens.spark.source import narrowed
 
     digest = [c for c in ("payload_sha256", "payload") if c in df.columns][:1]
-    df = narrowed(df, [*DETECTOR_COLUMNS, *DETECTOR_FIELDS, *digest])
+    df = narrowed(df, [*DETECTOR_COLUMNS, *DETECTOR_FIELDS, *digest], DETECTOR_FIELDS)
     structs = [F.when(F.col(name).isNotNull(),
                       F.struct(*[F.col(f"{name}.{field}") for field in fields])).alias(name)
                for name, fields in DETECTOR_FIELDS.items()]

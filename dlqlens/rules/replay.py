@@ -227,12 +227,17 @@ def _project(capture, plans: Sequence[ReplayPlan]):
     from dlqlens.rules.compile import distinct_patterns, pattern_key, pattern_predicate
     from dlqlens.spark.source import narrowed
 
-    # a capture the executors read as load_capture made it: only these columns decoded
-    capture = narrowed(capture, [c for c in capture.columns if c in INPUT_COLUMNS])
     fields = set(_PROCESS_FIELDS)
     rules = [rule for plan in plans for rule in plan.patterns]
     patterns = distinct_patterns(rules)
     fields.update(p.field for p in patterns)
+    # a capture the executors read as load_capture made it: only these columns and
+    # fields decoded
+    structs: dict[str, list[str]] = {}
+    for f in sorted(fields):
+        structs.setdefault(f.split(".", 1)[0], []).append(f.split(".", 1)[1])
+    capture = narrowed(capture, [c for c in capture.columns if c in INPUT_COLUMNS],
+                       {k: v for k, v in structs.items() if k in capture.columns})
     cols = [F.col("source"), F.col("message_number"), complete_dlh_column(capture).alias("_has_dlh")]
     for f in sorted(fields):
         parent, child = f.split(".", 1)

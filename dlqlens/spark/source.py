@@ -243,7 +243,7 @@ class MQMessagesReader(DataSourceReader):
         yield from read_files(partition.files, self.columns, self.batch_rows)
 
 
-def read_files(files, columns, batch_rows: int):
+def read_files(files, columns, batch_rows: int, fields=None):
     """Arrow batches of ``columns`` of the Parquet ``files`` of a messages
     directory, in order: what one partition of the ``mqmessages`` source, or
     of :func:`dlqlens.spark.parquet.load_messages` without it, reads.
@@ -256,12 +256,15 @@ def read_files(files, columns, batch_rows: int):
         Top-level columns of :func:`dlqlens.decode.schema.message_schema`.
     batch_rows : int
         Rows per batch at most.
+    fields : mapping of str to sequence of str, optional
+        Of these struct columns, only these fields (read as such from the
+        files: Parquet stores each field apart).
 
     Yields
     ------
     pyarrow.RecordBatch
         Cast to the message schema's types of ``columns`` (Spark's INT96
-        timestamps read as UTC microseconds).
+        timestamps read as UTC microseconds), narrowed to ``fields``.
 
     Raises
     ------
@@ -271,14 +274,17 @@ def read_files(files, columns, batch_rows: int):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dlqlens.decode.schema import message_schema
+    from dlqlens.decode.schema import message_schema, narrow_schema
 
+    fields = dict(fields or {})
     full = message_schema()
-    target = pa.schema([full.field(c) for c in columns])
+    target = narrow_schema(pa.schema([full.field(c) for c in columns]), fields)
+    paths = [c if c not in fields else f"{c}.{f}" for c in columns
+             for f in (fields[c] if c in fields else [None])]
     for path in files:
         try:
             parquet = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
-            batches = parquet.iter_batches(batch_size=batch_rows, columns=list(columns),
+            batches = parquet.iter_batches(batch_size=batch_rows, columns=paths,
                                            use_threads=False)
             for batch in batches:
                 yield batch.cast(target)
@@ -296,8 +302,10 @@ class _PartitionReader:
     def read(self, i: int):  # pragma: no cover - every subclass has its own
         raise NotImplementedError
 
-    def narrowed(self, columns: list[str]) -> _PartitionReader:  # pragma: no cover - the same
-        """The same read of only ``columns`` (top-level, in that order)."""
+    def narrowed(self, columns: list[str], fields: dict) -> _PartitionReader:  # pragma: no cover
+        """The same read of only ``columns`` (top-level, in that order), the
+        struct columns of ``fields`` (canonical: :func:`narrowed`) with only
+        those fields."""
         raise NotImplementedError
 
     def __call__(self, batches):
@@ -315,51 +323,110 @@ def executors_frame(spark, reader: _PartitionReader, n: int, spark_type):
     return df
 
 
-def narrowed(df, columns):
+def narrowed(df, columns, fields=None):
     """``df.select(*columns)``, read as such where ``df`` is a capture the
-    executors read (:func:`executors_frame`).
+    executors read (:func:`executors_frame`); ``fields`` narrows structs.
 
     Spark cannot prune the columns of a ``mapInArrow`` read (nor of a Python
     data source's): the executors decode and send every column of the
     capture, and only then are the unused ones dropped. Where ``df`` is such a
     read, as :func:`dlqlens.spark.load_capture` made it, and Spark does not
-    hold it cached, this is the same read of only ``columns``: the same rows
-    in the same partitions (reader modes read the columns they need
-    whatever the columns asked), fewer columns decoded and sent (ten million
+    hold it cached, this is the same read of only ``columns`` (and of the
+    ``md``, ``dlh`` and ``tm`` structs only the ``fields`` asked): the same
+    rows in the same partitions (reader modes read the columns they need
+    whatever the columns asked), the rest never decoded nor sent (ten million
     messages: the detectors' columns loaded and cached in 36-39 s against
     45-48 s; docs/performance.md, fourteenth stop). Any other DataFrame (a
     capture decoded on the driver, read over Spark Connect, transformed or
-    cached) gets ``df.select(*columns)`` itself.
+    cached) gets the same columns by ``select``.
 
     Parameters
     ----------
     df : pyspark.sql.DataFrame
     columns : sequence of str
         Top-level columns of ``df``.
+    fields : mapping of str to collection of str, optional
+        Struct columns among ``columns`` -> the fields of each to keep
+        (they stay in the struct's order; null where the struct is null).
 
     Returns
     -------
     pyspark.sql.DataFrame
-        ``columns``, in that order (``df`` itself when those are its columns).
+        ``columns``, in that order (``df`` itself when those are its columns
+        and no struct is narrowed).
 
     Raises
     ------
     pyspark.errors.AnalysisException
-        For a column ``df`` does not have (as ``select``).
+        For a column or field ``df`` does not have (as ``select``).
+    dlqlens.errors.UsageError
+        For a column of ``fields`` that is not among ``columns``.
     """
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
+    from dlqlens.decode.schema import NARROWABLE
+
     columns = list(columns)
-    if columns == df.columns:
+    keep, exists = _struct_fields(df, columns, fields or {})
+    if not keep and columns == df.columns:
         return df
     read = df.__dict__.get("_dlqlens_read")
-    if read is None or not set(columns) <= set(df.columns) \
-            or df.storageLevel != StorageLevel.NONE:
-        return df.select(*columns)
-    reader, n, spark_type = read
-    return executors_frame(df.sparkSession, reader.narrowed(columns), n,
-                           StructType([spark_type[c] for c in columns]))
+    if read is not None and exists and set(columns) <= set(df.columns) \
+            and set(keep) <= set(NARROWABLE) and df.storageLevel == StorageLevel.NONE:
+        reader, n, spark_type = read
+        return executors_frame(df.sparkSession, reader.narrowed(columns, keep), n,
+                               _narrow_type(StructType([spark_type[c] for c in columns]), keep))
+
+    def column(c):
+        if c not in keep:
+            return F.col(c)
+        struct = F.struct(*[F.col(c)[f].alias(f) for f in keep[c]])
+        return F.when(F.col(c).isNotNull(), struct).alias(c)
+
+    return df.select(*[column(c) for c in columns])
+
+
+def _struct_fields(df, columns: list[str], fields) -> tuple[dict[str, list[str]], bool]:
+    """``fields`` of :func:`narrowed`: each struct's fields in its order, the
+    structs kept whole left out; and whether every column and field named
+    exists (when not, ``select`` says which does not).
+
+    Raises
+    ------
+    dlqlens.errors.UsageError
+        For a column of ``fields`` that is not among ``columns``.
+    """
+    from pyspark.sql.types import StructType
+
+    from dlqlens.errors import UsageError
+
+    keep, exists = {}, True
+    for c, names in fields.items():
+        names = [names] if isinstance(names, str) else list(names)
+        if c not in columns:
+            raise UsageError(f"fields: {c!r} is not among the columns {', '.join(columns)}")
+        dtype = df.schema[c].dataType if c in df.columns else None
+        if not isinstance(dtype, StructType) or not set(names) <= set(dtype.fieldNames()):
+            keep[c], exists = names, False
+        elif len(set(names)) < len(dtype.fields):
+            keep[c] = [f for f in dtype.fieldNames() if f in names]
+    return keep, exists
+
+
+def _narrow_type(spark_type, keep: dict):
+    """``spark_type`` (a StructType of top-level columns) with the structs of
+    ``keep`` limited to those fields (their metadata kept)."""
+    from pyspark.sql.types import StructField, StructType
+
+    out = []
+    for f in spark_type.fields:
+        if f.name in keep:
+            kept = [c for c in f.dataType.fields if c.name in keep[f.name]]
+            f = StructField(f.name, StructType(kept), f.nullable, f.metadata)
+        out.append(f)
+    return StructType(out)
 
 
 class FilesReader(_PartitionReader):
@@ -373,18 +440,21 @@ class FilesReader(_PartitionReader):
         Absolute paths of Parquet files, a partition each.
     columns : list of str
     batch_rows : int
+    fields : dict, optional
+        Struct column -> the only fields read of it (:func:`read_files`).
     """
 
-    def __init__(self, groups, columns, batch_rows: int = BATCH_ROWS):
+    def __init__(self, groups, columns, batch_rows: int = BATCH_ROWS, fields=None):
         self.groups = [list(g) for g in groups]
         self.columns = list(columns)
         self.batch_rows = batch_rows
+        self.fields = dict(fields or {})
 
     def read(self, i: int):
-        return read_files(self.groups[i], self.columns, self.batch_rows)
+        return read_files(self.groups[i], self.columns, self.batch_rows, self.fields)
 
-    def narrowed(self, columns: list[str]) -> FilesReader:
-        return FilesReader(self.groups, columns, self.batch_rows)
+    def narrowed(self, columns: list[str], fields: dict) -> FilesReader:
+        return FilesReader(self.groups, columns, self.batch_rows, fields)
 
 
 def classic(spark) -> bool:
@@ -564,11 +634,11 @@ class PieceReader(_PartitionReader):
 
         return read_piece(self.pieces[i], self.options)
 
-    def narrowed(self, columns: list[str]) -> PieceReader:
+    def narrowed(self, columns: list[str], fields: dict) -> PieceReader:
         import dataclasses
 
-        return PieceReader(self.pieces, dataclasses.replace(self.options,
-                                                            columns=tuple(columns)))
+        return PieceReader(self.pieces, dataclasses.replace(
+            self.options, columns=tuple(columns), fields=tuple(fields.items()) or None))
 
 
 def register_sources(spark) -> None:

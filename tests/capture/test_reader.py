@@ -63,3 +63,60 @@ def test_decoding_only_some_columns_gives_the_same_values(path):
         few = read_capture(path, columns=list(cols))
         assert few.stats == full.stats
         assert few.table.equals(full.table.select(list(cols))), (path.name, cols)
+
+
+_FIELDS = {"md": ["MsgId", "ReplyToQ", "Persistence", "Format", "PutApplName"],
+           "dlh": ["Reason", "DestQName"], "tm": ["QName"]}
+_STRUCT_COLUMNS = ["source", "message_number", "md", "dlh", "tm", "put_ts", "dlh_put_ts",
+                   "reason_name", "decode_status", "decode_issues"]
+
+
+def _table(path, options):
+    import pyarrow as pa
+
+    from dlqlens.capture.reader import plan_pieces, read_piece
+
+    batches = [b for p in plan_pieces([path], options) for b in read_piece(p, options)]
+    return pa.Table.from_batches(batches) if batches else None
+
+
+@pytest.mark.parametrize("path", _pruning_inputs(), ids=lambda p: p.name)
+def test_decoding_only_some_fields_gives_the_same_values(path):
+    """``fields``: the structs hold only the fields asked (the structure's order,
+    null where the structure is), every value and status as in a whole read."""
+    from dlqlens.decode.schema import only_fields
+
+    try:
+        full = _table(path, ReadOptions(split_text=False))
+    except CaptureError:
+        return  # refused whatever is asked (test_decoding_only_some_columns_gives_the_same_values)
+    few = _table(path, ReadOptions(split_text=False, columns=tuple(_STRUCT_COLUMNS),
+                                   fields=_FIELDS))
+    if full is None:  # no message (an empty file)
+        assert few is None
+        return
+    for c in _STRUCT_COLUMNS:
+        want = full.column(c).combine_chunks()
+        if c in _FIELDS:
+            want = only_fields(want, _FIELDS[c])
+        assert few.column(c).combine_chunks().equals(want), (path.name, c)
+    assert few.schema.field("md").type.names == ["Format", "Persistence", "MsgId", "ReplyToQ",
+                                                 "PutApplName"]
+
+
+@pytest.mark.parametrize("fields, match", [({"payload": ["x"]}, "cannot be narrowed"),
+                                           ({"md": ["NoSuch"]}, "md has no field NoSuch"),
+                                           ({"dlh": []}, "none given")])
+def test_fields_errors(fields, match):
+    with pytest.raises(UsageError, match=match):
+        ReadOptions(fields=fields)
+
+
+def test_fields_are_kept_in_a_canonical_form():
+    got = ReadOptions(fields={"tm": "QName", "md": ("MsgId", "Format")})
+    assert got.fields == (("md", ("Format", "MsgId")), ("tm", ("QName",)))
+    assert got.field_map == {"md": ("Format", "MsgId"), "tm": ("QName",)}
+    from dlqlens.decode.schema import message_schema
+
+    whole = [f.name for f in message_schema().field("dlh").type]
+    assert ReadOptions(fields={"dlh": whole}).fields is None  # a struct asked whole

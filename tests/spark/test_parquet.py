@@ -426,6 +426,11 @@ def test_put_dates_after_2262_read_back_by_every_reader(spark, tmp_path, monkeyp
     thin = narrowed(groups, ["message_number", "put_ts", "dlh_put_ts"])
     assert thin._dlqlens_read[0].columns == ["message_number", "put_ts", "dlh_put_ts"]
     assert sorted(tuple(r) for r in thin.collect()) == want
+    fields = narrowed(groups, ["message_number", "md"], {"md": ["PutTime", "PutDate"]})
+    assert fields._dlqlens_read[0].fields == {"md": ["PutDate", "PutTime"]}
+    assert fields.schema["md"].dataType.fieldNames() == ["PutDate", "PutTime"]
+    assert sorted((r.message_number, r.md.PutDate, r.md.PutTime) for r in fields.collect()) == \
+        sorted((r.message_number, r.md.PutDate, r.md.PutTime) for r in native.collect())
     got = [row for b in parquet.arrow_batches(found, ["message_number", "put_ts", "dlh_put_ts"])
            for row in b.to_pylist()]
     assert sorted((r["message_number"], r["put_ts"].replace(tzinfo=None) if r["put_ts"] else None,

@@ -311,7 +311,40 @@ def test_narrowed_reads_only_the_columns_asked_of_a_capture_the_executors_read(s
         cached.unpersist()
 
 
-def test_the_analyses_inputs_read_only_their_columns_with_the_same_rows(spark):
+def test_narrowed_structs_keep_only_the_fields_asked(spark):
+    """``fields``: of ``md``, ``dlh`` and ``tm`` only the fields asked, in the
+    structure's order, null where the structure is; read so by the executors
+    (the decoder decodes no other MQMD or MQDLH character field), selected
+    otherwise, the same rows either way."""
+    from pyspark.errors import AnalysisException
+
+    from dlqlens.spark.source import narrowed
+
+    cols = ["source", "message_number", "md", "dlh", "tm"]
+    fields = {"md": ["ReplyToQ", "MsgId", "Persistence"], "dlh": "Reason", "tm": ["QName"]}
+    executors = _load_capture(spark, DATASETS, local=False)
+    got = narrowed(executors, cols, fields)
+    assert got._dlqlens_read[0].options.fields == (
+        ("md", ("Persistence", "MsgId", "ReplyToQ")), ("dlh", ("Reason",)), ("tm", ("QName",)))
+    local = narrowed(_load_capture(spark, DATASETS), cols, fields)
+    for df in (got, local):
+        assert df.schema["md"].dataType.fieldNames() == ["Persistence", "MsgId", "ReplyToQ"]
+        assert df.schema["dlh"].dataType.fieldNames() == ["Reason"]
+    key = ["source", "message_number"]
+    rows = got.orderBy(*key).collect()
+    assert rows == local.orderBy(*key).collect()
+    whole = executors.select(*cols).orderBy(*key).collect()
+    assert [(r.md.MsgId, r.md.ReplyToQ, r.dlh and r.dlh.Reason, r.tm and r.tm.QName)
+            for r in rows] == [(r.md.MsgId, r.md.ReplyToQ, r.dlh and r.dlh.Reason,
+                                r.tm and r.tm.QName) for r in whole]
+    assert sum(r.tm is None for r in rows) == sum(r.tm is None for r in whole) > 0
+    with pytest.raises(AnalysisException):
+        narrowed(executors, cols, {"md": ["NoSuchField"]}).schema
+    with pytest.raises(UsageError, match="not among the columns"):
+        narrowed(executors, ["source"], {"md": ["MsgId"]})
+
+
+def test_the_analyses_inputs_read_only_their_columns_with_the_same_rows(spark, monkeypatch):
     """``detector_input``, ``analysis_input`` and the replay over a capture the
     executors read: what they read is decoded (no message bytes, no columns they
     do not read), and the rows are those of the capture decoded on the driver."""
@@ -319,8 +352,21 @@ def test_the_analyses_inputs_read_only_their_columns_with_the_same_rows(spark):
     from dlqlens.rules import parse
     from dlqlens.rules.replay import INPUT_COLUMNS, replay
 
+    from dlqlens.detect import DETECTOR_FIELDS
+    from dlqlens.spark import source
+
     executors = _load_capture(spark, DATASETS, local=False)
     local = _load_capture(spark, DATASETS)
+    reads = []  # the options of each narrowed read
+
+    def recorded(*args, **kwargs):
+        df = narrowed(*args, **kwargs)
+        if "_dlqlens_read" in df.__dict__:
+            reads.append(df._dlqlens_read[0].options)
+        return df
+
+    narrowed = source.narrowed
+    monkeypatch.setattr(source, "narrowed", recorded)
     for made in (detector_input, analysis_input):
         got, want = made(executors), made(local)
         read = got._jdf.queryExecution().analyzed().toString()
@@ -329,13 +375,16 @@ def test_the_analyses_inputs_read_only_their_columns_with_the_same_rows(spark):
                 assert f"{c}#" not in read, (made.__name__, c)
         assert got.columns == want.columns
         assert got.exceptAll(want).count() == 0 and want.exceptAll(got).count() == 0
-    assert "header_chain#" not in detector_input(executors)._jdf.queryExecution() \
-        .analyzed().toString()
-    table = parse("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)\nACTION(FWD) FWDQ(DEADQ)\n")
+    assert [r.field_map and {k: set(v) for k, v in r.field_map.items()} for r in reads] == \
+        [{k: set(v) for k, v in DETECTOR_FIELDS.items()}, None]
+    assert "header_chain" not in reads[0].columns and "raw" not in reads[1].columns
+    table = parse("REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)\n"
+                  "PERSIST(MQPER_PERSISTENT) ACTION(FWD) FWDQ(&REPLYQ) FWDQM(&REPLYQM)\n"
+                  "ACTION(FWD) FWDQ(DEADQ)\n")
     got, want = replay(table, executors), replay(table, local)
-    read = got._jdf.queryExecution().analyzed().toString()
-    assert "payload#" not in read and "put_ts#" not in read, read
-    assert set(INPUT_COLUMNS) <= set(executors.columns)
+    assert reads[-1].columns == INPUT_COLUMNS
+    assert reads[-1].field_map == {"md": ("Persistence", "ReplyToQ", "ReplyToQMgr"),
+                                   "dlh": ("Reason", "DestQName", "DestQMgrName")}
     assert got.exceptAll(want).count() == 0 and want.exceptAll(got).count() == 0
 
 
