@@ -286,7 +286,10 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
     ----------
     df : pyspark.sql.DataFrame
         Read in ``PERMISSIVE`` mode (``spark.read.format("mqcapture")``), so
-        that malformed messages can be counted.
+        that malformed messages can be counted. Unless it is cached, what the
+        summary reads of it is cached for the call, without the messages'
+        bytes (:func:`dlqlens.detect.analysis_input`; a capture the
+        executors read is read without them).
     mode : str
         ``DROPMALFORMED`` leaves malformed messages out of the figures and
         reports how many were dropped and why; ``PERMISSIVE`` keeps them.
@@ -301,14 +304,15 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
     """
     from pyspark.sql import functions as F
 
-    from dlqlens.detect import small_capture
+    from dlqlens.detect import analysis_input, small_capture
     from dlqlens.spark.caches import Caches
     from dlqlens.spark.session import short_run
 
-    # a caller's cache (e.g. shared with the detectors) is kept
+    # a caller's cache (e.g. shared with the detectors) is kept; otherwise what the summary
+    # reads is cached, without the messages' bytes (dlqlens.detect.BYTE_COLUMNS)
     with Caches() as caches, ExitStack() as scope:
         if not df.is_cached:
-            df = caches.cache(df)
+            df = caches.cache(analysis_input(df))
         # a small capture in a session dlqlens made: the short run's settings meanwhile
         scope.enter_context(short_run(df, partial(small_capture, df)))
         well = F.col("decode_status").isin(sorted(WELL_FORMED))
