@@ -369,7 +369,7 @@ def narrowed(df, columns, fields=None):
     from dlqlens.decode.schema import NARROWABLE
 
     columns = list(columns)
-    keep, exists = _struct_fields(df, columns, fields or {})
+    keep, exists = _kept_fields(df, columns, fields or {})
     if not keep and columns == df.columns:
         return df
     read = df.__dict__.get("_dlqlens_read")
@@ -388,7 +388,7 @@ def narrowed(df, columns, fields=None):
     return df.select(*[column(c) for c in columns])
 
 
-def _struct_fields(df, columns: list[str], fields) -> tuple[dict[str, list[str]], bool]:
+def _kept_fields(df, columns: list[str], fields) -> tuple[dict[str, list[str]], bool]:
     """``fields`` of :func:`narrowed`: each struct's fields in its order, the
     structs kept whole left out; and whether every column and field named
     exists (when not, ``select`` says which does not).
