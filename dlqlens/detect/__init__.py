@@ -66,11 +66,13 @@ def small_capture(df) -> bool:
 #: (:func:`detector_input` keeps only these). A detector that reads another
 #: field fails on :func:`detector_input`'s frame with an analysis error naming
 #: it (``tests/detect/test_detector_input.py`` runs every detector on both).
+#: Each in its structure's order, the order a narrowed read keeps
+#: (:func:`dlqlens.spark.source.narrowed`).
 DETECTOR_FIELDS: dict[str, tuple[str, ...]] = {
-    "md": ("BackoutCount", "CorrelId", "Expiry", "Format", "MsgId", "MsgType", "Persistence",
-           "PutApplName", "Report", "UserIdentifier"),
-    "dlh": ("DestQMgrName", "DestQName", "Format", "Reason"),
-    "tm": ("ApplId", "ApplType", "ProcessName", "QName", "StrucId"),
+    "md": ("Report", "MsgType", "Expiry", "Format", "Persistence", "MsgId", "CorrelId",
+           "BackoutCount", "UserIdentifier", "PutApplName"),
+    "dlh": ("Reason", "DestQName", "DestQMgrName", "Format"),
+    "tm": ("StrucId", "QName", "ProcessName", "ApplType", "ApplId"),
 }
 
 #: The top-level columns the detectors read, besides :data:`DETECTOR_FIELDS`'
@@ -112,17 +114,14 @@ def detector_input(df):
     pyspark.errors.AnalysisException
         When ``df`` lacks one of these columns or fields.
     """
-    from pyspark.sql import functions as F
-
     from dlqlens.detect.backout import payload_digest
     from dlqlens.spark.source import narrowed
 
     digest = [c for c in ("payload_sha256", "payload") if c in df.columns][:1]
+    # the structs narrowed there (their fields in DETECTOR_FIELDS' order, null kept)
     df = narrowed(df, [*DETECTOR_COLUMNS, *DETECTOR_FIELDS, *digest], DETECTOR_FIELDS)
-    structs = [F.when(F.col(name).isNotNull(),
-                      F.struct(*[F.col(f"{name}.{field}") for field in fields])).alias(name)
-               for name, fields in DETECTOR_FIELDS.items()]
-    return df.select(*DETECTOR_COLUMNS, *structs, payload_digest(df).alias("payload_sha256"))
+    return df.select(*DETECTOR_COLUMNS, *DETECTOR_FIELDS,
+                     payload_digest(df).alias("payload_sha256"))
 
 
 #: The columns of a capture row that hold a message's bytes (and their text):
