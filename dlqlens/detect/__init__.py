@@ -129,7 +129,7 @@ def detector_input(df):
 BYTE_COLUMNS: tuple[str, ...] = ("raw", "header_bytes", "payload", "payload_text")
 
 
-def analysis_input(df):
+def analysis_input(df, *, digest: bool = True):
     """A capture without its message bytes, to cache before running the analyses.
 
     The summary, the figures, the detectors, the rules replay and the audit
@@ -148,22 +148,26 @@ def analysis_input(df):
     ----------
     df : pyspark.sql.DataFrame
         Capture rows (:func:`dlqlens.decode.schema.message_schema`'s columns).
+    digest : bool, default True
+        Add ``payload_sha256`` (for the detectors); False for a caller that
+        runs none (:func:`dlqlens.explain.summarize`): no payload read for it.
 
     Returns
     -------
     pyspark.sql.DataFrame
         Every column of ``df`` but :data:`BYTE_COLUMNS`, in order, then
         ``payload_sha256`` (as :func:`detector_input` computes it; the
-        backout detector's payload key), unless ``df`` has it already.
+        backout detector's payload key), unless ``df`` has it already or
+        ``digest`` is False.
     """
     from dlqlens.detect.backout import payload_digest
     from dlqlens.spark.source import narrowed
 
     kept = [c for c in df.columns if c not in BYTE_COLUMNS]
-    if "payload_sha256" in df.columns:
+    if "payload_sha256" in df.columns or not digest:
         return narrowed(df, kept)
-    digest = ["payload"] if "payload" in df.columns else []
-    df = narrowed(df, kept + digest)
+    payload = ["payload"] if "payload" in df.columns else []
+    df = narrowed(df, kept + payload)
     return df.select(*kept, payload_digest(df).alias("payload_sha256"))
 
 

@@ -309,10 +309,11 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
     from dlqlens.spark.session import short_run
 
     # a caller's cache (e.g. shared with the detectors) is kept; otherwise what the summary
-    # reads is cached, without the messages' bytes (dlqlens.detect.BYTE_COLUMNS)
+    # reads is cached, without the messages' bytes (dlqlens.detect.BYTE_COLUMNS) and without
+    # the detectors' payload digest, which it does not read
     with Caches() as caches, ExitStack() as scope:
         if not df.is_cached:
-            df = caches.cache(analysis_input(df))
+            df = caches.cache(analysis_input(df, digest=False))
         # a small capture in a session dlqlens made: the short run's settings meanwhile
         scope.enter_context(short_run(df, partial(small_capture, df)))
         well = F.col("decode_status").isin(sorted(WELL_FORMED))

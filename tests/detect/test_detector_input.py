@@ -104,6 +104,8 @@ def test_the_analyses_input_drops_only_the_bytes_and_keeps_the_findings(cached_s
     assert part.columns == [c for c in cached_sample.columns if c not in BYTE_COLUMNS] + [
         "payload_sha256"]
     assert analysis_input(part).columns == part.columns  # the digest is not computed twice
+    # without the digest (the summary's cache): no payload read for it
+    assert analysis_input(cached_sample, digest=False).columns == part.columns[:-1]
     keys = ["source", "message_number", "payload_sha256"]
     assert (part.select(*keys).exceptAll(detector_input(cached_sample).select(*keys)).count()
             == 0)
