@@ -168,6 +168,21 @@ def check_java() -> str:
 #: want of driver memory. Queries still running are always kept.
 RETAINED_EXECUTIONS_WITHOUT_UI = 20
 
+#: ``spark.sql.codegen.cache.maxEntries`` of a session :func:`get_spark`
+#: creates (Spark's default: 100): how many classes of generated code the JVM
+#: keeps compiled, for every query of every session. The detectors over the
+#: bundled sample generate 264 distinct classes (Spark's
+#: ``CodegenMetrics``), so with 100 kept each run compiled them all again
+#: (263 to 271 compilations a run, about 25 ms each; on a later run of a warm
+#: notebook session, with 1000 kept, 5), and the rules replay 13 a run
+#: instead of 4. Measured in one warm session (``docs/performance.md``,
+#: fifteenth stop): the detectors of the sample, findings collected, 16.4 and
+#: 15.1 s in rounds 2 and 3 against 12.9 and 10.1 s; the JVM's metaspace 3 MB
+#: larger with every class of three rounds of detectors, replay and report
+#: kept. A static setting: read when the JVM first generates code, so it
+#: applies to a session this call creates.
+CODEGEN_CACHE_ENTRIES = 1000
+
 
 def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = None, *,
                      environ: Mapping[str, str] | None = None, batch: bool = False,
@@ -177,7 +192,9 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
 
     With the UI off (the default) and no value of its own given,
     ``spark.sql.ui.retainedExecutions`` is
-    :data:`RETAINED_EXECUTIONS_WITHOUT_UI`. The driver's options of a
+    :data:`RETAINED_EXECUTIONS_WITHOUT_UI`; unless given,
+    ``spark.sql.codegen.cache.maxEntries`` is :data:`CODEGEN_CACHE_ENTRIES`
+    (the classes of generated code the JVM keeps compiled). The driver's options of a
     ``batch`` session begin with :data:`DRIVER_GC_OPTIONS` unless the
     caller's options or the JVM option variables of ``environ`` choose a
     collector; then come, on Java 17 to 21, :data:`GC_LOCKER_OPTIONS`; the
@@ -223,6 +240,7 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
     settings.update({k: str(v) for k, v in (spark_conf or {}).items()})
     if settings["spark.ui.enabled"].strip().lower() == "false":
         settings.setdefault("spark.sql.ui.retainedExecutions", str(RETAINED_EXECUTIONS_WITHOUT_UI))
+    settings.setdefault("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
     key = "spark.driver.extraJavaOptions"
     environ = os.environ if environ is None else environ
     ours = []
@@ -294,8 +312,10 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
 
     With the UI off, the driver keeps the descriptions of the last
     :data:`RETAINED_EXECUTIONS_WITHOUT_UI` finished SQL queries, not 1000
-    (``spark.sql.ui.retainedExecutions``; the constant's comment). The
-    settings are :func:`session_settings`'s.
+    (``spark.sql.ui.retainedExecutions``; the constant's comment), and the
+    JVM keeps :data:`CODEGEN_CACHE_ENTRIES` classes of generated code
+    compiled, not 100 (the detectors alone make 264: with 100 kept, each run
+    compiled them all again). The settings are :func:`session_settings`'s.
 
     A session this call creates (not one already active, which
     ``getOrCreate`` hands back) is marked as dlqlens's own

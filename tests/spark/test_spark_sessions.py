@@ -393,6 +393,22 @@ def test_session_settings_keep_few_query_descriptions_only_without_the_ui():
     assert jvm not in session_settings(22, environ={})
 
 
+def test_the_jvm_keeps_more_classes_of_generated_code_than_sparks_default(spark):
+    """The detectors over the sample generate 264 classes: with Spark's 100 kept,
+    each run compiled them all again. The caller's own value wins."""
+    from dlqlens.spark.session import CODEGEN_CACHE_ENTRIES
+
+    key = "spark.sql.codegen.cache.maxEntries"
+    assert CODEGEN_CACHE_ENTRIES >= 500
+    assert session_settings(17)[key] == str(CODEGEN_CACHE_ENTRIES)
+    assert session_settings(17, batch=True, one_shot=True)[key] == str(CODEGEN_CACHE_ENTRIES)
+    assert session_settings(17, {key: "50"})[key] == "50"
+    assert session_settings(17, spark_sql_codegen_cache_maxEntries=60)[key] == "60"
+    # what the JVM's code generator reads when it makes its cache (a static setting)
+    assert spark._jvm.org.apache.spark.sql.internal.SQLConf.get().codegenCacheMaxEntries() \
+        == CODEGEN_CACHE_ENTRIES
+
+
 def test_a_batch_sessions_jvm_starts_on_the_parallel_collector_without_its_limit():
     """The suite's JVM is a long session's, so no test starts a batch one through
     Spark: the installed Java is started here with a batch session's driver options
