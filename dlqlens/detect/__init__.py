@@ -10,7 +10,9 @@ DataFrame (one row per finding, with a stable ``finding_id`` and its
 message_number``: one row per message of a finding). Detectors are Spark
 transformations: nothing comes to the driver until the caller asks, and what
 it asks for is bounded by what a person reads (a page of links, the findings
-themselves).
+themselves). The one exception is :func:`run_detectors`' in a notebook's
+session on a small capture: its findings (a few rows) are computed before it
+returns, with the settings a few hundred messages want (its ``eager``).
 
 :data:`DETECTORS` is the registry, by finding kind; :func:`run_detectors` runs
 several and unions their findings (most severe first) and their links.
@@ -188,7 +190,7 @@ def detector(name: str):
 
 
 def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
-                  persisted=None, small=None, **params) -> Findings:
+                  persisted=None, small=None, eager=None, **params) -> Findings:
     """Run detectors over a capture DataFrame; union their findings and their links.
 
     Parameters
@@ -223,6 +225,20 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         messages, when the caller knows it already (the report from its
         summary's count, the audit from its own :func:`small_capture`):
         then no count is run. None (the default): counted here.
+    eager : bool, optional
+        Whether the findings are computed before this function returns and
+        handed back as a local DataFrame (:func:`dlqlens.spark.driver.local_copy`:
+        reading it runs no Spark job). None (the default): for a small
+        capture in a session :func:`dlqlens.spark.get_spark` made whose
+        settings are its own (a notebook's), computed with the short run's
+        settings (:func:`dlqlens.spark.session.short_run`: no generated code,
+        no adaptive execution), which the session gets back at once; lazy
+        otherwise (a large capture; a session dlqlens was handed; a
+        command's session for a small capture, or an analysis that runs
+        short already, whose later reads take those settings anyway). True:
+        computed here whatever the capture and the session (with the short
+        run's settings where they apply). False: lazy. The links stay lazy
+        in every case.
     **params
         Detector parameters, passed to every detector that accepts them
         (each detector documents its own, with units).
@@ -232,7 +248,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     Findings
         ``(findings, links)``: findings (:data:`FINDINGS_SCHEMA`) sorted by
         ``severity_rank``, ``window_start``, ``kind`` then ``finding_id``;
-        links (:data:`LINKS_SCHEMA`), every detector's, unordered. Both lazy:
+        links (:data:`LINKS_SCHEMA`), every detector's, unordered. Both lazy
+        unless ``eager`` says otherwise for the findings:
         ``findings`` is a few rows (cache it when it is read more than once);
         ``links`` is as long as the messages found, and keeps only the groups
         that became findings by a semi join with each detector's (broadcast)
@@ -264,6 +281,16 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     read as it is partitioned, every detector's grouping shuffled across
     the executors.
 
+    In a notebook's session the findings of a small capture are computed
+    here, with the short run's settings (``eager``): the settings are read
+    when a query runs, so a lazy result read later would generate and
+    compile code for each of its operators (264 classes for the sample's
+    detectors) and run each broadcast as a stage of adaptive execution, for
+    a few hundred rows. The detectors of the sample, findings collected, in
+    a warm session: 20.1 and 21.3 s against 33.1 and 29.3 s in the first
+    round, 8.6 and 8.5 s against 13.3 and 12.0 s in the third
+    (``docs/performance.md``, fifteenth stop).
+
     It starts with :func:`dlqlens.spark.driver.release_dropped_frames`: the
     DataFrames of earlier runs that the caller no longer holds are released
     in the JVM (in a notebook, each run would otherwise keep its plans and
@@ -271,7 +298,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     """
     import inspect
 
-    from dlqlens.spark.driver import release_dropped_frames
+    from dlqlens.spark.driver import local_copy, release_dropped_frames
+    from dlqlens.spark.session import short_run
 
     # the JVM objects of an earlier run's DataFrames that the caller dropped go first
     release_dropped_frames()
@@ -285,7 +313,8 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     if unused:
         raise TypeError(f"parameter(s) {', '.join(sorted(unused))} not accepted by any of the "
                         f"detectors run ({', '.join(names) or 'none'})")
-    if small_capture(df) if small is None else small:
+    small = small_capture(df) if small is None else small
+    if small:
         # one partition: no shuffle (its single partition satisfies every grouping and window
         # of the detectors), so each query is one Spark job plus its broadcasts
         df = df.coalesce(1)
@@ -316,8 +345,13 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     # range partitioning, then shuffle them: two more Spark jobs for a few rows); moved there
     # by a shuffle, so that each detector's last stage keeps its partitions (coalesce(1)
     # would run that stage, a window over every dead letter for a burst, in one task)
-    return Findings(findings.repartition(1).sortWithinPartitions(
-        "severity_rank", "window_start", "kind", "finding_id"), links)
+    findings = findings.repartition(1).sortWithinPartitions(
+        "severity_rank", "window_start", "kind", "finding_id")
+    if eager or (eager is None and small):
+        with short_run(df, lambda: small) as shortened:
+            if eager or shortened:
+                findings = local_copy(findings)
+    return Findings(findings, links)
 
 
 __all__ = ["BYTE_COLUMNS", "DETECTORS", "DETECTOR_COLUMNS", "DETECTOR_FIELDS",

@@ -1,5 +1,6 @@
-"""What the driver keeps: rows brought to it one partition at a time, and the
-JVM objects of DataFrames Python has dropped.
+"""What the driver keeps: rows brought to it one partition at a time, a few
+rows held as a local DataFrame, and the JVM objects of DataFrames Python has
+dropped.
 
 ``DataFrame.toLocalIterator`` of classic PySpark (4.3) keeps each query it
 served alive for the rest of the session: its physical plan, and with it the
@@ -56,6 +57,30 @@ def local_rows(df) -> Iterator:
     if hasattr(df, "_jdf"):  # classic PySpark: not DataFrame.toLocalIterator (module docstring)
         return df.rdd.toLocalIterator()
     return df.toLocalIterator()
+
+
+def local_copy(df):
+    """``df`` computed now, as a DataFrame over a local relation of its rows.
+
+    For a result of a few rows that should be computed under the settings of
+    this moment (:func:`dlqlens.spark.session.short_run`) and read later
+    under others: reading the copy runs no Spark job (a local relation's rows
+    are in its plan) and no query of ``df`` again.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Few rows: all of them come to the driver (one Arrow table) and go
+        back into the JVM's plan.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The same rows in the same order, with ``df``'s schema (its types,
+        nullability and metadata); timestamps go through Arrow with their time
+        zone, so no local clock of the driver shifts them.
+    """
+    return df.sparkSession.createDataFrame(df.toArrow(), schema=df.schema)
 
 
 def release_dropped_frames() -> int:

@@ -29,7 +29,8 @@ def sample(cached_sample):
 
 
 def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample):
-    """Every detector over the sample, as ``dlqlens detect`` reads them: building
+    """Every detector over the sample, lazy (``eager=False``: as ``dlqlens detect``
+    reads them, its short session's settings already set): building
     the plans runs the count of at most SMALL_CAPTURE_MESSAGES + 1 rows that
     chooses one partition (one query: two jobs under adaptive execution, which runs
     its shuffle as a job of its own) and nothing else (no action inside a detector);
@@ -42,7 +43,7 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
 
     df, defs, queues = sample
     before = spark_jobs(spark)
-    findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues)
+    findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues, eager=False)
     planned = spark_jobs(spark)
     rows = findings.collect()
     found = spark_jobs(spark)
@@ -54,6 +55,74 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
     assert linked - found <= 16, f"the sampled links ran {linked - found} Spark jobs"
 
 
+def test_a_notebooks_small_capture_has_its_findings_computed_with_the_short_runs_settings(
+        spark, sample, monkeypatch):
+    """In a session get_spark made, with its own settings (the suite's, as a
+    notebook's): the findings of the small sample are computed before
+    run_detectors returns, under the short run's settings (no generated code, no
+    adaptive execution), and handed back as a local relation that reads without a
+    Spark job; the session has its settings back; the same rows as the lazy
+    findings. A large capture, a session whose settings are already the short run's
+    (a command's), and ``eager=False`` stay lazy; ``eager=True`` computes a large
+    capture's findings with the session's own settings. The links stay lazy."""
+    import dlqlens.detect as detect
+    import dlqlens.spark.driver as driver
+    from dlqlens.spark.session import SMALL_INPUT_SETTINGS
+
+    df, defs, queues = sample
+    params = {"queue_defs": defs, "capture_queues": queues}
+    keys = ("spark.sql.adaptive.enabled", "spark.sql.codegen.wholeStage",
+            "spark.sql.codegen.factoryMode")
+    settings = {k: spark.conf.get(k, None) for k in keys}
+    assert settings != {k: SMALL_INPUT_SETTINGS[k] for k in keys}
+    seen = []
+    real = driver.local_copy
+
+    def spy(frame):
+        seen.append({k: spark.conf.get(k, None) for k in keys})
+        return real(frame)
+
+    monkeypatch.setattr(driver, "local_copy", spy)
+
+    def local(frame):
+        return frame._jdf.queryExecution().analyzed().getClass().getSimpleName() == \
+            "LocalRelation"
+
+    lazy = detect.run_detectors(df, eager=False, **params)
+    assert seen == [] and not local(lazy.findings) and not local(lazy.links)
+    found = detect.run_detectors(df, **params)
+    assert seen == [{k: SMALL_INPUT_SETTINGS[k] for k in keys}]
+    assert {k: spark.conf.get(k, None) for k in keys} == settings
+    assert local(found.findings) and not local(found.links)
+    before = spark_jobs(spark)
+    rows = found.findings.collect()
+    assert spark_jobs(spark) == before
+    assert found.findings.schema == lazy.findings.schema
+    assert [r.asDict(recursive=True) for r in rows] == \
+        [r.asDict(recursive=True) for r in lazy.findings.collect()]
+    assert len(rows) == 13
+    assert sorted(found.links.collect()) == sorted(lazy.links.collect())
+    # a command's session for a small capture: its settings are the short run's already
+    for k in keys:
+        spark.conf.set(k, SMALL_INPUT_SETTINGS[k])
+    try:
+        assert not local(detect.run_detectors(df, **params).findings)
+    finally:
+        for k, v in settings.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+    # a large capture: lazy, unless asked; then computed with the session's own settings
+    seen.clear()
+    monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+    assert not local(detect.run_detectors(df, **params).findings)
+    assert seen == []
+    forced = detect.run_detectors(df, eager=True, **params)
+    assert local(forced.findings) and seen == [settings]
+    assert [r.finding_id for r in forced.findings.collect()] == [r.finding_id for r in rows]
+
+
 def test_a_caller_that_knows_the_size_saves_the_count(spark, sample):
     """``small`` given (the report knows it from its summary, the audit from its own
     count): building the plans runs no Spark job at all, and the findings are those
@@ -63,7 +132,7 @@ def test_a_caller_that_knows_the_size_saves_the_count(spark, sample):
     df, defs, queues = sample
     counted = run_detectors(df, queue_defs=defs, capture_queues=queues)
     before = spark_jobs(spark)
-    told = run_detectors(df, queue_defs=defs, capture_queues=queues, small=True)
+    told = run_detectors(df, queue_defs=defs, capture_queues=queues, small=True, eager=False)
     assert spark_jobs(spark) == before
     assert [r.finding_id for r in told.findings.collect()] == \
         [r.finding_id for r in counted.findings.collect()]
@@ -86,7 +155,7 @@ def test_no_window_gathers_a_capture_file_in_one_task(sample):
     # what the pattern finds: the window over each capture file the detectors used to make
     assert windows_by_source(df.select(
         "source", F.max("put_ts").over(Window.partitionBy("source")).alias("newest")))
-    findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues)
+    findings, links = run_detectors(df, queue_defs=defs, capture_queues=queues, eager=False)
     for frame in (findings, links):
         assert not windows_by_source(frame), windows_by_source(frame)[:1]
 
@@ -297,7 +366,7 @@ def test_the_persisted_backout_detector_builds_its_rows_once(spark, sample, monk
                 sorted(tuple(r) for r in found.links.collect()))
 
     name = "backout_loop"
-    plain = detect.run_detectors(df, [name], **params)
+    plain = detect.run_detectors(df, [name], eager=False, **params)
     assert "Window" in work(plain.links) and "Window" in work(plain.findings)
     own = []
     alone = detect.detector(name)(df, persisted=own, **params)

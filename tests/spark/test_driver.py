@@ -28,6 +28,34 @@ def test_local_rows_gives_the_frames_rows_in_order(spark):
     assert [r["id"] for r in local_rows(df)][:3] == [0, 3, 6]
 
 
+def test_local_copy_holds_the_same_rows_and_types_and_reads_without_a_job(spark):
+    """A few rows computed now (the findings of a small capture in a notebook's
+    session): same schema (a non-null column stays non-null), same rows in the same
+    order, timestamps unshifted by the driver's clock (a time in the hour that a
+    local clock falling back would see twice), nulls kept; reading runs no job."""
+    from datetime import datetime, timezone
+
+    from dlqlens.spark.driver import local_copy
+    from tests.builders import spark_jobs
+
+    df = spark.createDataFrame(
+        [("a", datetime(2024, 11, 3, 5, 30, tzinfo=timezone.utc), ["x", None]),
+         ("b", None, None), ("c", datetime(1999, 12, 31, 23, 59, 59, 999999,
+                                           tzinfo=timezone.utc), [])],
+        "k string, t timestamp, q array<string>").selectExpr(
+            "k", "t", "q", "cast(length(k) as int) as n").orderBy("k", ascending=False)
+    copy = local_copy(df)
+    assert copy._jdf.queryExecution().analyzed().getClass().getSimpleName() == "LocalRelation"
+    assert copy.schema == df.schema and not copy.schema["n"].nullable
+    before = spark_jobs(spark)
+    rows = copy.collect()
+    assert spark_jobs(spark) == before
+    assert rows == df.collect()
+    assert [r.k for r in rows] == ["c", "b", "a"]
+    assert [r[0] for r in copy.selectExpr("cast(t as string)").collect()] == \
+        ["1999-12-31 23:59:59.999999", None, "2024-11-03 05:30:00"]
+
+
 def test_local_rows_leaves_no_query_behind(spark):
     """DataFrame.toLocalIterator (classic PySpark 4.3) kept every query it served
     alive, its broadcast blocks in the driver's storage memory (3.4 MB and 52 MB of
