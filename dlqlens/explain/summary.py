@@ -247,10 +247,9 @@ def _grouped_tables(df, top: int):
     for name, (keys, _, _) in reversed(list(_GROUPINGS.items())):
         which = F.when(F.col(f"_not_{name}") == 0, F.lit(name)).otherwise(which)
     dlh_sets = [name for name, (_, only_dlh, _) in _GROUPINGS.items() if only_dlh]
-    grouped = grouped.withColumns({
-        "_set": which,
-        "messages": F.when(which.isin(dlh_sets), F.col("messages_dlh"))
-        .otherwise(F.col("messages_all"))})
+    grouped = grouped.withColumn("_set", which).withColumn(
+        "messages", F.when(F.col("_set").isin(dlh_sets), F.col("messages_dlh"))
+        .otherwise(F.col("messages_all")))
     ranked = (grouped.where(F.col("messages") > 0)
               .withColumn("_rank", F.row_number().over(Window.partitionBy("_set").orderBy(
                   F.desc("messages"), *[F.col(k).asc_nulls_first() for k in key_names])))

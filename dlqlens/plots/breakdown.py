@@ -49,8 +49,8 @@ class DestinationsPlan(C.Plan):
         self.top_a, self.top_b = C.check_top(top), C.check_top(top_reasons)
 
     def frame(self, df, tag):
-        return df.withColumns({f"{tag}_dest": C.DESTINATION.key_column(),
-                               f"{tag}_reason": C.REASON.key_column()})
+        return (df.withColumn(f"{tag}_dest", C.DESTINATION.key_column())
+                .withColumn(f"{tag}_reason", C.REASON.key_column()))
 
     def stats(self, tag):
         from pyspark.sql import functions as F

@@ -303,15 +303,14 @@ def draw_plans(df, plans: Sequence[Plan]) -> list:
         is_b = (F.col("ga") == 1) & (F.col("gb") == 0)
         by_plan = Window.partitionBy("fig")  # one shuffle serves every window below
         ranked = (grouped
-                  .withColumns({
-                      "ra": F.when(is_a, F.row_number().over(
-                          by_plan.orderBy(is_a.desc(), F.desc("n"), F.asc("a")))),
-                      "rb": F.when(is_b, F.row_number().over(
-                          by_plan.orderBy(is_b.desc(), F.desc("n"), F.asc("b")))),
-                      "da": F.sum(is_a.cast("long")).over(by_plan),
-                      "db": F.sum(is_b.cast("long")).over(by_plan)})
-                  .withColumns({"ka": F.max("ra").over(Window.partitionBy("fig", "a")),
-                                "kb": F.max("rb").over(Window.partitionBy("fig", "b"))}))
+                  .withColumn("ra", F.when(is_a, F.row_number().over(
+                      by_plan.orderBy(is_a.desc(), F.desc("n"), F.asc("a")))))
+                  .withColumn("rb", F.when(is_b, F.row_number().over(
+                      by_plan.orderBy(is_b.desc(), F.desc("n"), F.asc("b")))))
+                  .withColumn("da", F.sum(is_a.cast("long")).over(by_plan))
+                  .withColumn("db", F.sum(is_b.cast("long")).over(by_plan))
+                  .withColumn("ka", F.max("ra").over(Window.partitionBy("fig", "a")))
+                  .withColumn("kb", F.max("rb").over(Window.partitionBy("fig", "b"))))
         plan_of = dict(zip(tags, plans))
         top_a = literal_map({t: plan_of[t].top_a for t in wanted}, "string", "bigint")
         top_b = literal_map({t: plan_of[t].top_b or plan_of[t].max_b(stats[tags.index(t)])

@@ -95,9 +95,10 @@ class AgesPlan(C.Plan):
     def frame(self, df, tag):
         from pyspark.sql import functions as F
 
-        return df.withColumns({
-            **{f"{tag}_t{i}": C.epoch_seconds(F.col(c)) for i, c in enumerate(AGE_SERIES.values())},
-            f"{tag}_latest": F.unix_micros(F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")))})
+        for i, c in enumerate(AGE_SERIES.values()):
+            df = df.withColumn(f"{tag}_t{i}", C.epoch_seconds(F.col(c)))
+        return df.withColumn(f"{tag}_latest", F.unix_micros(
+            F.coalesce(F.col("dlh_put_ts"), F.col("put_ts"))))
 
     def _capture(self, tag, stats=None):
         """The capture instant, epoch seconds: the given time, else the
@@ -249,10 +250,10 @@ class ExpiryPlan(C.Plan):
         from pyspark.sql import functions as F
 
         expiry = F.col("md.Expiry")
-        return df.withColumns({
-            f"{tag}_e": expiry,
-            f"{tag}_s": F.when(expiry >= 0, expiry.cast("double") / 10.0),
-            f"{tag}_latest": C.epoch_seconds(F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")))})
+        return (df.withColumn(f"{tag}_e", expiry)
+                .withColumn(f"{tag}_s", F.when(expiry >= 0, expiry.cast("double") / 10.0))
+                .withColumn(f"{tag}_latest", C.epoch_seconds(
+                    F.coalesce(F.col("dlh_put_ts"), F.col("put_ts")))))
 
     def stats(self, tag):
         from pyspark.sql import functions as F

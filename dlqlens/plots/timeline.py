@@ -53,13 +53,10 @@ class TimePlan(C.Plan):
         self.freq, self.top_a = freq, C.check_top(top)
 
     def frame(self, df, tag):
-        # one projection (each withColumn analyses the whole plan again)
-        return df.withColumns(self.framed(df, tag))
-
-    def framed(self, df, tag) -> dict:
-        """The columns :meth:`frame` adds, by name."""
         cols = self.columns(df)
-        return {f"{tag}_{name}": cols[name] for name in ("ts", "key", "counted")}
+        for name in ("ts", "key", "counted"):
+            df = df.withColumn(f"{tag}_{name}", cols[name])
+        return df
 
     def extra(self, tag) -> list:
         return []
@@ -163,10 +160,10 @@ class ArrivalsPlan(TimePlan):
               else F.col("dlh_put_ts"))
         return {"ts": ts, "key": self.dim.key_column(), "counted": F.lit(True)}
 
-    def framed(self, df, tag):
+    def frame(self, df, tag):
         from pyspark.sql import functions as F
 
-        return {**super().framed(df, tag), f"{tag}_no_dlq_ts": F.col("dlh_put_ts").isNull()}
+        return super().frame(df, tag).withColumn(f"{tag}_no_dlq_ts", F.col("dlh_put_ts").isNull())
 
     def extra(self, tag):
         from pyspark.sql import functions as F
@@ -320,8 +317,8 @@ class TriggerPlan(TimePlan):
         from pyspark.sql import functions as F
 
         framed, cols = _trigger_columns(df, self.by)
-        framed = framed.withColumns({f"{tag}_{name}": cols[name]
-                                     for name in ("ts", "key", "counted", "dead")})
+        for name in ("ts", "key", "counted", "dead"):
+            framed = framed.withColumn(f"{tag}_{name}", cols[name])
         return framed.select(*df.columns, *[F.col(f"{tag}_{name}")
                                             for name in ("ts", "key", "counted", "dead")])
 

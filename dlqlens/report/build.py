@@ -260,11 +260,11 @@ def _no_finding(df, findings, top: int, examples: int):
     if examples > 0:
         aggs.append(F.min_by(ref, ref, int(examples)).alias("examples"))
     every = Window.partitionBy()
-    ranked = left.groupBy(*_GROUP_KEYS).agg(*aggs).withColumns({
-        "group": F.row_number().over(every.orderBy(
-            F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])),
-        "total": F.sum("messages").over(every),
-        "groups": F.count(F.lit(1)).over(every)})
+    ranked = (left.groupBy(*_GROUP_KEYS).agg(*aggs)
+              .withColumn("group", F.row_number().over(every.orderBy(
+                  F.desc("messages"), *[F.col(k).asc_nulls_first() for k in _GROUP_KEYS])))
+              .withColumn("total", F.sum("messages").over(every))
+              .withColumn("groups", F.count(F.lit(1)).over(every)))
     # bounded (top groups, examples each): sorted on the driver, not by a global sort
     frame = (ranked.where(F.col("group") <= max(int(top), 1)).toPandas()
              .sort_values("group").reset_index(drop=True))
