@@ -76,9 +76,9 @@ def local_copy(df):
     Returns
     -------
     pyspark.sql.DataFrame
-        The same rows in the same order, with ``df``'s schema (its types,
-        nullability and metadata); timestamps go through Arrow with their time
-        zone, so no local clock of the driver shifts them.
+        The same rows in the same order, with ``df``'s schema (its types and
+        nullability); timestamps go through Arrow with their time zone, so no
+        local clock of the driver shifts them.
     """
     return df.sparkSession.createDataFrame(df.toArrow(), schema=df.schema)
 
