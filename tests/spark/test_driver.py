@@ -43,7 +43,7 @@ def test_local_copy_holds_the_same_rows_and_types_and_reads_without_a_job(spark)
          ("b", None, None), ("c", datetime(1999, 12, 31, 23, 59, 59, 999999,
                                            tzinfo=timezone.utc), [])],
         "k string, t timestamp, q array<string>").selectExpr(
-            "k", "t", "q", "cast(length(k) as int) as n").orderBy("k", ascending=False)
+            "k", "t", "q", "cast(length(coalesce(k, '')) as int) as n").orderBy("k", ascending=False)
     copy = local_copy(df)
     assert copy._jdf.queryExecution().analyzed().getClass().getSimpleName() == "LocalRelation"
     assert copy.schema == df.schema and not copy.schema["n"].nullable
