@@ -271,15 +271,20 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     before running several detectors over a capture decoded by the
     ``mqcapture`` source.
 
-    A small capture (:func:`small_capture`: the one query this function
-    runs, counting at most ``SMALL_CAPTURE_MESSAGES + 1`` rows, unless
-    ``small`` says) is read from
+    Two queries run here whatever ``eager`` says. A small capture
+    (:func:`small_capture`: counting at most ``SMALL_CAPTURE_MESSAGES + 1``
+    rows, unless ``small`` says) is read from
     one partition (``df.coalesce(1)``): the same transformations, planned without a
     shuffle, so that the findings of a few hundred messages take a few Spark
     jobs instead of one per shuffle of every detector (on a capture this
     size each job costs its scheduling, whatever its rows). A larger one is
     read as it is partitioned, every detector's grouping shuffled across
-    the executors.
+    the executors. Then every capture's newest put (where the detectors take a
+    capture's time from when none is given: one aggregation by ``source``,
+    :func:`dlqlens.detect.common.with_newest_puts`) is computed once and
+    handed to the detectors as a literal map, where each detector alone
+    joins the capture's aggregate to its rows: eight self-joins of the
+    capture fewer to plan, and eight scans of it fewer to run.
 
     In a notebook's session the findings of a small capture are computed
     here, with the short run's settings (``eager``): the settings are read
@@ -298,6 +303,7 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
     """
     import inspect
 
+    from dlqlens.detect.common import with_newest_puts
     from dlqlens.spark.driver import local_copy, release_dropped_frames
     from dlqlens.spark.session import short_run
 
@@ -318,39 +324,58 @@ def run_detectors(df, detectors=None, *, queue_defs=None, capture_queues=None,
         # one partition: no shuffle (its single partition satisfies every grouping and window
         # of the detectors), so each query is one Spark job plus its broadcasts
         df = df.coalesce(1)
-    findings = links = None
-    for name, fn in selected:
-        signature = signatures[name]
-        kwargs = {k: v for k, v in params.items() if takes_any[name] or k in signature.parameters}
-        if "queue_defs" in signature.parameters or takes_any[name]:
-            kwargs["queue_defs"] = queue_defs
-        if capture_queues is not None and ("capture_queues" in signature.parameters
-                                           or takes_any[name]):
-            kwargs["capture_queues"] = capture_queues
-        if persisted is not None and "persisted" in signature.parameters:
-            # a detector that would otherwise build its per-row frame twice (once for its
-            # findings, once for its links) caches it (findings.persist_rows)
-            kwargs["persisted"] = persisted
-        found, linked = fn(df, **kwargs)
-        if persisted is not None:
-            # the frame the detector's links are cut with (a semi join with its finding
-            # ids): cached, the links read it instead of running its aggregations again
-            persisted.append(found.cache())
-        found, linked = conform(found), conform(linked, LINKS_SCHEMA)
-        findings = found if findings is None else findings.unionByName(found)
-        links = linked if links is None else links.unionByName(linked)
+
+    def run():
+        # each detector's findings and links unioned, the findings sorted; (None, None)
+        # when no detector is selected
+        given = params
+        if any("capture_time" in signatures[name].parameters or takes_any[name]
+               for name, _ in selected):
+            # every capture's newest put, computed once for all the detectors (a literal map
+            # each looks up, instead of a self-join of the capture each): one query
+            given = {**params, "capture_time": with_newest_puts(df, params.get("capture_time"))}
+        findings = links = None
+        for name, fn in selected:
+            signature = signatures[name]
+            kwargs = {k: v for k, v in given.items()
+                      if takes_any[name] or k in signature.parameters}
+            if "queue_defs" in signature.parameters or takes_any[name]:
+                kwargs["queue_defs"] = queue_defs
+            if capture_queues is not None and ("capture_queues" in signature.parameters
+                                               or takes_any[name]):
+                kwargs["capture_queues"] = capture_queues
+            if persisted is not None and "persisted" in signature.parameters:
+                # a detector that would otherwise build its per-row frame twice (once for its
+                # findings, once for its links) caches it (findings.persist_rows)
+                kwargs["persisted"] = persisted
+            found, linked = fn(df, **kwargs)
+            if persisted is not None:
+                # the frame the detector's links are cut with (a semi join with its finding
+                # ids): cached, the links read it instead of running its aggregations again
+                persisted.append(found.cache())
+            found, linked = conform(found), conform(linked, LINKS_SCHEMA)
+            findings = found if findings is None else findings.unionByName(found)
+            links = linked if links is None else links.unionByName(linked)
+        if findings is None:
+            return None, None
+        # findings are few: sorted in one partition (a global orderBy would sample them for a
+        # range partitioning, then shuffle them: two more Spark jobs for a few rows); moved there
+        # by a shuffle, so that each detector's last stage keeps its partitions (coalesce(1)
+        # would run that stage, a window over every dead letter for a burst, in one task)
+        findings = findings.repartition(1).sortWithinPartitions(
+            "severity_rank", "window_start", "kind", "finding_id")
+        return findings, links
+
+    if eager or (eager is None and small):
+        # a notebook's small capture: its queries run with the short run's settings
+        with short_run(df, lambda: small) as shortened:
+            findings, links = run()
+            if findings is not None and (eager or shortened):
+                findings = local_copy(findings)
+    else:
+        findings, links = run()
     if findings is None:
         return empty_findings(df.sparkSession)
-    # findings are few: sorted in one partition (a global orderBy would sample them for a
-    # range partitioning, then shuffle them: two more Spark jobs for a few rows); moved there
-    # by a shuffle, so that each detector's last stage keeps its partitions (coalesce(1)
-    # would run that stage, a window over every dead letter for a burst, in one task)
-    findings = findings.repartition(1).sortWithinPartitions(
-        "severity_rank", "window_start", "kind", "finding_id")
-    if eager or (eager is None and small):
-        with short_run(df, lambda: small) as shortened:
-            if eager or shortened:
-                findings = local_copy(findings)
     return Findings(findings, links)
 
 

@@ -277,7 +277,9 @@ def with_capture_times(rows, df, capture_time=None):
         :func:`capture_time_known_column`). Where a time came from is said of
         a group of rows, after the detector's aggregation
         (:func:`capture_time_aggregates`), not carried as text on every row.
-        When one time is given for every capture no join is made; otherwise
+        When one time is given for every capture no join is made, nor when
+        ``capture_time`` holds the newest puts already
+        (:func:`with_newest_puts`: looked up in a literal map); otherwise
         the newest puts (one row per capture) are joined, broadcast, on
         ``source``.
     """
@@ -286,6 +288,13 @@ def with_capture_times(rows, df, capture_time=None):
     known = capture_time_known_column(capture_time)
     if capture_time is not None and not isinstance(capture_time, Mapping):
         return rows.select("*", utc_literal(capture_time).alias("captured"),
+                           known.alias("captured_known"))
+    looked_up = getattr(capture_time, "newest_put_micros", None)
+    if looked_up is not None:
+        # the newest puts computed already (with_newest_puts): a literal map, no join
+        newest = (F.timestamp_micros(literal_map(looked_up, "string", "bigint")[F.col("source")])
+                  if looked_up else F.lit(None).cast("timestamp"))
+        return rows.select("*", F.coalesce(_mapped(capture_time), newest).alias("captured"),
                            known.alias("captured_known"))
     rows = rows.join(F.broadcast(newest_puts(df)), "source", "left")
     return rows.select(*[c for c in rows.columns if c != "newest_put"],
@@ -323,6 +332,80 @@ class CaptureTimes(dict):
 def capture_time_origin(capture_time) -> str:
     """``"given"`` or ``"banner"``: where the times of ``capture_time`` came from."""
     return getattr(capture_time, "origin", "given")
+
+
+#: Captures (distinct ``source`` values) up to which :func:`with_newest_puts`
+#: hands their newest puts to the detectors as a literal map. A directory of
+#: captured files holds a few to a few hundred; beyond this bound the detectors
+#: join the newest puts instead.
+NEWEST_PUT_SOURCES = 10_000
+
+
+class NewestPutTimes(CaptureTimes):
+    """Capture times (given, or from banners, as :class:`CaptureTimes`) plus
+    the newest put of every capture of one DataFrame, computed once
+    (:func:`with_newest_puts`).
+
+    Attributes
+    ----------
+    origin : str
+        Where the given times came from (``"given"`` or ``"banner"``).
+    newest_put_micros : dict of str to int or None
+        ``source`` -> its newest put (``put_ts`` or ``dlh_put_ts``), in
+        microseconds since the epoch (UTC); None for a capture whose rows
+        hold no put time.
+    """
+
+    def __init__(self, times, origin: str, newest_put_micros):
+        super().__init__(times, origin)
+        self.newest_put_micros = dict(newest_put_micros)
+
+
+def with_newest_puts(df, capture_time=None, *, limit: int = NEWEST_PUT_SOURCES):
+    """``capture_time`` plus the newest put of each capture of ``df``, for
+    several detectors over the same ``df`` (:func:`dlqlens.detect.run_detectors`).
+
+    Each detector takes the capture time of a capture without one from its
+    newest put (:func:`with_capture_times`); alone, a detector joins the
+    capture's aggregate :func:`newest_puts` to its rows, so eight detectors
+    plan eight self-joins of the capture and scan it eight more times. Run
+    here once, the newest puts reach every detector as a literal map.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        The capture the detectors run over (``source``, ``put_ts``,
+        ``dlh_put_ts``).
+    capture_time : datetime, str or mapping, optional
+        As :func:`capture_time_column`.
+    limit : int
+        At most this many captures (distinct ``source`` values) are
+        collected.
+
+    Returns
+    -------
+    NewestPutTimes or the given ``capture_time``
+        A :class:`NewestPutTimes` holding ``capture_time``'s times and origin
+        (none when it is None) and every capture's newest put: one Spark
+        query (an aggregation by ``source``; at most ``limit + 1`` rows reach
+        the driver). ``capture_time`` itself, with no query run, when it is
+        one time for every capture (no newest put is read), or when ``df``
+        holds more than ``limit`` captures (the detectors then join them).
+        A :class:`NewestPutTimes` given is read for its times and origin
+        only: the newest puts are those of ``df``.
+    """
+    from pyspark.sql import functions as F
+
+    if capture_time is not None and not isinstance(capture_time, Mapping):
+        return capture_time
+    rows = (newest_puts(df).where(F.col("source").isNotNull())
+            .select("source", F.unix_micros("newest_put").alias("micros"))
+            .limit(limit + 1).collect())
+    if len(rows) > limit:
+        return capture_time
+    return NewestPutTimes({} if capture_time is None else capture_time,
+                          capture_time_origin(capture_time),
+                          {r["source"]: r["micros"] for r in rows})
 
 
 def capture_time_aggregates(capture_time=None) -> list:

@@ -33,9 +33,11 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
     reads them, its short session's settings already set): building
     the plans runs the count of at most SMALL_CAPTURE_MESSAGES + 1 rows that
     chooses one partition (one query: two jobs under adaptive execution, which runs
-    its shuffle as a job of its own) and nothing else (no action inside a detector);
+    its shuffle as a job of its own) and the query of every capture's newest put
+    (one job, on the one partition) and nothing else (no action inside a detector);
     the findings take at
-    most 16 jobs (12 measured; 41 before issue 21's rework of the detectors: a
+    most 8 jobs (5 measured; 12 when each detector joined the newest puts itself,
+    41 before issue 21's rework of the detectors: a
     window over each capture file per detector, a broadcast job per small
     lookup table, a shuffle per grouping, a global sort of the findings),
     their sampled links at most 16 (12 measured; 40 before)."""
@@ -50,8 +52,8 @@ def test_detectors_build_their_plans_without_a_job_and_run_in_few(spark, sample)
     sample_links(links, 10).collect()
     linked = spark_jobs(spark)
     assert len(rows) == 13
-    assert planned - before <= 2, f"building the detectors' plans ran {planned - before} jobs"
-    assert found - planned <= 16, f"the findings ran {found - planned} Spark jobs"
+    assert planned - before <= 3, f"building the detectors' plans ran {planned - before} jobs"
+    assert found - planned <= 8, f"the findings ran {found - planned} Spark jobs"
     assert linked - found <= 16, f"the sampled links ran {linked - found} Spark jobs"
 
 
@@ -125,15 +127,15 @@ def test_a_notebooks_small_capture_has_its_findings_computed_with_the_short_runs
 
 def test_a_caller_that_knows_the_size_saves_the_count(spark, sample):
     """``small`` given (the report knows it from its summary, the audit from its own
-    count): building the plans runs no Spark job at all, and the findings are those
-    of the counted run."""
+    count): building the plans runs no count, only the query of every capture's
+    newest put (one job), and the findings are those of the counted run."""
     from dlqlens.detect import run_detectors
 
     df, defs, queues = sample
     counted = run_detectors(df, queue_defs=defs, capture_queues=queues)
     before = spark_jobs(spark)
     told = run_detectors(df, queue_defs=defs, capture_queues=queues, small=True, eager=False)
-    assert spark_jobs(spark) == before
+    assert spark_jobs(spark) == before + 1
     assert [r.finding_id for r in told.findings.collect()] == \
         [r.finding_id for r in counted.findings.collect()]
 
@@ -245,6 +247,94 @@ def test_a_capture_is_small_by_its_rows_never_by_its_size_estimate(spark, sample
         assert not detect.small_capture(df) and not detect.small_capture(decoded)
     finally:
         decoded.unpersist()
+
+
+def test_the_detectors_run_together_take_the_newest_puts_from_one_query(spark, sample,
+                                                                      monkeypatch):
+    """run_detectors computes every capture's newest put once and hands it to the
+    detectors (a literal map), where a detector alone joins the capture's aggregate
+    to its rows: the findings and links are the same, row for row, with a capture
+    time given for one capture (its banner's) and the newest put for the others;
+    the aggregate is built once, not once per detector."""
+    import datetime
+    import inspect
+    import os
+
+    import dlqlens.detect.common as common
+    from dlqlens.detect import DETECTORS, conform, detector, run_detectors
+
+    df, defs, queues = sample
+    first = sorted(r["source"] for r in df.select("source").distinct().collect())[0]
+    times = common.CaptureTimes({os.path.basename(first): datetime.datetime(2024, 3, 15, 10)},
+                                origin="banner")
+    built = []
+    newest_puts = common.newest_puts
+    monkeypatch.setattr(common, "newest_puts", lambda d: built.append(d) or newest_puts(d))
+
+    together, linked = run_detectors(df, queue_defs=defs, capture_queues=queues,
+                                     capture_time=times, eager=False)
+    together = sorted(repr(r.asDict(recursive=True)) for r in together.collect())
+    linked = sorted(tuple(r) for r in linked.collect())
+    assert len(built) == 1
+    alone, alone_links = [], []
+    for name in DETECTORS:
+        fn = detector(name)
+        wanted = inspect.signature(fn).parameters
+        kwargs = {k: v for k, v in (("queue_defs", defs), ("capture_queues", queues),
+                                    ("capture_time", times)) if k in wanted}
+        found, links = fn(df, **kwargs)
+        alone += [repr(r.asDict(recursive=True)) for r in conform(found).collect()]
+        alone_links += [tuple(r) for r in links.collect()]
+    assert len(built) > 1
+    assert together and linked
+    assert together == sorted(alone)
+    assert linked == sorted(alone_links)
+    # the banner's time reached the statements of its capture's findings, the newest
+    # puts the others'
+    said = " ".join(together)
+    assert common.CAPTURE_TIME_ORIGINS["banner"] in said
+    assert common.CAPTURE_TIME_ORIGINS["newest_put"] in said
+
+
+def test_the_newest_puts_of_each_capture_are_looked_up_once(spark):
+    """with_newest_puts: one query, each capture's newest put (MQMD or MQDLH put,
+    microseconds since the epoch, UTC) or None for a capture with no put time; the
+    given times and their origin kept; a NewestPutTimes given is read for its times
+    only (the newest puts are the new frame's); no query for one time given for
+    every capture, nor past ``limit`` captures (the detectors then join)."""
+    from datetime import datetime
+
+    from dlqlens.detect.common import CaptureTimes, NewestPutTimes, with_newest_puts
+
+    micros = lambda t: (t - datetime(1970, 1, 1)) // (datetime(1970, 1, 1, 0, 0, 0, 1)
+                                                       - datetime(1970, 1, 1))
+    rows = [("a.dmp", datetime(2026, 3, 1, 12, 0), None),
+            ("a.dmp", datetime(2026, 3, 1, 11, 0), datetime(2026, 3, 1, 12, 30)),
+            ("b.dmp", None, None),
+            ("c.raw", datetime(2026, 3, 2, 1, 2, 3, 456789), None)]
+    df = spark.createDataFrame(rows, "source string, put_ts timestamp, dlh_put_ts timestamp")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        got = with_newest_puts(df)
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
+    assert isinstance(got, NewestPutTimes) and dict(got) == {}
+    assert got.newest_put_micros == {"a.dmp": micros(datetime(2026, 3, 1, 12, 30)),
+                                     "b.dmp": None,
+                                     "c.raw": micros(datetime(2026, 3, 2, 1, 2, 3, 456789))}
+    banner = CaptureTimes({"b.dmp": datetime(2026, 3, 3)}, origin="banner")
+    kept = with_newest_puts(df, banner)
+    assert dict(kept) == dict(banner) and kept.origin == "banner"
+    assert kept.newest_put_micros == got.newest_put_micros
+    other = df.where("source = 'c.raw'")
+    assert with_newest_puts(other, kept).newest_put_micros == {
+        "c.raw": got.newest_put_micros["c.raw"]}
+    assert with_newest_puts(df, banner, limit=2) is banner
+    assert with_newest_puts(df, limit=3).newest_put_micros == got.newest_put_micros
+    before = spark_jobs(spark)
+    one = datetime(2026, 3, 4)
+    assert with_newest_puts(df, one) is one and with_newest_puts(df, "2026-03-04T00:00Z")
+    assert spark_jobs(spark) == before
 
 
 @pytest.mark.spark
