@@ -222,18 +222,28 @@ def capture_time_column(capture_time=None):
         full ``source`` value or its base name) to such a time, as
         :func:`dlqlens.capture.reader.captured_times` reads them from the
         files' banners. Sources without a given time take the latest put
-        time (``put_ts`` or ``dlh_put_ts``) within the row's ``source``.
+        time (``put_ts`` or ``dlh_put_ts``) within the row's ``source``:
+        looked up in a literal map when ``capture_time`` is a
+        :class:`NewestPutTimes` (:func:`with_newest_puts`), else a window.
 
     Returns
     -------
     pyspark.sql.Column
-        timestamp; a window over ``source`` where the time is not given.
+        timestamp; a window over ``source`` where the time is not given and
+        no :class:`NewestPutTimes` holds it (every row of a one-file capture
+        in one task: use :func:`with_newest_puts` first on a large capture).
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     if capture_time is not None and not isinstance(capture_time, Mapping):
         return utc_literal(capture_time)
+    if isinstance(capture_time, NewestPutTimes):
+        # the newest puts computed already: a literal map, no window
+        looked_up = capture_time.newest_put_micros
+        newest = (F.timestamp_micros(literal_map(looked_up, "string", "bigint")[F.col("source")])
+                  if looked_up else F.lit(None).cast("timestamp"))
+        return F.coalesce(_mapped(capture_time), newest)
     latest = F.greatest(F.col("put_ts"), F.col("dlh_put_ts"))
     return F.coalesce(_mapped(capture_time), F.max(latest).over(Window.partitionBy("source")))
 
@@ -286,15 +296,10 @@ def with_capture_times(rows, df, capture_time=None):
     from pyspark.sql import functions as F
 
     known = capture_time_known_column(capture_time)
-    if capture_time is not None and not isinstance(capture_time, Mapping):
-        return rows.select("*", utc_literal(capture_time).alias("captured"),
-                           known.alias("captured_known"))
-    looked_up = getattr(capture_time, "newest_put_micros", None)
-    if looked_up is not None:
-        # the newest puts computed already (with_newest_puts): a literal map, no join
-        newest = (F.timestamp_micros(literal_map(looked_up, "string", "bigint")[F.col("source")])
-                  if looked_up else F.lit(None).cast("timestamp"))
-        return rows.select("*", F.coalesce(_mapped(capture_time), newest).alias("captured"),
+    if ((capture_time is not None and not isinstance(capture_time, Mapping))
+            or isinstance(capture_time, NewestPutTimes)):
+        # one time for all, or the newest puts computed already (with_newest_puts): no join
+        return rows.select("*", capture_time_column(capture_time).alias("captured"),
                            known.alias("captured_known"))
     rows = rows.join(F.broadcast(newest_puts(df)), "source", "left")
     return rows.select(*[c for c in rows.columns if c != "newest_put"],
@@ -344,7 +349,10 @@ NEWEST_PUT_SOURCES = 10_000
 class NewestPutTimes(CaptureTimes):
     """Capture times (given, or from banners, as :class:`CaptureTimes`) plus
     the newest put of every capture of one DataFrame, computed once
-    (:func:`with_newest_puts`).
+    (:func:`with_newest_puts`). The captures are named by ``source``: an
+    analysis of a part of those captures' rows takes their newest puts as a
+    detector takes them, over all the capture's rows; a capture not listed
+    has no known newest put (null).
 
     Attributes
     ----------
@@ -389,14 +397,17 @@ def with_newest_puts(df, capture_time=None, *, limit: int = NEWEST_PUT_SOURCES):
         (none when it is None) and every capture's newest put: one Spark
         query (an aggregation by ``source``; at most ``limit + 1`` rows reach
         the driver). ``capture_time`` itself, with no query run, when it is
-        one time for every capture (no newest put is read), or when ``df``
-        holds more than ``limit`` captures (the detectors then join them).
-        A :class:`NewestPutTimes` given is read for its times and origin
-        only: the newest puts are those of ``df``.
+        one time for every capture (no newest put is read), when it is a
+        :class:`NewestPutTimes` already (a caller that computed them once
+        over the whole capture for several analyses: the audit), or when
+        ``df`` holds more than ``limit`` captures (the detectors then join
+        them).
     """
     from pyspark.sql import functions as F
 
     if capture_time is not None and not isinstance(capture_time, Mapping):
+        return capture_time
+    if isinstance(capture_time, NewestPutTimes):
         return capture_time
     rows = (newest_puts(df).where(F.col("source").isNotNull())
             .select("source", F.unix_micros("newest_put").alias("micros"))

@@ -159,6 +159,7 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
     meanwhile (:func:`dlqlens.spark.session.short_run`).
     """
     from dlqlens.detect import analysis_input, detector_input, run_detectors, small_capture
+    from dlqlens.detect.common import with_newest_puts
     from dlqlens.errors import UsageError
     from dlqlens.quality.engine import validate
     from dlqlens.rules.model import RulesTable
@@ -202,11 +203,14 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
         frames = {"messages": df}
         dlq_predicate = None if dlq_sources is None else _source_literals(dlq_sources)
         if "hygiene" in suites:
-            dlq = dlq_frame(df, dlq_sources, capture_time)
+            # each capture's newest put, where no time is given: one query for the ages
+            # and the detectors (no window over each capture's rows)
+            timed = with_newest_puts(df, capture_time)
+            dlq = dlq_frame(df, dlq_sources, timed)
             frames["dlq"] = dlq
             kinds = list(policy.forbidden_findings)
             if kinds:
-                timing = {} if capture_time is None else {"capture_time": capture_time}
+                timing = {} if timed is None else {"capture_time": timed}
                 small = None  # counted by run_detectors unless known here
                 if not was_cached:
                     small = is_small()

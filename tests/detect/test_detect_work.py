@@ -299,12 +299,14 @@ def test_the_detectors_run_together_take_the_newest_puts_from_one_query(spark, s
 def test_the_newest_puts_of_each_capture_are_looked_up_once(spark):
     """with_newest_puts: one query, each capture's newest put (MQMD or MQDLH put,
     microseconds since the epoch, UTC) or None for a capture with no put time; the
-    given times and their origin kept; a NewestPutTimes given is read for its times
-    only (the newest puts are the new frame's); no query for one time given for
-    every capture, nor past ``limit`` captures (the detectors then join)."""
+    given times and their origin kept; no query for a NewestPutTimes given (computed
+    once by a caller for several analyses), for one time given for every capture,
+    nor past ``limit`` captures (the detectors then join); capture_time_column
+    reads a NewestPutTimes without a window, and gives what its window gives."""
     from datetime import datetime
 
-    from dlqlens.detect.common import CaptureTimes, NewestPutTimes, with_newest_puts
+    from dlqlens.detect.common import (CaptureTimes, NewestPutTimes, capture_time_column,
+                                       with_newest_puts)
 
     micros = lambda t: (t - datetime(1970, 1, 1)) // (datetime(1970, 1, 1, 0, 0, 0, 1)
                                                        - datetime(1970, 1, 1))
@@ -326,15 +328,19 @@ def test_the_newest_puts_of_each_capture_are_looked_up_once(spark):
     kept = with_newest_puts(df, banner)
     assert dict(kept) == dict(banner) and kept.origin == "banner"
     assert kept.newest_put_micros == got.newest_put_micros
-    other = df.where("source = 'c.raw'")
-    assert with_newest_puts(other, kept).newest_put_micros == {
-        "c.raw": got.newest_put_micros["c.raw"]}
     assert with_newest_puts(df, banner, limit=2) is banner
     assert with_newest_puts(df, limit=3).newest_put_micros == got.newest_put_micros
     before = spark_jobs(spark)
     one = datetime(2026, 3, 4)
+    assert with_newest_puts(df.where("source = 'c.raw'"), kept) is kept
     assert with_newest_puts(df, one) is one and with_newest_puts(df, "2026-03-04T00:00Z")
     assert spark_jobs(spark) == before
+    for given in (None, banner):
+        looked_up = with_newest_puts(df, given)
+        by_map = df.select("source", capture_time_column(looked_up).alias("t"))
+        assert "Window" not in by_map._jdf.queryExecution().optimizedPlan().toString()
+        by_window = df.select("source", capture_time_column(given).alias("t"))
+        assert sorted(by_map.collect(), key=str) == sorted(by_window.collect(), key=str)
 
 
 @pytest.mark.spark

@@ -231,3 +231,28 @@ def test_an_audit_counts_the_capture_once(spark, monkeypatch):
     monkeypatch.setattr(detect, "small_capture", lambda df: calls.append(df) or real(df))
     audit(load_capture(spark, str(ROOT / "datasets/dlq-sample")))
     assert len(calls) == 1
+
+
+def test_an_audit_takes_each_captures_newest_put_from_one_query(spark, monkeypatch):
+    """No capture time given: the ages of the DLQ's messages and the detectors take
+    each capture's newest put from one aggregation (``with_newest_puts``), not from
+    a window over each capture's rows (all of a one-file capture in one task) nor
+    from a join per detector."""
+    import importlib
+
+    import dlqlens.detect.common as common
+    from dlqlens.spark.session import load_capture
+
+    # the module (the package's name ``audit`` is its function)
+    audit_module = importlib.import_module("dlqlens.quality.audit")
+
+    built, frames = [], []
+    newest_puts = common.newest_puts
+    monkeypatch.setattr(common, "newest_puts", lambda d: built.append(d) or newest_puts(d))
+    dlq_frame = audit_module.dlq_frame
+    monkeypatch.setattr(audit_module, "dlq_frame",
+                        lambda *a: frames.append(dlq_frame(*a)) or frames[-1])
+    results = audit(load_capture(spark, str(ROOT / "datasets/dlq-sample")))
+    assert results["hygiene.max_age"].error is None
+    assert len(built) == 1 and len(frames) == 1
+    assert "Window" not in frames[0]._jdf.queryExecution().optimizedPlan().toString()
