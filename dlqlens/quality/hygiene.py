@@ -109,7 +109,9 @@ def dlq_frame(df, dlq_sources=None, capture_time=None):
     capture_time : datetime, str or mapping, optional
         When the captures were taken
         (:func:`dlqlens.detect.common.capture_time_column`); default each
-        capture's newest put.
+        capture's newest put, by a window over each capture's rows unless a
+        :class:`dlqlens.detect.common.NewestPutTimes` holds them
+        (:func:`dlqlens.detect.common.with_newest_puts`, as the audit does).
 
     Returns
     -------
