@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import string
+from contextlib import contextmanager
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -121,6 +122,19 @@ def load_script(path, name: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@contextmanager
+def session_time_zone(spark, zone: str):
+    """The session's ``spark.sql.session.timeZone`` set to ``zone`` inside the
+    ``with`` block, its own value (dlqlens's UTC) set back after, whatever
+    happens (``unset`` would leave the JVM's default zone instead)."""
+    own = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", own)
 
 
 def spark_jobs(spark) -> int:

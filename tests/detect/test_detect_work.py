@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tests.builders import spark_jobs
+from tests.builders import session_time_zone, spark_jobs
 from tests.conftest import DATASETS, ROOT
 
 pytestmark = pytest.mark.spark
@@ -315,12 +315,8 @@ def test_the_newest_puts_of_each_capture_are_looked_up_once(spark):
             ("b.dmp", None, None),
             ("c.raw", datetime(2026, 3, 2, 1, 2, 3, 456789), None)]
     df = spark.createDataFrame(rows, "source string, put_ts timestamp, dlh_put_ts timestamp")
-    zone = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
-    try:
+    with session_time_zone(spark, "America/New_York"):
         got = with_newest_puts(df)
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", zone)
     assert isinstance(got, NewestPutTimes) and dict(got) == {}
     assert got.newest_put_micros == {"a.dmp": micros(datetime(2026, 3, 1, 12, 30)),
                                      "b.dmp": None,

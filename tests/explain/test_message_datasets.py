@@ -6,6 +6,7 @@ import pytest
 
 from dlqlens.capture.reader import read_capture
 from dlqlens.explain import explain
+from tests.builders import session_time_zone
 from tests.conftest import DATASETS
 
 
@@ -113,12 +114,8 @@ def test_spark_explanations_are_in_utc_whatever_the_session_zone(spark):
 
     path = DATASETS / "dlq_linux_x86.raw"
     expected = explain(first("dlq_linux_x86.raw"))
-    zone = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
-    try:
+    with session_time_zone(spark, "America/New_York"):
         [got] = explain_messages(load_capture(spark, path).where(F.col("message_number") == 1))
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", zone)
     assert "UTC" in expected.headline and "2024-03-11 09:12:" in expected.headline
     assert got.headline == expected.headline
     assert dict(got.facts)["Original put"] == dict(expected.facts)["Original put"]

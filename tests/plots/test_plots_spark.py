@@ -21,6 +21,7 @@ from dlqlens.plots import common as C
 from dlqlens.rules import parse
 from dlqlens.rules.replay import replay, summarize
 from dlqlens.spark.session import load_capture
+from tests.builders import session_time_zone
 from tests.conftest import DATASETS
 
 pytestmark = pytest.mark.spark
@@ -340,12 +341,8 @@ def test_arrivals_falls_back_to_put_time_and_says_so(spark):
 
 def test_arrivals_bins_are_utc_whatever_the_session_time_zone(spark):
     df = frame(spark, [msg(put=90, dlq_put=90)])
-    before = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
-    try:
+    with session_time_zone(spark, "Asia/Kolkata"):
         ax = render(plots.arrivals(df, freq="1min")).axes[0]
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", before)
     (bar,) = bars(ax)
     assert bar.get_x() == pytest.approx(mdates.date2num(T0 + timedelta(minutes=1)))
     assert "2024-03-15 08:01:30 UTC" in ax.figure.get_suptitle()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.builders import spark_jobs
+from tests.builders import session_time_zone, spark_jobs
 from tests.conftest import DATASETS, ROOT
 
 pytestmark = pytest.mark.spark
@@ -57,12 +57,8 @@ def test_the_summarys_times_are_utc_whatever_the_session_time_zone(spark, sample
                        for name, f in (("min", F.min), ("max", F.max))]).first()
     utc = {k: dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=v)
            for k, v in row.asDict().items()}
-    zone = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
-    try:
+    with session_time_zone(spark, "America/New_York"):
         s = summarize(sample)
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", zone)
     before = spark_jobs(spark)
     span = _time_span(s)
     assert spark_jobs(spark) == before
