@@ -296,6 +296,51 @@ def test_the_detectors_run_together_take_the_newest_puts_from_one_query(spark, s
     assert common.CAPTURE_TIME_ORIGINS["newest_put"] in said
 
 
+def test_the_detectors_plans_are_built_side_by_side_and_unioned_as_a_tree(spark, sample,
+                                                                        monkeypatch):
+    """run_detectors builds the detectors' plans in several threads at once
+    (dlqlens.spark.driver.plan_in_threads): two detectors that each wait at a barrier
+    for the other are both built (in one thread the first would wait for ever), and
+    the findings and links are those of the detectors alone. union_all gives the
+    rows of every frame (a balanced tree of unions), and refuses none."""
+    import threading
+
+    import dlqlens.detect as detect
+    from dlqlens.detect import LINKS_SCHEMA, conform, detector, run_detectors, union_all
+
+    df, defs, queues = sample
+    barrier = threading.Barrier(2, timeout=120)
+    real = {name: detector(name) for name in ("orphaned_reply", "unknown_destination")}
+
+    def waiting(name):
+        def fn(frame, *, capture_time=None):
+            barrier.wait()
+            return real[name](frame, capture_time=capture_time)
+        return fn
+
+    monkeypatch.setattr(detect, "detector", lambda name: waiting(name))
+    findings, links = run_detectors(df, list(real), queue_defs=defs, capture_queues=queues,
+                                    eager=False)
+    got = sorted(tuple(r) for r in findings.collect())
+    got_links = sorted(tuple(r) for r in links.collect())
+    monkeypatch.undo()
+    want, want_links = [], []
+    for fn in real.values():
+        found, linked = fn(df)
+        want += [tuple(r) for r in conform(found).collect()]
+        want_links += [tuple(r) for r in conform(linked, LINKS_SCHEMA).collect()]
+    assert got and got_links
+    assert got == sorted(want)
+    assert got_links == sorted(want_links)
+
+    frames = [spark.range(i * 10, i * 10 + i) for i in range(1, 8)]
+    assert sorted(r.id for r in union_all(frames).collect()) == sorted(
+        r.id for f in frames for r in f.collect())
+    assert union_all(frames[:1]).collect() == frames[0].collect()
+    with pytest.raises(ValueError, match="no DataFrame"):
+        union_all([])
+
+
 def test_the_newest_puts_of_each_capture_are_looked_up_once(spark):
     """with_newest_puts: one query, each capture's newest put (MQMD or MQDLH put,
     microseconds since the epoch, UTC) or None for a capture with no put time; the

@@ -109,3 +109,70 @@ def test_each_run_of_the_detectors_releases_the_frames_of_the_runs_before(spark)
         df.unpersist()
     assert added[0] > 500  # a run makes thousands: the count measures them
     assert added[2] < 1.5 * added[0], added
+
+
+def test_plans_built_in_threads_are_built_at_once_and_returned_in_order(spark):
+    """plan_in_threads runs the builds side by side (each of two waits at a barrier
+    until the other reaches it: in one thread the first would wait for ever), gives
+    the results in the items' order, runs each build with the caller's local
+    properties (its job group: a job a build runs is the caller's) and, classic,
+    with the caller's session as the JVM thread's active session."""
+    import threading
+
+    from dlqlens.spark.driver import plan_in_threads
+
+    barrier = threading.Barrier(2, timeout=60)
+    sc = spark.sparkContext
+    seen = {}
+
+    def build(n):
+        barrier.wait()
+        seen[n] = (sc.getLocalProperty("spark.jobGroup.id"),
+                   spark._jvm.SparkSession.getActiveSession().get().equals(spark._jsparkSession),
+                   threading.current_thread().name)
+        return spark.range(n).selectExpr("id * 2 AS twice")
+
+    sc.setJobGroup("plan-in-threads", "test")
+    try:
+        before = set(sc.statusTracker().getJobIdsForGroup("plan-in-threads"))
+        frames = plan_in_threads(spark, lambda n: build(n).count(), [3, 5], threads=2)
+        ran = set(sc.statusTracker().getJobIdsForGroup("plan-in-threads")) - before
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    assert frames == [3, 5]
+    assert ran, "the builds' jobs are not in the caller's job group"
+    assert {n: s[:2] for n, s in seen.items()} == {3: ("plan-in-threads", True),
+                                                   5: ("plan-in-threads", True)}
+    assert len({s[2] for s in seen.values()}) == 2
+    assert threading.current_thread().name not in {s[2] for s in seen.values()}
+    # one item, or one thread: the caller's own thread, in order
+    names = []
+    assert plan_in_threads(spark, lambda n: names.append(threading.current_thread().name) or n,
+                           [1, 2, 3], threads=1) == [1, 2, 3]
+    assert plan_in_threads(spark, lambda n: names.append(threading.current_thread().name) or -n,
+                           [7]) == [-7]
+    assert set(names) == {threading.current_thread().name}
+
+
+def test_plans_built_in_threads_raise_the_first_failure_after_every_build_ended(spark):
+    """A failing build: the exception of the first failing item in the items' order
+    is raised, once every build has ended (none is left running)."""
+    import threading
+
+    from dlqlens.spark.driver import plan_in_threads
+
+    ended, lock = [], threading.Lock()
+
+    def build(n):
+        try:
+            if n in (2, 4):
+                raise ValueError(f"item {n}")
+            return n
+        finally:
+            with lock:
+                ended.append(n)
+
+    with pytest.raises(ValueError, match="item 2"):
+        plan_in_threads(spark, build, [1, 2, 3, 4, 5], threads=3)
+    assert sorted(ended) == [1, 2, 3, 4, 5]
