@@ -296,13 +296,13 @@ def test_the_detectors_run_together_take_the_newest_puts_from_one_query(spark, s
     assert common.CAPTURE_TIME_ORIGINS["newest_put"] in said
 
 
-def test_the_detectors_plans_are_built_side_by_side_and_unioned_as_a_tree(spark, sample,
-                                                                        monkeypatch):
+def test_the_detectors_plans_are_built_side_by_side(spark, sample, monkeypatch):
     """run_detectors builds the detectors' plans in several threads at once
     (dlqlens.spark.driver.plan_in_threads): two detectors that each wait at a barrier
     for the other are both built (in one thread the first would wait for ever), and
-    the findings and links are those of the detectors alone. union_all gives the
-    rows of every frame (a balanced tree of unions), and refuses none."""
+    the findings and links are those of the detectors alone. union_all (a balanced
+    tree of unions, which a row check cannot tell from a chain) gives the rows of
+    every frame, and refuses an empty list."""
     import threading
 
     import dlqlens.detect as detect

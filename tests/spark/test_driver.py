@@ -135,12 +135,12 @@ def test_plans_built_in_threads_are_built_at_once_and_returned_in_order(spark):
     sc.setJobGroup("plan-in-threads", "test")
     try:
         before = set(sc.statusTracker().getJobIdsForGroup("plan-in-threads"))
-        frames = plan_in_threads(spark, lambda n: build(n).count(), [3, 5], threads=2)
+        counts = plan_in_threads(spark, lambda n: build(n).count(), [3, 5], threads=2)
         ran = set(sc.statusTracker().getJobIdsForGroup("plan-in-threads")) - before
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
         sc.setLocalProperty("spark.job.description", None)
-    assert frames == [3, 5]
+    assert counts == [3, 5]
     assert ran, "the builds' jobs are not in the caller's job group"
     assert {n: s[:2] for n, s in seen.items()} == {3: ("plan-in-threads", True),
                                                    5: ("plan-in-threads", True)}
