@@ -30,8 +30,8 @@ from markupsafe import Markup, escape
 
 from dlqlens.explain.coverage import unexplained_messages
 from dlqlens.explain.summary import destination_group
-from dlqlens.report.views import (ExplanationView, FindingView, Group, KeyFigures, Listing, Note,
-                                  Table, environment)
+from dlqlens.report.views import (ExplanationView, FigurePngs, FindingView, Group, KeyFigures,
+                                  Listing, Note, Table, environment)
 
 #: The text that stands for a payload left out of the report.
 REDACTED = "payload redacted: {n} bytes; --show-payloads to include"
@@ -703,7 +703,10 @@ class ReportData:
     """Everything the report shows, on the driver (bounded: see :func:`gather`).
 
     Rendering (:func:`render`) needs no Spark, so the same data can be
-    rendered again (another title, a test).
+    rendered again (another title, a test). ``pngs`` holds the PNGs of the
+    figures, rendered while the analyses ran (:class:`FigurePngs`); a
+    figure changed after :func:`gather` must be submitted to it again (or
+    ``pngs`` set to None: every figure is then rendered with the page).
     """
 
     summary: object
@@ -732,6 +735,7 @@ class ReportData:
     defs_source: str | None = None
     destinations: object = None
     quality: object = None
+    pngs: FigurePngs | None = None
 
 
 def default_figures() -> tuple:
@@ -780,7 +784,10 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     # (payload_text is the one byte column an explanation reads): then from the capture
     was_cached = df.is_cached
     capture = df
+    # the figures' PNGs are made in a thread of their own while the analyses wait on Spark
+    pngs = FigurePngs()
     with Caches() as caches, ExitStack() as scope:
+        scope.callback(pngs.close)
         if not was_cached:
             df = caches.cache(analysis_input(df))
         # a small capture in a session dlqlens made: the short run's settings until the
@@ -804,6 +811,9 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
                                            persisted=caches if large else None,
                                            small=not large,
                                            capture_queues=capture_queues or None, **timing)
+        # the figures' PNGs made from here on, while the queries below run (not while the
+        # detectors' plans were built: that is the interpreter's work too, FigurePngs)
+        pngs.submit(*figs)
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once
         findings_df, links = caches.cache(findings_df), caches.cache(links)
@@ -813,6 +823,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         nf_total, nf_groups, nf_shown, nf_samples = _no_finding(
             df, Findings(findings_df, links), top, examples)
         rules_part = _rules_part(table, df, world, top) if table is not None else None
+        if rules_part is not None:
+            pngs.submit(rules_part[3])  # the coverage figure
         destinations = _destinations(df) if defs is not None else None
         refs = [(None, s, n) for f in findings for s, n in f["messages"][:examples]]
         explanations = _explain_refs(capture if show_payloads else df,
@@ -826,7 +838,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         no_finding_samples=nf_samples, explanations=explanations, examples=examples, top=top,
         show_payloads=show_payloads, table=table, rules_source=rules_source,
         rules_text=rules_text, world=getattr(world, "name", world), defs=defs,
-        defs_source=defs_source, destinations=destinations, quality=quality_results)
+        defs_source=defs_source, destinations=destinations, quality=quality_results, pngs=pngs)
     if rules_part is not None:
         data.lint, data.replay, data.fall_through, data.coverage_figure = rules_part
     return data
@@ -865,7 +877,7 @@ def render(data: ReportData, title: str | None = None) -> Report:
         payloads=("shown (show_payloads)" if data.show_payloads else
                   "redacted: each payload is shown as its length only (--show-payloads to "
                   "include them)"),
-        sections=sections)
+        sections=sections, pngs=data.pngs)
 
     # the short text summary
     lines = [f"{title}: {summary.messages:,} message(s) in {len(sources)} capture file(s); "

@@ -40,11 +40,12 @@ def is_figure(item) -> bool:
     return hasattr(item, "savefig") and hasattr(item, "get_size_inches")
 
 
-def render_item(item) -> Markup:
+def render_item(item, pngs: FigurePngs | None = None) -> Markup:
     """The HTML of one section item.
 
     ``None`` renders as nothing; a matplotlib Figure as an embedded PNG
-    (:class:`FigureView`); an object with ``_repr_html_()`` as what that
+    (:class:`FigureView`; the one ``pngs`` rendered ahead, when it holds
+    the figure); an object with ``_repr_html_()`` as what that
     returns (it must be escaped HTML: dlqlens' views and explanations are);
     a pandas DataFrame through ``to_html(escape=True)``; anything else as
     escaped text in a paragraph.
@@ -54,7 +55,8 @@ def render_item(item) -> Markup:
     if isinstance(item, Markup):
         return item
     if is_figure(item):
-        return Markup(FigureView.of(item)._repr_html_())
+        view = pngs.view(item) if pngs is not None else FigureView.of(item)
+        return Markup(view._repr_html_())
     if _is_pandas(item):
         return Markup(item.to_html(index=False, escape=True, na_rep="unknown", classes="data"))
     html = getattr(item, "_repr_html_", None)
@@ -211,5 +213,70 @@ class FigureView(_View):
                    width, height, caption)
 
 
-__all__ = ["ExplanationView", "FigureView", "FindingView", "Group", "KeyFigures", "Listing",
+class FigurePngs:
+    """Figures rendered to PNG (:meth:`FigureView.of`) ahead of their page,
+    one after the other in a thread of their own.
+
+    A figure's PNG is the interpreter's work (text layout, the Agg
+    rasteriser, compression: 0.15 to 0.5 s a figure, about 1.7 s for the
+    report's seven on a slow machine), while most of a report's analyses
+    wait on the JVM (a Spark job, a plan), the interpreter idle. Only
+    waiting pays: the thread takes the interpreter from the caller's own
+    Python work, so a report submits its figures once the detectors' plans
+    are built (Python's work, hundreds of round trips to the JVM). The
+    README's report of the sample in a warm session, rounds two to four of
+    two sessions: 19.7, 17.8, 17.3 and 21.4, 18.3, 15.4 s against 21.0,
+    18.7, 17.4 and 22.1, 20.3, 18.4 s rendered with the page; submitted
+    as soon as drawn, before the detectors, no faster than with the page
+    (``docs/performance.md``, eighteenth stop).
+
+    Each figure is rendered as it stands when submitted: one changed later
+    must be submitted again, and none may be drawn elsewhere until its PNG
+    is made: matplotlib is not thread-safe for one figure drawn from two
+    threads. Different figures drawn in different threads are (the Agg
+    backend, no pyplot; matplotlib keeps its fonts per thread).
+    """
+
+    def __init__(self):
+        self._views: dict = {}  # id(figure) -> (figure, Future of its FigureView)
+        self._pool = None
+
+    def submit(self, *figures) -> None:
+        """Start rendering each of ``figures`` that is a matplotlib Figure
+        (None and other items are passed over); a figure submitted again is
+        rendered again, that rendering replacing the earlier one."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        for fig in figures:
+            if not is_figure(fig):
+                continue
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="dlqlens-png")
+            self._views[id(fig)] = (fig, self._pool.submit(FigureView.of, fig))
+
+    def close(self) -> None:
+        """No more figures for now: the thread ends once those submitted are
+        rendered (without waiting for them here); a later :meth:`submit`
+        starts another."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    def view(self, fig) -> FigureView:
+        """The :class:`FigureView` of ``fig``: its PNG rendered ahead (waiting
+        for it when it is not ready yet), or rendered now when ``fig`` was
+        not submitted.
+
+        Raises
+        ------
+        Exception
+            What rendering ``fig`` raised (:meth:`FigureView.of`).
+        """
+        submitted, future = self._views.get(id(fig), (None, None))
+        if submitted is fig:
+            return future.result()
+        return FigureView.of(fig)
+
+
+__all__ = ["ExplanationView", "FigurePngs", "FigureView", "FindingView", "Group", "KeyFigures", "Listing",
            "Note", "Table", "environment", "is_figure", "render_item"]

@@ -247,16 +247,93 @@ def test_render_item_escapes_what_is_not_a_view():
 
 
 def test_figure_is_an_embedded_png():
-    from matplotlib.figure import Figure
-
     from dlqlens.report.views import render_item
 
-    fig = Figure(figsize=(4, 2))
-    fig.suptitle("Dead letters by reason over time")
-    fig.add_subplot().bar(["2053 MQRC_Q_FULL", "2085 MQRC_UNKNOWN_OBJECT_NAME"], [102, 5])
+    fig = _bar_figure("Dead letters by reason over time")
     html = str(render_item(fig))
     assert html.startswith('<figure class="plot">\n<img src="data:image/png;base64,iVBORw0KGgo')
     assert 'alt="Dead letters by reason over time"' in html
+
+
+def _bar_figure(title: str):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 2))
+    fig.suptitle(title)
+    fig.add_subplot().bar(["2053 MQRC_Q_FULL", "2085 MQRC_UNKNOWN_OBJECT_NAME"], [102, 5])
+    return fig
+
+
+def _threads_rendering(monkeypatch) -> list:
+    """(figure title, thread name) of every FigureView.of call from now on."""
+    import threading
+
+    from dlqlens.report import views
+
+    calls, of = [], views.FigureView.of.__func__
+
+    def recorded(cls, fig, *args, **kwargs):
+        title = getattr(fig, "_suptitle", None)
+        calls.append((title.get_text() if title is not None else None,
+                      threading.current_thread().name))
+        return of(cls, fig, *args, **kwargs)
+
+    monkeypatch.setattr(views.FigureView, "of", classmethod(recorded))
+    return calls
+
+
+def test_figure_pngs_are_made_in_a_thread_of_their_own(monkeypatch):
+    """FigurePngs renders each figure submitted in its own thread, as the page
+    would (the same HTML); a figure not submitted is rendered when asked for; a
+    figure submitted again replaces its earlier PNG; a failure to render is
+    raised where the view is asked for."""
+    from dlqlens.report.views import FigurePngs, render_item
+
+    calls = _threads_rendering(monkeypatch)
+    pngs = FigurePngs()
+    first, second, other = (_bar_figure(t) for t in ("first", "second", "other"))
+    pngs.submit(first, None, "not a figure", second)
+    pngs.close()
+    assert render_item(first, pngs) == render_item(first)
+    assert 'alt="second"' in render_item(second, pngs)
+    assert 'alt="other"' in render_item(other, pngs)
+    ahead = [t for title, t in calls if title in ("first", "second")]
+    assert len(ahead) == 3  # first and second ahead, first again without pngs
+    assert sorted(ahead)[-2:] == ["dlqlens-png_0"] * 2 and "MainThread" in ahead
+    assert ("other", "MainThread") in calls
+
+    first.suptitle("first, changed")
+    pngs.submit(first)  # after close: a thread of its own again
+    assert 'alt="first, changed"' in render_item(first, pngs)
+    pngs.close()
+
+    class Broken:  # a figure whose rendering fails
+        def get_size_inches(self):
+            return (4, 2)
+
+        def savefig(self, *args, **kwargs):
+            raise ValueError("cannot render")
+
+    broken = Broken()
+    pngs.submit(broken)
+    with pytest.raises(ValueError, match="cannot render"):
+        pngs.view(broken)
+    pngs.close()
+
+
+@pytest.mark.spark
+def test_the_reports_figures_are_made_while_its_analyses_run(spark, monkeypatch):
+    """Every figure of the page (the summary's six, the rules table's
+    coverage) is rendered to PNG in FigurePngs' thread during gather, none by
+    the page's rendering."""
+    from dlqlens.report import build_report
+    from dlqlens.spark.session import load_capture
+
+    calls = _threads_rendering(monkeypatch)
+    df = load_capture(spark, str(ROOT / "datasets/scenarios/permissions_change"))
+    report = build_report(df, rules=str(ROOT / "datasets/rules/shop.rul"))
+    assert report.html.count('<img src="data:image/png;base64,') == 7
+    assert len(calls) == 7 and {t for _, t in calls} == {"dlqlens-png_0"}, calls
 
 
 def test_template_is_package_data():
