@@ -405,18 +405,50 @@ def with_newest_puts(df, capture_time=None, *, limit: int = NEWEST_PUT_SOURCES):
     """
     from pyspark.sql import functions as F
 
-    if capture_time is not None and not isinstance(capture_time, Mapping):
-        return capture_time
-    if isinstance(capture_time, NewestPutTimes):
+    if not _takes_newest_puts(capture_time):
         return capture_time
     rows = (newest_puts(df).where(F.col("source").isNotNull())
             .select("source", F.unix_micros("newest_put").alias("micros"))
             .limit(limit + 1).collect())
-    if len(rows) > limit:
+    return newest_put_times(capture_time, {r["source"]: r["micros"] for r in rows}, limit=limit)
+
+
+def _takes_newest_puts(capture_time) -> bool:
+    """Whether the detectors read newest puts with ``capture_time``: none
+    given, or times for some captures only, not computed already."""
+    return (capture_time is None or isinstance(capture_time, Mapping)) and \
+        not isinstance(capture_time, NewestPutTimes)
+
+
+def newest_put_times(capture_time, newest_put_micros, *, limit: int = NEWEST_PUT_SOURCES):
+    """:func:`with_newest_puts`' answer from newest puts a caller computed
+    already (the report: in its summary's aggregation, by ``source``).
+
+    Parameters
+    ----------
+    capture_time : datetime, str or mapping, optional
+        As :func:`capture_time_column`.
+    newest_put_micros : mapping of str to int or None
+        Every capture (``source``, none null) of the DataFrame the detectors
+        run over -> its newest put (``put_ts`` or ``dlh_put_ts``, the
+        latest), in microseconds since the epoch (UTC); None for a capture
+        whose rows hold no put time. Over all the capture's rows, as
+        :func:`newest_puts` computes them.
+    limit : int
+        At most this many captures are handed to the detectors.
+
+    Returns
+    -------
+    NewestPutTimes or the given ``capture_time``
+        As :func:`with_newest_puts` returns, with no query run:
+        ``capture_time`` itself when it is one time for every capture, a
+        :class:`NewestPutTimes` already, or when ``newest_put_micros`` holds
+        more than ``limit`` captures (the detectors then join).
+    """
+    if not _takes_newest_puts(capture_time) or len(newest_put_micros) > limit:
         return capture_time
     return NewestPutTimes({} if capture_time is None else capture_time,
-                          capture_time_origin(capture_time),
-                          {r["source"]: r["micros"] for r in rows})
+                          capture_time_origin(capture_time), newest_put_micros)
 
 
 def capture_time_aggregates(capture_time=None) -> list:

@@ -81,6 +81,12 @@ class CaptureSummary:
         ``decode_status``, ``issue`` (the statement of its most serious issue).
     problem_count : int
         Messages whose ``decode_status`` is not ``ok``.
+    newest_puts : dict of str to int or None
+        Each capture file (``source``) -> its newest put (the latest
+        ``put_ts`` or ``dlh_put_ts`` of the messages summarised), in
+        microseconds since the epoch (UTC); None for a file whose messages
+        hold no put time. Where the detectors take a capture's time from
+        when none is given (:func:`dlqlens.detect.common.newest_put_times`).
     """
 
     framed: int
@@ -97,6 +103,7 @@ class CaptureSummary:
     problem_count: int
     issue_codes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["code", "messages"]))
     sources: list = field(default_factory=list)
+    newest_puts: dict = field(default_factory=dict)
 
     def to_text(self) -> str:
         """The summary as plain text (a terminal, a ticket, an e-mail): values
@@ -209,7 +216,8 @@ def _grouped_tables(df, top: int):
         The tables by :data:`_GROUPINGS` name, each its ``top`` rows (most
         messages first, ties by key; ``source``: every capture file, sorted),
         and the totals: ``messages_all``, ``oldest_put``, ``newest_put``,
-        ``oldest_dlq_put``, ``newest_dlq_put``, ``without_dlh``, ``problems``.
+        ``oldest_dlq_put``, ``newest_dlq_put``, ``without_dlh``, ``problems``,
+        and ``newest_puts`` (:attr:`CaptureSummary.newest_puts`).
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -240,6 +248,10 @@ def _grouped_tables(df, top: int):
         F.unix_micros(F.max("put_ts")).alias("newest_put"),
         F.unix_micros(F.min("dlh_put_ts")).alias("oldest_dlq_put"),
         F.unix_micros(F.max("dlh_put_ts")).alias("newest_dlq_put"),
+        # each capture's newest put of either kind, for the detectors: a string, exact
+        # (toPandas gives a column of integers with nulls as floats)
+        F.unix_micros(F.max(F.greatest("put_ts", "dlh_put_ts"))).cast("string")
+        .alias("newest_any_put"),
         F.count_if(F.col("decode_status") != "ok").alias("problems"),
         *[F.grouping(keys[0]).alias(f"_not_{name}")
           for name, (keys, _, _) in _GROUPINGS.items()])
@@ -276,6 +288,10 @@ def _grouped_tables(df, top: int):
         v = agg.get(k)
         agg[k] = None if v is None or pd.isna(v) else pd.Timestamp(int(v), unit="us")
     agg["without_dlh"] = int(agg.get("messages_all", 0) or 0) - int(agg.get("messages_dlh", 0) or 0)
+    files = frame[frame["_set"] == "source"]
+    agg["newest_puts"] = {source: None if newest is None or pd.isna(newest) else int(newest)
+                          for source, newest in zip(files["source"], files["newest_any_put"])
+                          if source is not None and not pd.isna(source)}
     return tables, agg
 
 
@@ -352,4 +368,4 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
         by_reason=by_reason, by_destination=by_dest, by_application=by_app,
         by_dlq_putter=by_putter, times=times, without_dlh=int(agg["without_dlh"] or 0),
         problems=problems, problem_count=int(agg["problems"] or 0), issue_codes=issue_codes,
-        sources=sources)
+        sources=sources, newest_puts=agg.get("newest_puts", {}))

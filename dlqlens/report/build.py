@@ -754,6 +754,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     to the driver (the parameters are :func:`build_report`'s)."""
     from dlqlens.detect import (SMALL_CAPTURE_MESSAGES, Findings, analysis_input,
                                 detector_input, run_detectors, small_capture)
+    from dlqlens.detect.common import newest_put_times
     from dlqlens.explain import summarize
     from dlqlens.plots import figures as draw_figures
     from dlqlens.rules.model import RulesTable
@@ -798,6 +799,9 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         span = _time_span(summary)
         # every figure's aggregates computed together (two queries for the six figures)
         figs = draw_figures(df, figures if figures is not None else default_figures())
+        # each capture's newest put (the capture's time where none is given) came with the
+        # summary's aggregation: the detectors and the audit run no query of their own for it
+        capture_time = newest_put_times(capture_time, summary.newest_puts)
         timing = {} if capture_time is None else {"capture_time": capture_time}
         large = summary.messages > SMALL_CAPTURE_MESSAGES
         if large and not was_cached:
