@@ -322,18 +322,32 @@ def test_figure_pngs_are_made_in_a_thread_of_their_own(monkeypatch):
 
 
 @pytest.mark.spark
-def test_the_reports_figures_are_made_while_its_analyses_run(spark, monkeypatch):
+def test_the_reports_figures_and_caches_are_made_beside_its_queries(spark, monkeypatch):
     """Every figure of the page (the summary's six, the rules table's
     coverage) is rendered to PNG in FigurePngs' thread during gather, none by
-    the page's rendering."""
+    the page's rendering; the findings and their links are cached (planned)
+    side by side, each in a thread of its own."""
+    import threading
+
     from dlqlens.report import build_report
+    from dlqlens.spark.caches import Caches
     from dlqlens.spark.session import load_capture
 
     calls = _threads_rendering(monkeypatch)
+    cached, cache = [], Caches.cache
+
+    def recorded(self, df):
+        if "finding_id" in df.columns:
+            cached.append(threading.current_thread().name)
+        return cache(self, df)
+
+    monkeypatch.setattr(Caches, "cache", recorded)
     df = load_capture(spark, str(ROOT / "datasets/scenarios/permissions_change"))
     report = build_report(df, rules=str(ROOT / "datasets/rules/shop.rul"))
     assert report.html.count('<img src="data:image/png;base64,') == 7
     assert len(calls) == 7 and {t for _, t in calls} == {"dlqlens-png_0"}, calls
+    assert len(cached) == 2 and len(set(cached)) == 2, cached
+    assert all(name.startswith("dlqlens-plan") for name in cached), cached
 
 
 def test_template_is_package_data():
