@@ -278,5 +278,5 @@ class FigurePngs:
         return FigureView.of(fig)
 
 
-__all__ = ["ExplanationView", "FigurePngs", "FigureView", "FindingView", "Group", "KeyFigures", "Listing",
-           "Note", "Table", "environment", "is_figure", "render_item"]
+__all__ = ["ExplanationView", "FigurePngs", "FigureView", "FindingView", "Group", "KeyFigures",
+           "Listing", "Note", "Table", "environment", "is_figure", "render_item"]
