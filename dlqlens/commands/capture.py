@@ -272,6 +272,7 @@ def _explain_batches(pieces, options, wanted, limit):
 
 def run_summary(args) -> int:
     from dlqlens.detect import analysis_input
+    from dlqlens.detect.common import newest_put_times
     from dlqlens.explain.summary import summarize
     from dlqlens.spark.caches import Caches
 
@@ -282,8 +283,13 @@ def run_summary(args) -> int:
     # bytes, which neither reads
     with Caches() as caches:
         df = caches.cache(analysis_input(df))
-        print(summarize(df, mode=args.mode, top=args.top).to_text(), end="")
+        summary = summarize(df, mode=args.mode, top=args.top)
+        print(summary.to_text(), end="")
         if not args.no_findings:
+            if args.mode == "PERMISSIVE":
+                # each capture's newest put (the detectors' capture time where none is given)
+                # came with the summary, which read every row the detectors read
+                capture_time = newest_put_times(capture_time, summary.newest_puts)
             sys.stdout.write("\n" + findings_text(df, captured_queues(pieces),
                                                   capture_time=capture_time,
                                                   coverage_top=args.top))
@@ -336,7 +342,8 @@ def findings_text(df, capture_queues=None, *, capture_time=None, coverage_top: i
         findings, links = run_detectors(df, capture_queues=capture_queues or None,
                                         persisted=caches, **params)
         # the links are read twice (the samples, the coverage): cached, the detectors run once
-        findings, links = caches.cache(findings), caches.cache(links)
+        # (each planned as it is cached: side by side)
+        findings, links = caches.cache_all(findings, links)
         rows = findings.collect()
         samples = ({r["finding_id"]: r["messages"] for r in sample_links(links).collect()}
                    if rows else {})

@@ -760,7 +760,6 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
     from dlqlens.rules.model import RulesTable
     from dlqlens.rules.parser import parse_file
     from dlqlens.spark.caches import Caches
-    from dlqlens.spark.driver import plan_in_threads
     from dlqlens.spark.session import short_run
 
     rules_text = rules_source = None
@@ -820,9 +819,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         # detectors' plans were built: that is the interpreter's work too, FigurePngs)
         pngs.submit(*figs)
         # both read twice below (the listed messages, the messages in no finding):
-        # cached, the detectors run once; caching plans each (the JVM optimizes the
-        # detectors' plans): side by side, they are planned at once
-        findings_df, links = plan_in_threads(df.sparkSession, caches.cache, [findings_df, links])
+        # cached, the detectors run once (each planned as it is cached: side by side)
+        findings_df, links = caches.cache_all(findings_df, links)
         by_severity = {r["severity"]: int(r["count"])
                        for r in findings_df.groupBy("severity").count().collect()}
         findings = _collect_findings(findings_df, links, max_findings, examples, capture_queues)

@@ -46,6 +46,32 @@ class Caches(list):
         self.append(cached)
         return cached
 
+    def cache_all(self, *frames) -> list:
+        """Each of ``frames`` cached as :meth:`cache` does, side by side.
+
+        Caching a classic session's DataFrame plans it there and then (the
+        optimized and physical plans of what the cache will hold: a second
+        or more for the detectors' findings or links, the JVM's work while
+        the interpreter waits), so frames that do not depend on each other
+        are cached in threads of their own
+        (:func:`dlqlens.spark.driver.plan_in_threads`).
+
+        Parameters
+        ----------
+        *frames : pyspark.sql.DataFrame
+            DataFrames of one session, none built from another's cache.
+
+        Returns
+        -------
+        list of pyspark.sql.DataFrame
+            The cached frames, in the order given.
+        """
+        from dlqlens.spark.driver import plan_in_threads
+
+        if not frames:
+            return []
+        return plan_in_threads(frames[0].sparkSession, self.cache, frames)
+
     def release(self) -> None:
         """Unpersist every frame kept, the last cached first, and forget them.
 

@@ -165,6 +165,28 @@ def test_summary_ends_with_the_findings(spark):
     assert {"unknown_destination", "persistent_reply", "trigger_storm"} <= set(kinds)
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize("mode, own_query", [("PERMISSIVE", False), ("DROPMALFORMED", True)])
+def test_the_summary_commands_detectors_take_the_newest_puts_from_its_summary(
+        spark, monkeypatch, mode, own_query):
+    """``dlqlens summary``: in PERMISSIVE mode the summary read every row the
+    detectors read, so each capture's newest put comes with its aggregation and
+    the detectors plan no query of their own for it; with malformed messages
+    dropped from the summary, the detectors compute theirs over every row."""
+    import contextlib
+    import io
+
+    from dlqlens.detect import common
+
+    planned, newest_puts = [], common.newest_puts
+    monkeypatch.setattr(common, "newest_puts", lambda df: planned.append(df) or newest_puts(df))
+    path = str(DATASETS.parent / "scenarios" / "permissions_change")
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["summary", path, "--mode", mode]) == 0
+    assert "Findings (" in out.getvalue()
+    assert bool(planned) == own_query
+
+
 # --- issue 19: a folder with no readable capture -------------------------------------------
 
 def _notes_folder(tmp_path):

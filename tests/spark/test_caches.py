@@ -61,6 +61,32 @@ def test_a_failing_unpersist_does_not_keep_the_others():
 
 
 @pytest.mark.spark
+def test_frames_cached_together_are_planned_side_by_side(spark):
+    """Caches.cache_all: each frame cached (kept, in the order given) in a
+    thread of its own, at once: two frames whose caching waits for the other's
+    (a barrier) are both cached; one frame is cached as ``cache`` caches it."""
+    import threading
+
+    barrier, log = threading.Barrier(2, timeout=60), []
+
+    class Waiting(Frame):
+        sparkSession = spark
+
+        def cache(self):
+            barrier.wait()  # broken (an error) when cached one after the other
+            return super().cache()
+
+    with Caches() as caches:
+        a, b = caches.cache_all(Waiting("a", log), Waiting("b", log))
+        assert (a.name, b.name) == ("a", "b") and sorted(f.name for f in caches) == ["a", "b"]
+        one = Frame("c", log)
+        one.sparkSession = spark
+        assert caches.cache_all(one) == [one] and caches.cache_all() == []
+    assert sorted(log) == [("cache", "a"), ("cache", "b"), ("cache", "c"),
+                           ("unpersist", "a"), ("unpersist", "b"), ("unpersist", "c")]
+
+
+@pytest.mark.spark
 def test_the_summary_of_malformed_dropped_leaves_no_cache(spark, datasets):
     """``summarize(df, mode="DROPMALFORMED")`` cached the capture, then filtered it and
     unpersisted the filtered frame, which was never cached: the capture's cache was left
