@@ -160,7 +160,7 @@ def run_detect(args) -> int:
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if to:  # computed once, written and printed (the links: sampled, then written)
-            findings, links = caches.cache(findings), caches.cache(links)
+            findings, links = caches.cache_all(findings, links)
         # the findings are few; of their messages, only the sample comes to the driver
         rows = findings.collect()
         samples = {r["finding_id"]: r["messages"]
