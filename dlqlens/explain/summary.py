@@ -368,4 +368,4 @@ def summarize(df, *, mode: str = "PERMISSIVE", top: int = 20, limit: int = 50) -
         by_reason=by_reason, by_destination=by_dest, by_application=by_app,
         by_dlq_putter=by_putter, times=times, without_dlh=int(agg["without_dlh"] or 0),
         problems=problems, problem_count=int(agg["problems"] or 0), issue_codes=issue_codes,
-        sources=sources, newest_puts=agg.get("newest_puts", {}))
+        sources=sources, newest_puts=agg["newest_puts"])
