@@ -26,6 +26,9 @@ from dlqlens.detect.findings import (FINDINGS_COLUMNS, FINDINGS_SCHEMA, KINDS, L
                                      LINKS_SCHEMA, SAMPLE_SIZE, SEVERITIES, Findings, conform,
                                      empty_findings, finding_columns, finding_id_column,
                                      finding_record, links_of, persist_rows, sample_links)
+# a small capture (run_detectors reads it from one partition): the spark layer's measure,
+# shared with the replay's (dlqlens.rules.replay decides a small capture's fates on the driver)
+from dlqlens.spark.session import SMALL_CAPTURE_MESSAGES, small_capture
 
 #: Detector registry: name -> "module:function". A test fails when a module of
 #: this package that defines ``detect`` is missing here.
@@ -39,29 +42,6 @@ DETECTORS: dict[str, str] = {
     "unknown_destination": "dlqlens.detect.destinations:unknown_destination",
     "persistent_reply": "dlqlens.detect.destinations:persistent_reply",
 }
-
-
-#: Messages up to which :func:`run_detectors` reads a capture from one partition
-#: (the bundled sample holds 669). The same bound as the rows of one read
-#: partition of a decoded directory (``dlqlens.spark.parquet``): a task of this
-#: many messages runs in the default 1 GiB heap.
-SMALL_CAPTURE_MESSAGES = 50_000
-
-
-def small_capture(df) -> bool:
-    """True when the capture ``df`` holds at most :data:`SMALL_CAPTURE_MESSAGES`
-    messages, so that :func:`run_detectors` reads it from one partition.
-
-    Counted, not estimated: one query, ``df.limit(N + 1).count()`` (two Spark
-    jobs under adaptive execution), which reads at most N + 1 rows of each
-    partition (on a cached capture, the cache; it fills a cache not yet
-    filled, which the detectors would fill next). Catalyst's size estimate
-    is no measure of the rows: a directory decoded to Parquet is estimated at
-    its compressed files' size (a million messages in about 27 MB), and a
-    cached capture not yet filled at its source's estimate. The DataFrame API
-    only, so the same on Spark Connect.
-    """
-    return df.limit(SMALL_CAPTURE_MESSAGES + 1).count() <= SMALL_CAPTURE_MESSAGES
 
 
 #: The fields of the capture's header structures that the detectors read

@@ -226,7 +226,8 @@ def audit(df, *, policy: Policy | None = None, rules=None, world="optimistic",
             if table is not None:
                 from dlqlens.rules.replay import replay
 
-                frames["replay"] = replay(table, dlq, world, allow_errors=True)
+                # a small capture's fates decided on the driver (no Python worker to start)
+                frames["replay"] = replay(table, dlq, world, allow_errors=True, small=is_small())
             if defs is not None:
                 depths = {r["source"]: int(r["count"])
                           for r in dlq.groupBy("source").count().collect()}

@@ -328,8 +328,9 @@ def _redact(explanation, length) -> None:
     explanation.facts = facts
 
 
-def _rules_part(table, df, world, top):
-    """Lint, per-rule coverage, fates and the fall-through groups of a rules table."""
+def _rules_part(table, df, world, top, small):
+    """Lint, per-rule coverage, fates and the fall-through groups of a rules table
+    (``small``: the capture's fates are decided on the driver, :func:`replay`)."""
     from pyspark.sql import functions as F
 
     from dlqlens.rules.lint import lint
@@ -340,7 +341,7 @@ def _rules_part(table, df, world, top):
 
     findings = lint(table)
     with Caches() as caches:
-        replayed = caches.cache(replay(table, df, world, allow_errors=True))
+        replayed = caches.cache(replay(table, df, world, allow_errors=True, small=small))
         stats = replay_summary(replayed, table)
         coverage = rule_coverage(stats, table)  # its counts are the summary's: no job
         left = (replayed.where(F.col("disposition") == "left")
@@ -752,15 +753,15 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
            quality=None) -> ReportData:
     """Run the analyses for the report in Spark and bring their bounded results
     to the driver (the parameters are :func:`build_report`'s)."""
-    from dlqlens.detect import (SMALL_CAPTURE_MESSAGES, Findings, analysis_input,
-                                detector_input, run_detectors, small_capture)
+    from dlqlens.detect import Findings, analysis_input, detector_input, run_detectors
     from dlqlens.detect.common import newest_put_times
     from dlqlens.explain import summarize
     from dlqlens.plots import figures as draw_figures
     from dlqlens.rules.model import RulesTable
     from dlqlens.rules.parser import parse_file
     from dlqlens.spark.caches import Caches
-    from dlqlens.spark.session import short_run
+    from dlqlens.spark import session as spark_session
+    from dlqlens.spark.session import short_run, small_capture
 
     rules_text = rules_source = None
     table = None
@@ -803,7 +804,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         # summary's aggregation: the detectors and the audit run no query of their own for it
         capture_time = newest_put_times(capture_time, summary.newest_puts)
         timing = {} if capture_time is None else {"capture_time": capture_time}
-        large = summary.messages > SMALL_CAPTURE_MESSAGES
+        large = summary.messages > spark_session.SMALL_CAPTURE_MESSAGES
         if large and not was_cached:
             # the detectors read a cache of their own, of the few fields they read: a
             # struct is read whole from a cache, and the analyses' cache holds every MQMD
@@ -826,7 +827,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         findings = _collect_findings(findings_df, links, max_findings, examples, capture_queues)
         nf_total, nf_groups, nf_shown, nf_samples = _no_finding(
             df, Findings(findings_df, links), top, examples)
-        rules_part = _rules_part(table, df, world, top) if table is not None else None
+        rules_part = (_rules_part(table, df, world, top, small=not large) if table is not None
+                      else None)
         if rules_part is not None:
             pngs.submit(rules_part[3])  # the coverage figure
         destinations = _destinations(df) if defs is not None else None

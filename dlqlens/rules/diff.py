@@ -35,11 +35,12 @@ from dlqlens.rules.model import RulesTable
 from dlqlens.rules.replay import (
     _FATE_FIELDS,
     ReplayPlan,
-    _fate_column,
+    _fate_columns,
     _matched_column,
     _project,
 )
 from dlqlens.rules.world import World
+from dlqlens.spark.session import small_capture
 
 __all__ = ["diff", "transitions", "changed", "summarize_diff", "DiffSummary", "jsonl_column",
            "FATE_KEYS"]
@@ -57,7 +58,8 @@ def _fate_label(side):
 
 
 def diff(old: RulesTable | ReplayPlan, new: RulesTable | ReplayPlan, capture,
-         world: World | str | None = "optimistic", *, allow_errors: bool = False):
+         world: World | str | None = "optimistic", *, allow_errors: bool = False,
+         small: bool | None = None):
     """Replay ``old`` and ``new`` over ``capture`` side by side.
 
     Parameters
@@ -67,13 +69,14 @@ def diff(old: RulesTable | ReplayPlan, new: RulesTable | ReplayPlan, capture,
         A capture (:func:`dlqlens.spark.load_capture`).
     world : World or str, optional
         The same world for both replays (default ``"optimistic"``).
-    allow_errors : bool
-        As for :func:`dlqlens.rules.replay.replay`.
+    allow_errors, small : bool
+        As for :func:`dlqlens.rules.replay.replay` (a small capture's fates,
+        both tables', are decided on the driver after one query).
 
     Returns
     -------
     pyspark.sql.DataFrame
-        One row per message, lazily: ``source``, ``message_number``,
+        One row per message: ``source``, ``message_number``,
         ``old`` and ``new`` (structs of the replay fields ``tried`` ...
         ``seconds_to_disposition``), ``old_fate``, ``new_fate`` (str),
         ``fate_changed``, ``rule_changed`` (bool).
@@ -89,11 +92,13 @@ def diff(old: RulesTable | ReplayPlan, new: RulesTable | ReplayPlan, capture,
         _matched_column(plans[0], names).alias("_old_matched"),
         _matched_column(plans[1], names).alias("_new_matched"),
     )
-    sides = projected.select(
-        "source", "message_number",
-        _fate_column(plans[0], world, F.col("_old_matched")).alias("old"),
-        _fate_column(plans[1], world, F.col("_new_matched")).alias("new"),
-    )
+    if small is None:
+        small = small_capture(capture)
+    old_fate, new_fate = _fate_columns(
+        projected, [(plans[0], F.col("_old_matched")), (plans[1], F.col("_new_matched"))],
+        world, small)
+    sides = projected.select("source", "message_number", old_fate.alias("old"),
+                             new_fate.alias("new"))
     same_fate = F.lit(True)
     for key in FATE_KEYS:
         same_fate = same_fate & F.col("old")[key].eqNullSafe(F.col("new")[key])

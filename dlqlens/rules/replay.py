@@ -4,8 +4,9 @@ What the DLQ handler would do with every captured message, without a queue
 manager: :func:`replay` matches the rules in Spark SQL (one boolean column
 per distinct pattern, :mod:`dlqlens.rules.compile`) and decides each
 message's fate with :func:`dlqlens.rules.handler.fate_of` (the decision the
-simulator's DlqHandler also makes) in a vectorised Arrow UDF,
-:func:`process_batch`, once per distinct input. :func:`rule_stats`,
+simulator's DlqHandler also makes) once per distinct input: in a
+vectorised Arrow UDF (:func:`process_batch`), or on the driver for a small
+capture (looked up in Spark, no Python worker). :func:`rule_stats`,
 :func:`summarize` and :func:`match_counts` count the result per rule and per
 fate. The processing model (rule order, RETRY, IGNORE, targets, time) and
 the output contract (:data:`OUTPUT_COLUMNS`, also ``rules replay --jsonl``)
@@ -22,6 +23,7 @@ from dlqlens.errors import RulesError
 from dlqlens.rules.handler import DISPOSITIONS, LEFT_REASONS, Fate, Message, fate_of, usable_rules
 from dlqlens.rules.model import RulesTable
 from dlqlens.rules.world import World
+from dlqlens.spark.session import small_capture
 
 __all__ = [
     "RuleAction",
@@ -480,16 +482,68 @@ def _fate_udf(plan: ReplayPlan, world: World):
         return F.pandas_udf(fate_pd, spark_type, PandasUDFType.SCALAR)
 
 
-def _fate_column(plan: ReplayPlan, world: World, matched):
-    return _fate_udf(plan, world)(*_input_columns(plan, matched))
+#: Distinct inputs up to which a small capture's fates are decided on the
+#: driver (:func:`_fate_columns`); past it, in the executors' Python workers.
+#: Their fates travel in the plan as one JSON text (a few hundred bytes each).
+DRIVER_FATES = 2_000
+
+
+def _fate_columns(projected, sides, world: World, small: bool) -> list:
+    """The fate struct column (:func:`_fate_spark_type`) of each ``(plan,
+    matched)`` of ``sides`` over the rows of ``projected``.
+
+    Every fate is decided by :func:`process_message`, once per distinct
+    input (:func:`_input_columns`), either
+
+    - on the driver, for a ``small`` capture of at most :data:`DRIVER_FATES`
+      distinct inputs (of every side together): one Spark query brings the
+      distinct inputs (as JSON texts, Spark's own ``to_json``) to the
+      driver, and each row looks its fate up in a literal map keyed by the
+      same text (:func:`dlqlens.spark.columns.literal_map`). No Python worker
+      runs: its start is most of a small replay's time the first time in a
+      session (``docs/performance.md``, nineteenth stop);
+    - or in the executors, by the vectorised UDF (:func:`_fate_udf`,
+      :func:`process_batch`): any capture, lazily.
+    """
+    import json
+
+    from pyspark.sql import functions as F
+
+    from dlqlens.spark.columns import literal_map
+
+    if small:
+        keys = [F.to_json(F.struct(*[c.alias(f"k{i}") for i, c in
+                                     enumerate(_input_columns(plan, matched))]),
+                          {"ignoreNullFields": "false"}) for plan, matched in sides]
+        rows = (projected.select(*[k.alias(f"_key{i}") for i, k in enumerate(keys)]).distinct()
+                .limit(DRIVER_FATES + 1).collect())
+        # more rows than the limit: some inputs not brought, so none decided here
+        if len(rows) <= DRIVER_FATES:
+            distinct = [sorted({r[i] for r in rows}) for i in range(len(sides))]
+            spark_type = _fate_spark_type().simpleString()
+            out = []
+            for (plan, _), texts, key in zip(sides, distinct, keys):
+                fates = {}
+                for text in texts:
+                    given = json.loads(text)
+                    matched, msg = _inputs(*(given[f"k{i}"] for i in range(len(given))))
+                    fates[text] = process_message(matched, msg, plan, world).to_dict()
+                out.append(literal_map(fates, "string", spark_type)[key])
+            return out
+    return [_fate_udf(plan, world)(*_input_columns(plan, matched)) for plan, matched in sides]
 
 
 def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = "optimistic",
-           *, allow_errors: bool = False):
+           *, allow_errors: bool = False, small: bool | None = None):
     """Replay a rules table over a capture DataFrame.
 
-    A lazy Spark transformation: nothing runs until an action; no message
-    comes to the driver. The session's configuration is left as it is; for
+    A Spark transformation: no message comes to the driver. A small capture
+    (``small``) has its fates decided on the driver: one query here brings
+    its distinct inputs (at most :data:`DRIVER_FATES`), each decided once,
+    then the rows look their fate up in Spark (:func:`_fate_columns`);
+    any other is lazy, its fates decided by a vectorised UDF in the
+    executors' Python workers. The same :func:`process_message` either way,
+    the same rows. The session's configuration is left as it is; for
     tables of more than about 100 rules, a session with
     ``spark.sql.codegen.hugeMethodLimit`` at 8000 matches several times
     faster (:func:`dlqlens.spark.session.get_spark` sets it).
@@ -507,6 +561,13 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     allow_errors : bool
         Replay a table with validation errors, leaving out the rules that
         have errors (the real handler would not start).
+    small : bool, optional
+        Whether the capture holds at most
+        :data:`~dlqlens.spark.session.SMALL_CAPTURE_MESSAGES` messages, when
+        the caller knows it (the report from its summary's count); None
+        (the default): counted here
+        (:func:`~dlqlens.spark.session.small_capture`, one query). False:
+        nothing runs here.
 
     Returns
     -------
@@ -528,7 +589,9 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     world = World.load(world)
     projected, names = _project(capture, [plan])
     projected = projected.withColumn("matched", _matched_column(plan, names))
-    fate = _fate_column(plan, world, F.col("matched"))
+    if small is None:
+        small = small_capture(capture)
+    fate, = _fate_columns(projected, [(plan, F.col("matched"))], world, small)
     return projected.select(
         "source", "message_number",
         fate.alias("_fate"), "matched",

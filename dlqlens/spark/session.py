@@ -488,6 +488,33 @@ def _short_run_keys(session) -> dict:
     return keys
 
 
+#: Messages up to which a capture is small: :func:`dlqlens.detect.run_detectors`
+#: reads it from one partition and :func:`dlqlens.rules.replay.replay` decides
+#: its fates on the driver (the bundled sample holds 669). The same bound as
+#: the rows of one read partition of a decoded directory
+#: (``dlqlens.spark.parquet``): a task of this many messages runs in the
+#: default 1 GiB heap.
+SMALL_CAPTURE_MESSAGES = 50_000
+
+
+def small_capture(df) -> bool:
+    """True when the capture ``df`` holds at most :data:`SMALL_CAPTURE_MESSAGES`
+    messages (:func:`dlqlens.detect.run_detectors` reads it from one
+    partition, :func:`dlqlens.rules.replay.replay` decides its fates on the
+    driver, :func:`short_run` gives its block the short run's settings).
+
+    Counted, not estimated: one query, ``df.limit(N + 1).count()`` (two Spark
+    jobs under adaptive execution), which reads at most N + 1 rows of each
+    partition (on a cached capture, the cache; it fills a cache not yet
+    filled, which the analyses would fill next). Catalyst's size estimate
+    is no measure of the rows: a directory decoded to Parquet is estimated at
+    its compressed files' size (a million messages in about 27 MB), and a
+    cached capture not yet filled at its source's estimate. The DataFrame API
+    only, so the same on Spark Connect.
+    """
+    return df.limit(SMALL_CAPTURE_MESSAGES + 1).count() <= SMALL_CAPTURE_MESSAGES
+
+
 @contextmanager
 def short_run(df, small: Callable[[], bool]) -> Iterator[bool]:
     """Run the block with the short run's settings when ``df`` is a small
@@ -510,7 +537,7 @@ def short_run(df, small: Callable[[], bool]) -> Iterator[bool]:
     small : callable
         Called (once, and only when the session is one dlqlens made and its
         settings are its own) to tell whether ``df`` is small; the callers
-        pass :func:`dlqlens.detect.small_capture` of it (one query).
+        pass :func:`small_capture` of it (one query).
 
     Yields
     ------

@@ -13,6 +13,8 @@ import re
 
 import pytest
 
+import dlqlens.spark.session as spark_session  # where a capture's smallness is measured
+
 from tests.builders import session_time_zone, spark_jobs
 from tests.conftest import DATASETS, ROOT
 
@@ -117,7 +119,7 @@ def test_a_notebooks_small_capture_has_its_findings_computed_with_the_short_runs
                 spark.conf.set(k, v)
     # a large capture: lazy, unless asked; then computed with the session's own settings
     seen.clear()
-    monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+    monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", -1)
     assert not local(detect.run_detectors(df, **params).findings)
     assert seen == []
     forced = detect.run_detectors(df, eager=True, **params)
@@ -219,7 +221,7 @@ def test_a_small_capture_read_from_one_partition_gives_the_same_findings(spark, 
                 sorted(tuple(r) for r in links.collect()))
 
     small = everything()
-    monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+    monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", -1)
     assert not detect.small_capture(df)
     large = everything()
     assert small[0] and small[1]
@@ -241,9 +243,9 @@ def test_a_capture_is_small_by_its_rows_never_by_its_size_estimate(spark, sample
     decoded = load_capture(spark, str(tmp_path / "decoded")).cache()  # not filled
     try:
         rows = df.count()
-        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", rows)
+        monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", rows)
         assert detect.small_capture(df) and detect.small_capture(decoded)
-        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", rows - 1)
+        monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", rows - 1)
         assert not detect.small_capture(df) and not detect.small_capture(decoded)
     finally:
         decoded.unpersist()
@@ -428,7 +430,7 @@ def test_persisted_findings_are_what_the_links_read(spark, sample, monkeypatch, 
 
     df, defs, queues = sample
     if not small:
-        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+        monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", -1)
 
     def outcome(found):
         findings, links = found
@@ -492,7 +494,7 @@ def test_the_persisted_backout_detector_builds_its_rows_once(spark, sample, monk
 
     df, defs, queues = sample
     if not small:
-        monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+        monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", -1)
     params = {"queue_defs": defs, "capture_queues": queues}
 
     def work(frame):

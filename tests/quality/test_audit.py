@@ -12,6 +12,8 @@ import re
 
 import pytest
 
+import dlqlens.spark.session as spark_session  # where a capture's smallness is measured
+
 from dlqlens.quality import Policy, audit
 from tests.builders import persisted_rdds
 from tests.quality.cases import CASES, ROOT, run_case
@@ -199,7 +201,7 @@ def test_the_partitioned_path_gives_the_same_verdicts(spark, results, monkeypatc
     every cache unpersisted after each audit."""
     import dlqlens.detect as detect
 
-    monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+    monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", -1)
     read = []
     real_run = detect.run_detectors
 

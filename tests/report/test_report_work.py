@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+import dlqlens.spark.session as spark_session  # where a capture's smallness is measured
+
 from tests.builders import session_time_zone, spark_jobs
 from tests.conftest import DATASETS, ROOT
 
@@ -138,14 +140,21 @@ def test_report_of_the_sample_runs_a_bounded_number_of_jobs(spark, sample, monke
 
     Each capture's newest put (the detectors' capture time, none given)
     comes with the summary's aggregation: no query of its own
-    (``dlqlens.detect.common.newest_puts`` is never planned)."""
+    (``dlqlens.detect.common.newest_puts`` is never planned). The replay's
+    fates are decided on the driver (a small capture): no Python UDF is
+    planned, so no Python worker starts (seconds, the first in a session)."""
     from dlqlens.detect import common
     from dlqlens.report import build_report
+    from dlqlens.rules import replay
 
     def planned(df):
         raise AssertionError("a query of the newest puts of its own")
 
+    def udf(plan, world):
+        raise AssertionError("the fates of a small capture decided in a Python worker")
+
     monkeypatch.setattr(common, "newest_puts", planned)
+    monkeypatch.setattr(replay, "_fate_udf", udf)
     before = spark_jobs(spark)
     report = build_report(sample, rules=str(ROOT / "datasets/rules/shop.rul"),
                           queue_defs=str(ROOT / "datasets/mqsc/qm.mqsc"))
@@ -218,8 +227,9 @@ def test_the_detectors_of_a_large_capture_read_a_cache_of_their_own(spark, monke
     small = build.gather(capture)
     narrow = detect.detector_input(capture).columns
     assert set(seen[0][0].columns) > set(narrow) and seen[0][1]  # the report's own cache
-    monkeypatch.setattr(detect, "SMALL_CAPTURE_MESSAGES", -1)
+    monkeypatch.setattr(spark_session, "SMALL_CAPTURE_MESSAGES", -1)
     large = build.gather(capture)
     assert seen[1][0].columns == narrow and seen[1][1]
     assert not seen[1][0].is_cached and not capture.is_cached  # unpersisted when done
     assert small.findings and outcome(large) == outcome(small)
+

@@ -147,11 +147,20 @@ def _by_number(df):
     return {r["message_number"]: r.asDict(recursive=True) for r in df.collect()}
 
 
+def _python_runs(df) -> bool:
+    """Whether running ``df`` runs Python in the executors (a Python UDF's node)."""
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    return "ArrowEvalPython" in plan or "BatchEvalPython" in plan
+
+
+# small: the fates decided on the driver and looked up in Spark; not small: the vectorised UDF
+@pytest.mark.parametrize("small", [True, False], ids=["on_the_driver", "in_a_udf"])
 @pytest.mark.parametrize("world", ["optimistic", "pessimistic"])
-def test_ibm_example_table_over_one_message_per_case(capture, world):
+def test_ibm_example_table_over_one_message_per_case(capture, world, small):
     table = parse(IBM_TABLE)
     assert table.ok
-    replayed = replay(table, capture, world)
+    replayed = replay(table, capture, world, small=small)
+    assert _python_runs(replayed) is not small
     assert replayed.columns == list(OUTPUT_COLUMNS) + ["matched"]
     rows = _by_number(replayed)
     assert sorted(rows) == list(range(1, 11))
@@ -210,8 +219,10 @@ def test_integer_predicates(spark):
     assert got == [(True, True), (False, True), (False, True)]
 
 
-def test_diff_counts_transitions(capture):
-    diffed = diff(parse(IBM_TABLE), parse(NEW_TABLE), capture, "pessimistic")
+@pytest.mark.parametrize("small", [True, False], ids=["on_the_driver", "in_a_udf"])
+def test_diff_counts_transitions(capture, small):
+    diffed = diff(parse(IBM_TABLE), parse(NEW_TABLE), capture, "pessimistic", small=small)
+    assert _python_runs(diffed) is not small
     summary = summarize_diff(diffed)
     assert summary.messages == 10
     assert summary.fate_changed == 5 and summary.rule_changed_only == 0
@@ -336,3 +347,44 @@ def test_a_message_whose_mqdlh_is_cut_short_stays_unprocessed(spark, case):
     assert out[2]["matched"] is None and out[2]["action"] is None
     whole = [n for n, r in out.items() if n != 2 and r["disposition"] == "forwarded"]
     assert whole  # the complete dead letters around it are still forwarded
+
+
+def test_a_small_captures_fates_are_those_of_the_udf_whatever_its_text(spark, tmp_path):
+    """The driver's fates are keyed by Spark's JSON of each input: queue names with quotes,
+    backslashes, control and non-ASCII characters (a capture is untrusted text) find their
+    own fate; past DRIVER_FATES distinct inputs the UDF decides."""
+    import dlqlens.rules.replay as replay_module
+
+    odd = ['Q"1', "Q\\2", "Q\t3", "QÉ\x854", "Q'5\x7f", "REPLY.Q"]  # (latin-1: CCSID 819)
+    path = tmp_path / "odd.raw"
+    write_raw(path, [_dl(2035, "APP.IN", "QM1", reply_q=q, reply_qmgr="QMR") for q in odd]
+              + _messages())
+    df = load_capture(spark, path).cache()
+    table = parse(NEW_TABLE)
+    want = _by_number(replay(table, df, "pessimistic", small=False))
+    got = replay(table, df, "pessimistic", small=True)
+    assert not _python_runs(got)
+    assert _by_number(got) == want
+    assert [want[n]["target_queue"] for n in range(1, 7)] == odd  # FWDQ(&REPLYQ)
+    assert _by_number(diff(parse(IBM_TABLE), table, df, "pessimistic", small=True)) == \
+        _by_number(diff(parse(IBM_TABLE), table, df, "pessimistic", small=False))
+    # more distinct inputs than the driver decides: the UDF, the same fates
+    saved = replay_module.DRIVER_FATES
+    replay_module.DRIVER_FATES = 3
+    try:
+        over = replay(table, df, "pessimistic", small=True)
+    finally:
+        replay_module.DRIVER_FATES = saved
+    assert _python_runs(over)
+    assert _by_number(over) == want
+
+
+def test_whether_a_capture_is_small_is_counted_unless_given(spark, capture, monkeypatch):
+    """small=None: counted (one query) and the small capture's fates decided on the driver;
+    a large one's by the UDF, with no query for its inputs."""
+    import dlqlens.rules.replay as replay_module
+
+    table = parse(IBM_TABLE)
+    assert not _python_runs(replay(table, capture))
+    monkeypatch.setattr(replay_module, "small_capture", lambda df: False)
+    assert _python_runs(replay(table, capture))
