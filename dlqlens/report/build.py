@@ -194,18 +194,33 @@ def _time_span(summary) -> dict:
 
 
 def _collect_findings(findings, links, max_findings: int, examples: int,
-                      capture_queues=None) -> list[dict]:
+                      capture_queues=None) -> tuple[list[dict], int, dict]:
+    """The first ``max_findings`` findings (most severe first), each with its
+    first listed messages and its explanation; the number of findings and
+    that number by severity (:data:`_SEVERITIES`), counted over every
+    finding in the listing's own query (window counts over the findings,
+    which :func:`dlqlens.detect.run_detectors` left in one partition: no
+    query of their own)."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from dlqlens.detect import sample_links
     from dlqlens.explain import explain_finding
 
+    every = Window.partitionBy()
+    counts = [F.count(F.lit(1)).over(every).alias("_total")] + [
+        F.count(F.when(F.col("severity") == s, 1)).over(every).alias(f"_n_{s}")
+        for s in _SEVERITIES]
     rows = (findings.select(
         "finding_id", "kind", "severity", "severity_rank", "queues",
         F.unix_micros("window_start").alias("start"), F.unix_micros("window_end").alias("end"),
-        "message_count", "evidence", "statement")
+        "message_count", "evidence", "statement", "window_start", *counts)
         .orderBy("severity_rank", "window_start", "kind", "finding_id")
-        .limit(int(max_findings)).collect())
+        .limit(max(int(max_findings), 1)).collect())  # (one row at least: the counts)
+    total = int(rows[0]["_total"]) if rows else 0
+    by_severity = {s: int(rows[0][f"_n_{s}"]) for s in _SEVERITIES
+                   if rows and rows[0][f"_n_{s}"]}
+    rows = rows[:max(int(max_findings), 0)]
     # the first LISTED_REFS messages of each finding shown: the only links that come here
     listed = ({r["finding_id"]: r["messages"] for r in sample_links(
         links, LISTED_REFS, [r["finding_id"] for r in rows]).collect()} if rows else {})
@@ -226,7 +241,7 @@ def _collect_findings(findings, links, max_findings: int, examples: int,
             {**out[-1], "window_start": None, "window_end": None,
              "messages": [{"source": s, "message_number": n} for s, n in out[-1]["messages"]]},
             capture_queues=capture_queues)
-    return out
+    return out, total, by_severity
 
 
 def _group_columns():
@@ -822,9 +837,8 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
         # both read twice below (the listed messages, the messages in no finding):
         # cached, the detectors run once (each planned as it is cached: side by side)
         findings_df, links = caches.cache_all(findings_df, links)
-        by_severity = {r["severity"]: int(r["count"])
-                       for r in findings_df.groupBy("severity").count().collect()}
-        findings = _collect_findings(findings_df, links, max_findings, examples, capture_queues)
+        findings, findings_total, by_severity = _collect_findings(
+            findings_df, links, max_findings, examples, capture_queues)
         nf_total, nf_groups, nf_shown, nf_samples = _no_finding(
             df, Findings(findings_df, links), top, examples)
         rules_part = (_rules_part(table, df, world, top, small=not large) if table is not None
@@ -839,7 +853,7 @@ def gather(df, *, rules=None, queue_defs=None, show_payloads: bool = False,
                                    capture_queues)
     data = ReportData(
         summary=summary, span=span, figures=figs, findings=findings,
-        findings_total=sum(by_severity.values()), by_severity=by_severity,
+        findings_total=findings_total, by_severity=by_severity,
         no_finding_total=nf_total, no_finding_groups=nf_groups, no_finding_shown=nf_shown,
         no_finding_samples=nf_samples, explanations=explanations, examples=examples, top=top,
         show_payloads=show_payloads, table=table, rules_source=rules_source,

@@ -233,3 +233,31 @@ def test_the_detectors_of_a_large_capture_read_a_cache_of_their_own(spark, monke
     assert not seen[1][0].is_cached and not capture.is_cached  # unpersisted when done
     assert small.findings and outcome(large) == outcome(small)
 
+
+@pytest.mark.parametrize("max_findings", [1, 0])
+def test_the_findings_are_counted_by_severity_in_the_query_that_lists_them(
+        spark, sample, monkeypatch, max_findings):
+    """The report's counts by severity are of every finding, not of the
+    ``max_findings`` it lists (none, for 0), and come with the listing's own
+    query (window counts over the findings): no aggregation of their own."""
+    from pyspark.sql import DataFrame
+
+    from dlqlens.detect import run_detectors
+    from dlqlens.report.build import gather
+
+    found = run_detectors(sample).findings
+    want = {r["severity"]: r["count"] for r in found.groupBy("severity").count().collect()}
+    assert len(want) >= 2 and sum(want.values()) > 1  # more than one severity, and unlisted
+    grouped = []
+    real = DataFrame.groupBy
+
+    def spy(self, *cols):
+        grouped.append([c if isinstance(c, str) else str(c) for c in cols])
+        return real(self, *cols)
+
+    monkeypatch.setattr(DataFrame, "groupBy", spy)
+    data = gather(sample, max_findings=max_findings, figures=())
+    assert data.by_severity == want
+    assert data.findings_total == sum(want.values())
+    assert len(data.findings) == max_findings
+    assert ["severity"] not in grouped
