@@ -44,6 +44,7 @@ from collections.abc import Mapping
 
 from dlqlens.capture.reader import to_utc  # (plots and commands import it from here too)
 from dlqlens.spark.columns import literal_map
+from dlqlens.spark.driver import local_frame
 
 #: Mappings of at most this many files are looked up in a literal map by
 #: :func:`with_capture_queues`; larger ones are joined as a broadcast table.
@@ -150,8 +151,8 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
 
         name, key, queue_without_qmgr = (lookup(t) for t in (names, keys, no_qmgr))
     elif names:
-        table = rows.sparkSession.createDataFrame(
-            [(s, names[s], keys.get(s), no_qmgr.get(s)) for s in names],
+        table = local_frame(
+            rows.sparkSession, [(s, names[s], keys.get(s), no_qmgr.get(s)) for s in names],
             "file string, name string, key string, queue_without_qmgr string")
         rows = rows.withColumn("_capture_base", base)
         for on, by in (("source", "by_source"), ("_capture_base", "by_base")):

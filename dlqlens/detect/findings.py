@@ -294,8 +294,9 @@ def finding_columns(*, finding_id, kind, severity, queues, window_start, window_
 
 def empty_findings(spark) -> Findings:
     """Empty findings and links (their schemas, no rows)."""
-    return Findings(spark.createDataFrame([], FINDINGS_SCHEMA),
-                    spark.createDataFrame([], LINKS_SCHEMA))
+    from dlqlens.spark.driver import local_frame
+
+    return Findings(local_frame(spark, [], FINDINGS_SCHEMA), local_frame(spark, [], LINKS_SCHEMA))
 
 
 def conform(df, schema: str = FINDINGS_SCHEMA):

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dlqlens.mq.constants import MQPER
 from dlqlens.quality.checks import Check, sql_literal
+from dlqlens.spark.driver import local_frame
 
 #: Why a replayed message stays on the DLQ by the implicit ACTION(IGNORE)
 #: (dlqlens.rules.handler LEFT_REASONS).
@@ -157,8 +158,8 @@ def depth_frame(spark, depths: dict, dlq_queues: dict, queue_defs):
         maxdepth = int(maxdepth) if maxdepth not in (None, "") else None
         fraction = depth / maxdepth if maxdepth else None
         rows.append((source, queue, int(depth), maxdepth, fraction))
-    return spark.createDataFrame(
-        rows, "source string, queue string, depth long, maxdepth int, depth_fraction double")
+    return local_frame(  # an Arrow table: reading it starts no Python worker
+        spark, rows, "source string, queue string, depth long, maxdepth int, depth_fraction double")
 
 
 __all__ = ["IMPLICIT_IGNORE", "depth_frame", "dlq_frame", "hygiene_checks"]

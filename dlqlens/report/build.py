@@ -30,6 +30,7 @@ from markupsafe import Markup, escape
 
 from dlqlens.explain.coverage import unexplained_messages
 from dlqlens.explain.summary import destination_group
+from dlqlens.spark.driver import local_frame
 from dlqlens.report.views import (ExplanationView, FigurePngs, FindingView, Group, KeyFigures,
                                   Listing, Note, Table, environment)
 
@@ -306,7 +307,7 @@ def _explain_refs(df, refs, show_payloads: bool) -> dict:
     if not wanted:
         return {}
     spark = df.sparkSession
-    keys = spark.createDataFrame(wanted, "source string, message_number int")
+    keys = local_frame(spark, wanted, "source string, message_number int")  # no Python worker
     zone = spark.conf.get("spark.sql.session.timeZone")
     cols = []
     for c in EXPLAIN_COLUMNS:

@@ -23,6 +23,7 @@ from dlqlens.errors import RulesError
 from dlqlens.rules.handler import DISPOSITIONS, LEFT_REASONS, Fate, Message, fate_of, usable_rules
 from dlqlens.rules.model import RulesTable
 from dlqlens.rules.world import World
+from dlqlens.spark.driver import local_frame
 from dlqlens.spark.session import small_capture
 
 __all__ = [
@@ -723,10 +724,8 @@ def rule_stats(replayed, table: RulesTable | ReplayPlan):
         .groupBy(F.col("e.rule_index").alias("rule_index"))
         .agg(*[F.count_if(F.col("e.kind") == k).alias(k) for k in _RULE_COUNTS])
     )
-    rules = spark.createDataFrame(
-        [(r.index, r.line, r.action) for r in plan.rules],
-        "rule_index int, line int, action string",
-    )
+    rules = local_frame(spark, [(r.index, r.line, r.action) for r in plan.rules],
+                        "rule_index int, line int, action string")
     return (
         rules.join(counts, "rule_index", "left")
         .fillna(0, subset=list(_RULE_COUNTS))

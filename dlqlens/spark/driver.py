@@ -90,6 +90,48 @@ def local_copy(df):
     return df.sparkSession.createDataFrame(df.toArrow(), schema=df.schema)
 
 
+def local_frame(spark, rows: Iterable, schema):
+    """A DataFrame of ``rows`` held by the driver, handed to Spark as one Arrow
+    table (a local relation): reading it starts no Python worker.
+
+    ``spark.createDataFrame`` of a Python list does not: classic PySpark
+    parallelizes the list and maps it to re-pickle it, so the first job that
+    reads it starts a Python worker (2.5 to 2.9 s the first time in a
+    session, measured, ``docs/performance.md``, nineteenth stop), even for
+    no rows at all. The same on Spark Connect.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    rows : iterable of tuple
+        Each row's values in ``schema``'s order, as ``createDataFrame`` takes
+        them (str, int, float, bool, None; bytes for binary).
+    schema : pyspark.sql.types.StructType or str
+        A struct type or its DDL string (``"source string, n int"``).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The rows in their order, with ``schema``.
+
+    Raises
+    ------
+    pyarrow.ArrowInvalid, pyarrow.ArrowTypeError
+        For a value ``schema``'s type cannot hold.
+    """
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    struct = schema if isinstance(schema, StructType) else _parse_datatype_string(schema)
+    columns = list(zip(*rows)) or [()] * len(struct.fields)
+    table = pa.Table.from_arrays(
+        [pa.array(list(values), type=field.type)
+         for values, field in zip(columns, to_arrow_schema(struct))],
+        schema=to_arrow_schema(struct))
+    return spark.createDataFrame(table, schema=struct)
+
+
 def plan_in_threads(session, build: Callable, items: Iterable, *,
                     threads: int = PLAN_THREADS) -> list:
     """``[build(item) for item in items]``, built in up to ``threads`` threads

@@ -142,10 +142,24 @@ def test_report_of_the_sample_runs_a_bounded_number_of_jobs(spark, sample, monke
     comes with the summary's aggregation: no query of its own
     (``dlqlens.detect.common.newest_puts`` is never planned). The replay's
     fates are decided on the driver (a small capture): no Python UDF is
-    planned, so no Python worker starts (seconds, the first in a session)."""
+    planned, so no Python worker starts (seconds, the first in a session);
+    nor is a DataFrame made of Python rows (``createDataFrame`` of a list is
+    an RDD of pickled rows, which a Python worker reads:
+    :func:`dlqlens.spark.driver.local_frame` instead)."""
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+
     from dlqlens.detect import common
     from dlqlens.report import build_report
     from dlqlens.rules import replay
+
+    real_create = SparkSession.createDataFrame
+
+    def create(self, data, *args, **kwargs):
+        assert isinstance(data, pa.Table), "a DataFrame of Python rows: read by a Python worker"
+        return real_create(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(SparkSession, "createDataFrame", create)
 
     def planned(df):
         raise AssertionError("a query of the newest puts of its own")

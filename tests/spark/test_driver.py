@@ -56,6 +56,25 @@ def test_local_copy_holds_the_same_rows_and_types_and_reads_without_a_job(spark)
         ["1999-12-31 23:59:59.999999", None, "2024-11-03 05:30:00"]
 
 
+@pytest.mark.parametrize("rows", [
+    [("a", None, 3, 2.5, ["x", None]), ("é\x00", "q", 2**40, None, [])],
+    []], ids=["rows", "none"])
+def test_a_local_frame_is_an_arrow_table_in_the_plan_read_by_no_python_worker(spark, rows):
+    """The driver's few rows (the keys of the report's explained messages, a DLQ's
+    depths, empty findings) as a local relation: not ``createDataFrame`` of a list,
+    whose RDD of pickled rows needs a Python worker to be read (an RDD in the plan)."""
+    from dlqlens.spark.driver import local_frame
+
+    ddl = "s string, q string, n long, f double, a array<string>"
+    df = local_frame(spark, iter(rows), ddl)
+    assert df._jdf.queryExecution().analyzed().getClass().getSimpleName() == "LocalRelation"
+    assert spark.createDataFrame(rows, ddl)._jdf.queryExecution().analyzed().getClass() \
+        .getSimpleName() == "LogicalRDD"  # what it replaces
+    assert df.schema.simpleString() == f"struct<{ddl.replace(' ', ':').replace(',:', ',')}>"\
+        .replace("long", "bigint")
+    assert [tuple(r) for r in df.collect()] == rows
+
+
 def test_local_rows_leaves_no_query_behind(spark):
     """DataFrame.toLocalIterator (classic PySpark 4.3) kept every query it served
     alive, its broadcast blocks in the driver's storage memory (3.4 MB and 52 MB of
