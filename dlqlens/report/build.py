@@ -30,9 +30,9 @@ from markupsafe import Markup, escape
 
 from dlqlens.explain.coverage import unexplained_messages
 from dlqlens.explain.summary import destination_group
-from dlqlens.spark.driver import local_frame
 from dlqlens.report.views import (ExplanationView, FigurePngs, FindingView, Group, KeyFigures,
                                   Listing, Note, Table, environment)
+from dlqlens.spark.driver import local_frame
 
 #: The text that stands for a payload left out of the report.
 REDACTED = "payload redacted: {n} bytes; --show-payloads to include"
