@@ -23,7 +23,7 @@ from dlqlens.errors import RulesError
 from dlqlens.rules.handler import DISPOSITIONS, LEFT_REASONS, Fate, Message, fate_of, usable_rules
 from dlqlens.rules.model import RulesTable
 from dlqlens.rules.world import World
-from dlqlens.spark.driver import local_frame
+from dlqlens.spark.driver import local_frame, rows_at_hand
 from dlqlens.spark.session import small_capture
 
 __all__ = [
@@ -565,10 +565,14 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     small : bool, optional
         Whether the capture holds at most
         :data:`~dlqlens.spark.session.SMALL_CAPTURE_MESSAGES` messages, when
-        the caller knows it (the report from its summary's count); None
+        the caller knows it (the report from its summary's count). None
         (the default): counted here
-        (:func:`~dlqlens.spark.session.small_capture`, one query). False:
-        nothing runs here.
+        (:func:`~dlqlens.spark.session.small_capture`, one query) when
+        reading the capture again decodes nothing
+        (:func:`~dlqlens.spark.driver.rows_at_hand`: cached, or decoded on
+        the driver), else taken as False: the distinct inputs' query would
+        decode the capture once more, and the executors' Python workers
+        decode it anyway. False: nothing runs here.
 
     Returns
     -------
@@ -590,8 +594,8 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     world = World.load(world)
     projected, names = _project(capture, [plan])
     projected = projected.withColumn("matched", _matched_column(plan, names))
-    if small is None:
-        small = small_capture(capture)
+    if small is None:  # counted where reading the capture again costs no decode
+        small = rows_at_hand(capture) and small_capture(capture)
     fate, = _fate_columns(projected, [(plan, F.col("matched"))], world, small)
     return projected.select(
         "source", "message_number",

@@ -132,6 +132,28 @@ def local_frame(spark, rows: Iterable, schema):
     return spark.createDataFrame(table, schema=struct)
 
 
+def rows_at_hand(df) -> bool:
+    """True when reading ``df`` again decodes nothing and starts no Python
+    worker: ``df`` is cached, or every leaf of its plan (cached parts as
+    their caches) is a local relation or a cache. A small capture that
+    :func:`dlqlens.spark.load_capture` decoded on the driver is a local
+    relation; one the executors decode (the ``mqcapture`` source, pieces
+    read in Python workers) is not, unless cached.
+
+    Classic PySpark reads the plan's leaves (a few py4j calls, no Spark
+    job); on Spark Connect, whose client holds no plan objects, only a
+    cached ``df`` counts.
+    """
+    if df.is_cached:
+        return True
+    jdf = getattr(df, "_jdf", None)
+    if jdf is None:  # Spark Connect
+        return False
+    leaves = jdf.queryExecution().withCachedData().collectLeaves()
+    return all(leaves.apply(i).getClass().getSimpleName() in ("LocalRelation", "InMemoryRelation")
+               for i in range(leaves.size()))
+
+
 def plan_in_threads(session, build: Callable, items: Iterable, *,
                     threads: int = PLAN_THREADS) -> list:
     """``[build(item) for item in items]``, built in up to ``threads`` threads

@@ -379,12 +379,23 @@ def test_a_small_captures_fates_are_those_of_the_udf_whatever_its_text(spark, tm
     assert _by_number(over) == want
 
 
-def test_whether_a_capture_is_small_is_counted_unless_given(spark, capture, monkeypatch):
-    """small=None: counted (one query) and the small capture's fates decided on the driver;
-    a large one's by the UDF, with no query for its inputs."""
+def test_whether_a_capture_is_small_is_counted_unless_given(spark, capture, capture_path,
+                                                           monkeypatch):
+    """small=None: a capture whose rows are at hand (cached here) is counted (one query)
+    and a small one's fates decided on the driver, a large one's by the UDF; a capture
+    the executors decode (not cached) is not counted: the UDF, where its Python workers
+    decode it anyway (a count and the inputs' query would decode it twice more)."""
     import dlqlens.rules.replay as replay_module
 
     table = parse(IBM_TABLE)
     assert not _python_runs(replay(table, capture))
+    decoded_by_executors = load_capture(spark, capture_path, local=False)
+
+    def counted(df):
+        raise AssertionError("counted")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(replay_module, "small_capture", counted)
+        assert _python_runs(replay(table, decoded_by_executors))
     monkeypatch.setattr(replay_module, "small_capture", lambda df: False)
     assert _python_runs(replay(table, capture))

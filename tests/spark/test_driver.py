@@ -75,6 +75,27 @@ def test_a_local_frame_is_an_arrow_table_in_the_plan_read_by_no_python_worker(sp
     assert [tuple(r) for r in df.collect()] == rows
 
 
+def test_rows_at_hand_are_a_cache_or_the_plans_own(spark):
+    """Rows read again without a decode: a local relation (a small capture decoded
+    on the driver) and what is made of it, a cache and what is made of a cache; not
+    a capture the executors decode, until it is cached."""
+    from dlqlens.spark.driver import local_frame, rows_at_hand
+    from dlqlens.spark.session import load_capture
+    from tests.conftest import DATASETS
+
+    local = local_frame(spark, [("a", 1)], "s string, n int")
+    assert rows_at_hand(local) and rows_at_hand(local.where("n > 0").select("s"))
+    decoded = load_capture(spark, str(DATASETS), local=False)
+    assert not rows_at_hand(decoded) and not rows_at_hand(decoded.select("source"))
+    assert rows_at_hand(load_capture(spark, str(DATASETS)))  # decoded on the driver
+    decoded.cache()
+    try:
+        assert rows_at_hand(decoded) and rows_at_hand(decoded.where("message_number > 1"))
+        assert not rows_at_hand(decoded.union(load_capture(spark, str(DATASETS), local=False)))
+    finally:
+        decoded.unpersist()
+
+
 def test_local_rows_leaves_no_query_behind(spark):
     """DataFrame.toLocalIterator (classic PySpark 4.3) kept every query it served
     alive, its broadcast blocks in the driver's storage memory (3.4 MB and 52 MB of
