@@ -538,9 +538,10 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
            *, allow_errors: bool = False, small: bool | None = None):
     """Replay a rules table over a capture DataFrame.
 
-    A Spark transformation: no message comes to the driver. A small capture
-    (``small``) has its fates decided on the driver: one query here brings
-    its distinct inputs (at most :data:`DRIVER_FATES`), each decided once,
+    A Spark transformation: no message's data comes to the driver. A small
+    capture (``small``) has its fates decided there: one query here brings
+    its distinct inputs (header fields, at most :data:`DRIVER_FATES`
+    rows), each decided once,
     then the rows look their fate up in Spark (:func:`_fate_columns`);
     any other is lazy, its fates decided by a vectorised UDF in the
     executors' Python workers. The same :func:`process_message` either way,
