@@ -349,7 +349,8 @@ def test_a_message_whose_mqdlh_is_cut_short_stays_unprocessed(spark, case):
     assert whole  # the complete dead letters around it are still forwarded
 
 
-def test_a_small_captures_fates_are_those_of_the_udf_whatever_its_text(spark, tmp_path):
+def test_a_small_captures_fates_are_those_of_the_udf_whatever_its_text(spark, tmp_path,
+                                                                      monkeypatch):
     """The driver's fates are keyed by Spark's JSON of each input: queue names with quotes,
     backslashes, control and non-ASCII characters (a capture is untrusted text) find their
     own fate; past DRIVER_FATES distinct inputs the UDF decides."""
@@ -369,12 +370,8 @@ def test_a_small_captures_fates_are_those_of_the_udf_whatever_its_text(spark, tm
     assert _by_number(diff(parse(IBM_TABLE), table, df, "pessimistic", small=True)) == \
         _by_number(diff(parse(IBM_TABLE), table, df, "pessimistic", small=False))
     # more distinct inputs than the driver decides: the UDF, the same fates
-    saved = replay_module.DRIVER_FATES
-    replay_module.DRIVER_FATES = 3
-    try:
-        over = replay(table, df, "pessimistic", small=True)
-    finally:
-        replay_module.DRIVER_FATES = saved
+    monkeypatch.setattr(replay_module, "DRIVER_FATES", 3)
+    over = replay(table, df, "pessimistic", small=True)
     assert _python_runs(over)
     assert _by_number(over) == want
 
