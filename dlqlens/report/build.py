@@ -28,6 +28,7 @@ from pathlib import Path
 
 from markupsafe import Markup, escape
 
+from dlqlens.detect.findings import SEVERITIES
 from dlqlens.explain.coverage import unexplained_messages
 from dlqlens.explain.summary import destination_group
 from dlqlens.report.views import (ExplanationView, FigurePngs, FindingView, Group, KeyFigures,
@@ -48,7 +49,7 @@ LISTED_REFS = 1_000
 #: Lines of a rules table listed.
 LISTED_LINES = 400
 
-_SEVERITIES = ("critical", "high", "medium", "low", "info")
+_SEVERITIES = SEVERITIES  # the detectors' scale, most severe first
 
 
 @dataclass

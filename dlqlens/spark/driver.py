@@ -124,11 +124,11 @@ def local_frame(spark, rows: Iterable, schema):
     from pyspark.sql.types import StructType, _parse_datatype_string
 
     struct = schema if isinstance(schema, StructType) else _parse_datatype_string(schema)
+    arrow = to_arrow_schema(struct)
     columns = list(zip(*rows)) or [()] * len(struct.fields)
     table = pa.Table.from_arrays(
-        [pa.array(list(values), type=field.type)
-         for values, field in zip(columns, to_arrow_schema(struct))],
-        schema=to_arrow_schema(struct))
+        [pa.array(list(values), type=field.type) for values, field in zip(columns, arrow)],
+        schema=arrow)
     return spark.createDataFrame(table, schema=struct)
 
 
