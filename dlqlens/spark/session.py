@@ -258,7 +258,7 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
 
 def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
               spark_conf: Mapping[str, str] | None = None, batch: bool = False,
-              one_shot: bool = False, **conf):
+              one_shot: bool = False, sources: bool = True, **conf):
     """A SparkSession for dlqlens, with the ``mqcapture`` source registered.
 
     Sets ``PYSPARK_PYTHON`` to this interpreter (executors must import
@@ -325,6 +325,17 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     The :data:`SMALL_INPUT_SETTINGS` keys given in ``conf`` or ``spark_conf``
     are the caller's, and never changed.
 
+    With ``sources=False`` dlqlens's data sources (``mqcapture``,
+    ``mqmessages``) are not registered here: what :func:`spark_session` asks
+    for a command in a process that ends with it (``one_shot``), since
+    dlqlens's own readers register them where they read through them
+    (:func:`dlqlens.spark.source.register_sources`). Registering the first
+    Python data source of a JVM makes Spark look for others first: it starts
+    a Python process that imports every installed ``pyspark_*`` module
+    (Spark's ``DataSourceManager``), 2.1 to 2.6 s measured here, which a
+    command on a small capture (read on the driver, no data source on the
+    way) never needs.
+
     Raises
     ------
     JavaMissingError
@@ -346,7 +357,8 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     if created:
         given = {k.replace("_", ".") for k in conf} | set(spark_conf or {})
         _mark_own_session(spark, [k for k in SMALL_INPUT_SETTINGS if k not in given])
-    register(spark)
+    if sources:
+        register(spark)
     return spark
 
 
@@ -628,7 +640,10 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
        keys, which are set on the session alone (not on the SparkContext)
        under ``conf``, and the session marked (:data:`COMMAND_SESSION_KEY`).
        With ``one_shot`` and those keys (a small input), the driver JVM
-       compiles with C1 only (:data:`ONE_SHOT_JIT_OPTIONS`).
+       compiles with C1 only (:data:`ONE_SHOT_JIT_OPTIONS`). With
+       ``one_shot``, whatever the input, dlqlens's data sources are not
+       registered on it (``get_spark(..., sources=False)``: the command's
+       readers register them where they read through them).
 
     Parameters
     ----------
@@ -676,7 +691,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         return connect_session(_no_master(master, remote), conf)
     short = {k: v for k, v in tuning.items() if k.replace("_", ".") in SMALL_INPUT_SETTINGS}
     session = get_spark(master or "local[*]", app_name, spark_conf=conf, batch=True,
-                        one_shot=one_shot and bool(short),
+                        one_shot=one_shot and bool(short), sources=not one_shot,
                         **{k: v for k, v in tuning.items() if k not in short})
     _mark_command_session(session, conf, short)
     return session

@@ -543,3 +543,22 @@ def test_only_the_console_script_runs_a_command_one_shot(monkeypatch, no_session
         args.one_shot = one_shot
         load_captures(args, [sample])
         assert made[-1]["batch"] is True and made[-1]["one_shot"] is c1, (one_shot, limit)
+        # dlqlens's data sources left unregistered in a one-shot process, whatever its input
+        assert made[-1]["sources"] is (not one_shot), (one_shot, limit)
+
+
+def test_get_spark_registers_the_data_sources_unless_told_not_to(spark, monkeypatch):
+    """``sources=False`` (a one-shot command's session): no registration, so no
+    look-up of Python data sources by Spark (a Python process, about 2 s); by
+    default (a notebook's session) the sources are registered."""
+    import dlqlens.spark.session as session
+    from dlqlens.spark.session import get_spark
+
+    registered = []
+    monkeypatch.setattr(session, "register", registered.append)
+    # the fixture's own arguments: getOrCreate hands the suite's session back, unchanged
+    same = dict(app_name="dlqlens-tests", spark_sql_shuffle_partitions=2)
+    assert get_spark("local[2]", sources=False, **same) is spark
+    assert registered == []
+    assert get_spark("local[2]", **same) is spark
+    assert registered == [spark]
