@@ -294,8 +294,9 @@ def child_bare(master: str) -> dict:
     """The baseline of the first answer: a bare session and one trivial job."""
     from dlqlens.spark import get_spark
 
-    # as the command's session: a batch one, C1 only (a small input, a one-shot process)
-    spark = get_spark(master, batch=True, one_shot=True)
+    # as the command's session: a batch one, C1 only (a small input, a one-shot process),
+    # no data source registered
+    spark = get_spark(master, batch=True, one_shot=True, sources=False)
     spark.range(1).count()
     return {"jobs": _jobs(spark), "peak_rss_mb": _rss(spark)}
 
