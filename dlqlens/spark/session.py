@@ -259,7 +259,8 @@ def session_settings(java: int | None, spark_conf: Mapping[str, str] | None = No
 def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
               spark_conf: Mapping[str, str] | None = None, batch: bool = False,
               one_shot: bool = False, sources: bool = True, **conf):
-    """A SparkSession for dlqlens, with the ``mqcapture`` source registered.
+    """A SparkSession for dlqlens, with the ``mqcapture`` source registered
+    (unless ``sources`` is False).
 
     Sets ``PYSPARK_PYTHON`` to this interpreter (executors must import
     dlqlens and pyarrow), turns the UI off, keeps shuffles small and binds to
@@ -333,8 +334,9 @@ def get_spark(master: str = "local[*]", app_name: str = "dlqlens", *,
     Python data source of a JVM makes Spark look for others first: it starts
     a Python process that imports every installed ``pyspark_*`` module
     (Spark's ``DataSourceManager``), 2.1 to 2.6 s measured here, which a
-    command on a small capture (read on the driver, no data source on the
-    way) never needs.
+    command on a classic session never needs (a small capture is decoded on
+    the driver, a large one by the executors, with no data source on the
+    way).
 
     Raises
     ------
