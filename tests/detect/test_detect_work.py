@@ -343,6 +343,25 @@ def test_the_detectors_plans_are_built_side_by_side(spark, sample, monkeypatch):
         union_all([])
 
 
+@pytest.mark.parametrize("n, depth", [(1, 0), (2, 1), (7, 3), (8, 3), (9, 4), (16, 4)])
+def test_union_all_unions_as_a_balanced_tree(n, depth):
+    """union_all's unions form a tree of depth ceil(log2(n)), not a chain of n - 1
+    (each union is analysed whole: a chain's analyses grow to the whole plan at
+    every step). Told by frames that only count what they were unioned from: a
+    Spark plan cannot tell (Dataset.union flattens adjacent unions)."""
+    from dlqlens.detect import union_all
+
+    class Frame:
+        def __init__(self, leaves=1, depth=0):
+            self.leaves, self.depth = leaves, depth
+
+        def union(self, other):
+            return Frame(self.leaves + other.leaves, max(self.depth, other.depth) + 1)
+
+    whole = union_all([Frame() for _ in range(n)])
+    assert (whole.leaves, whole.depth) == (n, depth)
+
+
 def test_the_newest_puts_of_each_capture_are_looked_up_once(spark):
     """with_newest_puts: one query, each capture's newest put (MQMD or MQDLH put,
     microseconds since the epoch, UTC) or None for a capture with no put time; the
