@@ -49,8 +49,6 @@ LISTED_REFS = 1_000
 #: Lines of a rules table listed.
 LISTED_LINES = 400
 
-_SEVERITIES = SEVERITIES  # the detectors' scale, most severe first
-
 
 @dataclass
 class Section:
@@ -199,7 +197,7 @@ def _collect_findings(findings, links, max_findings: int, examples: int,
                       capture_queues=None) -> tuple[list[dict], int, dict]:
     """The first ``max_findings`` findings (most severe first), each with its
     first listed messages and its explanation; the number of findings and
-    that number by severity (:data:`_SEVERITIES`), counted over every
+    that number by severity (:data:`dlqlens.detect.findings.SEVERITIES`), counted over every
     finding in the listing's own query (window counts over the findings,
     which :func:`dlqlens.detect.run_detectors` left in one partition: no
     query of their own)."""
@@ -212,7 +210,7 @@ def _collect_findings(findings, links, max_findings: int, examples: int,
     every = Window.partitionBy()
     counts = [F.count(F.lit(1)).over(every).alias("_total")] + [
         F.count(F.when(F.col("severity") == s, 1)).over(every).alias(f"_n_{s}")
-        for s in _SEVERITIES]
+        for s in SEVERITIES]
     rows = (findings.select(
         "finding_id", "kind", "severity", "severity_rank", "queues",
         F.unix_micros("window_start").alias("start"), F.unix_micros("window_end").alias("end"),
@@ -220,7 +218,7 @@ def _collect_findings(findings, links, max_findings: int, examples: int,
         .orderBy("severity_rank", "window_start", "kind", "finding_id")
         .limit(max(int(max_findings), 1)).collect())  # (one row at least: the counts)
     total = int(rows[0]["_total"]) if rows else 0
-    by_severity = {s: int(rows[0][f"_n_{s}"]) for s in _SEVERITIES
+    by_severity = {s: int(rows[0][f"_n_{s}"]) for s in SEVERITIES
                    if rows and rows[0][f"_n_{s}"]}
     rows = rows[:max(int(max_findings), 0)]
     # the first LISTED_REFS messages of each finding shown: the only links that come here
@@ -405,7 +403,7 @@ def _quality(df, quality, table, defs, world, capture_time, capture_queues):
 def _summary_section(summary, span, figures, findings_total, by_severity, no_finding_total):
     from dlqlens.report.views import render_item
 
-    severities = ", ".join(f"{by_severity[s]} {s}" for s in _SEVERITIES if by_severity.get(s))
+    severities = ", ".join(f"{by_severity[s]} {s}" for s in SEVERITIES if by_severity.get(s))
     boxes = [
         ("Messages", f"{summary.messages:,}",
          f"of {summary.framed:,} framed" if summary.framed != summary.messages else None),
@@ -910,7 +908,7 @@ def render(data: ReportData, title: str | None = None) -> Report:
         lines.append(f"  by reason: {top_reasons}")
     lines.append(f"  decode problems: {summary.problem_count}; without an MQDLH: "
                  f"{summary.without_dlh}")
-    severities = ", ".join(f"{by_severity[s]} {s}" for s in _SEVERITIES if by_severity.get(s))
+    severities = ", ".join(f"{by_severity[s]} {s}" for s in SEVERITIES if by_severity.get(s))
     lines.append(f"findings: {data.findings_total}" + (f" ({severities})" if severities else "")
                  + f"; {data.no_finding_total:,} message(s) in no finding")
     if data.table is not None:
