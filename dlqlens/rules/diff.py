@@ -38,10 +38,9 @@ from dlqlens.rules.replay import (
     _fate_columns,
     _matched_column,
     _project,
+    _small,
 )
 from dlqlens.rules.world import World
-from dlqlens.spark.driver import rows_at_hand
-from dlqlens.spark.session import small_capture
 
 __all__ = ["diff", "transitions", "changed", "summarize_diff", "DiffSummary", "jsonl_column",
            "FATE_KEYS"]
@@ -93,11 +92,9 @@ def diff(old: RulesTable | ReplayPlan, new: RulesTable | ReplayPlan, capture,
         _matched_column(plans[0], names).alias("_old_matched"),
         _matched_column(plans[1], names).alias("_new_matched"),
     )
-    if small is None:  # counted where reading the capture again costs no decode
-        small = rows_at_hand(capture) and small_capture(capture)
     old_fate, new_fate = _fate_columns(
         projected, [(plans[0], F.col("_old_matched")), (plans[1], F.col("_new_matched"))],
-        world, small)
+        world, _small(capture, small))
     sides = projected.select("source", "message_number", old_fate.alias("old"),
                              new_fate.alias("new"))
     same_fate = F.lit(True)

@@ -489,6 +489,19 @@ def _fate_udf(plan: ReplayPlan, world: World):
 DRIVER_FATES = 2_000
 
 
+def _small(capture, small: bool | None) -> bool:
+    """Whether ``capture`` is small (:func:`_fate_columns`' ``small``): as the
+    caller says; None: counted (:func:`~dlqlens.spark.session.small_capture`,
+    one query) where reading the capture again decodes nothing
+    (:func:`~dlqlens.spark.driver.rows_at_hand`), else False (a capture the
+    executors decode: a count and the inputs' query would decode it twice
+    more, and their Python workers decode it anyway). For :func:`replay` and
+    :func:`dlqlens.rules.diff.diff`."""
+    if small is not None:
+        return small
+    return rows_at_hand(capture) and small_capture(capture)
+
+
 def _fate_columns(projected, sides, world: World, small: bool) -> list:
     """The fate struct column (:func:`_fate_spark_type`) of each ``(plan,
     matched)`` of ``sides`` over the rows of ``projected``.
@@ -595,9 +608,7 @@ def replay(table: RulesTable | ReplayPlan, capture, world: World | str | None = 
     world = World.load(world)
     projected, names = _project(capture, [plan])
     projected = projected.withColumn("matched", _matched_column(plan, names))
-    if small is None:  # counted where reading the capture again costs no decode
-        small = rows_at_hand(capture) and small_capture(capture)
-    fate, = _fate_columns(projected, [(plan, F.col("matched"))], world, small)
+    fate, = _fate_columns(projected, [(plan, F.col("matched"))], world, _small(capture, small))
     return projected.select(
         "source", "message_number",
         fate.alias("_fate"), "matched",
