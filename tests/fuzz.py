@@ -66,7 +66,8 @@ from dlqlens.mq.ccsid import charset
 from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
 TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap", "hexdump")
-COUNTS: dict[str, int] = {t: 0 for t in (*TARGETS, "scan_match_writes", "scan_match_units")}
+COUNTS: dict[str, int] = {t: 0 for t in (*TARGETS, "scan_match_writes", "scan_match_units",
+                                          "scan_probe_hits", "scan_mqget_units")}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
 INTERESTING = [0, 1, 2, -1, -2, 36, 172, 324, 364, 428, 684, 2**31 - 1, -2**31, 0x7FFFFFF0,
@@ -751,11 +752,38 @@ def scan_calls(draw):
     near = st.integers(-3, len(data) + 3)
     offsets = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)), max_size=12))
     func = draw(st.sampled_from(["rows_like_first", "hex_runs", "line_table", "dump_lines",
-                                 "match_lines"]))
+                                 "match_lines", "probe_lines", "trimmed_ends",
+                                 "mqget_lines"]))
     if func == "rows_like_first":
         width = draw(st.one_of(st.integers(0, 24), st.sampled_from(_EXTREME)))
         return func, data, offsets, width
-    if func in ("hex_runs", "dump_lines", "match_lines"):
+    if func == "probe_lines":  # units (first content line, count, current line), a literal
+        units = draw(st.lists(st.tuples(*[st.one_of(st.integers(-1, 13), st.sampled_from(_EXTREME))
+                                          for _ in range(3)]), max_size=4))
+        lit = draw(st.sampled_from([b"", b" of ", b"0", b"\0\0", b"  Length"])
+                   | st.binary(max_size=6))
+        after = draw(st.booleans())
+        if draw(st.booleans()):  # or a consistent call: lines inside, the literal at one
+            offsets = sorted(draw(st.lists(st.integers(0, len(data)), min_size=1, max_size=6)))
+            units = [(0, len(offsets), draw(st.integers(0, len(offsets) - 1)))
+                     for _ in range(draw(st.integers(1, 3)))]
+            at = offsets[units[0][2]]
+            lit, after = data[at:at + draw(st.integers(1, 4))] or b"\0", False
+        return func, data, offsets, (units, lit, after)
+    if func == "mqget_lines":  # a text of 'MQGET' lines, its lines (or not), and n
+        data = b"\n".join(draw(st.lists(st.sampled_from(
+            [b" MQGET of message number 1", b"MQGET of message number\t\t7", b"MQGET", b"x",
+             b"MQGET of message number " + b" " * 30 + b"2", b""]), max_size=6)))
+        lines = [0] + [i + 1 for i, c in enumerate(data) if c == 10]
+        ends = [i for i, c in enumerate(data) if c == 10] + [len(data)]
+        if draw(st.booleans()):  # or lines anywhere
+            lines = offsets
+            ends = draw(st.lists(st.one_of(st.integers(-3, len(data) + 3),
+                                           st.sampled_from(_EXTREME)),
+                                 min_size=len(lines), max_size=len(lines)))
+        n = draw(st.one_of(st.integers(-1, len(data) + 20), st.sampled_from(_EXTREME)))
+        return func, data, lines, (ends, n)
+    if func in ("hex_runs", "dump_lines", "match_lines", "trimmed_ends"):
         ends = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)),
                              min_size=len(offsets), max_size=len(offsets)))
         if func == "match_lines":  # a unit's first content line and line count, and a program
@@ -865,13 +893,74 @@ def check_scan(call) -> None:
         except (ValueError, OverflowError):
             return
         assert 0 <= got <= n and got == int(ok.sum())
-        assert ((cstart >= 0) & (crend >= cstart) & (crend <= len(buf))).all()
         assert ((cfirst >= 0) & (ncont >= 0) & (cfirst + ncont <= len(at))).all()
+        # every line a unit reached (ci counts them, from 0) lies in the buffer: the
+        # matcher checks a line when it reaches it
+        reached = np.concatenate([np.arange(f, f + min(c, m)) for f, c, m in
+                                  zip(cfirst, ci, ncont)] + [np.zeros(0, np.int64)])
+        assert ((cstart[reached] >= 0) & (crend[reached] >= cstart[reached])
+                & (crend[reached] <= len(buf))).all()
         assert set(ok.tolist()) <= {0, 1}
         if any(md) or any(vals):  # a value written into a unit's rows (the rows start zeroed)
             COUNTS["scan_match_writes"] += 1
         if got and len(prog) and prog[-1] == 0:  # a unit matched every template of a program
             COUNTS["scan_match_units"] += 1
+    elif func == "mqget_lines":
+        ends, n = np.array(extra[0], dtype=np.int64), extra[1]
+        fine = 0 <= n <= len(buf) and bool(((at >= 0) & (ends >= at) & (ends <= len(buf))).all()
+                                           and (np.diff(at) >= 0).all())
+        try:
+            special, units = c.mqget_lines(buf, n, at.tobytes(), ends.tobytes())
+        except (ValueError, OverflowError):
+            assert not fine, (offsets, extra)
+            return
+        assert fine
+        special, units = np.frombuffer(special, np.int64), np.frombuffer(units, np.int64)
+        assert ((special >= 0) & (special < len(at))).all() and set(units) <= set(special)
+        COUNTS["scan_mqget_units"] += len(units) > 0
+    elif func == "trimmed_ends":
+        ends = np.array(extra, dtype=np.int64)
+        fine = bool(((at >= 0) & (ends >= at) & (ends <= len(buf))).all())
+        try:
+            got = np.frombuffer(c.trimmed_ends(buf, at.tobytes(), ends.tobytes()), np.int64)
+        except (ValueError, OverflowError):
+            assert not fine, (offsets, extra)
+            return
+        assert fine
+        assert got.tolist() == [a + len(bytes(buf[a:z]).rstrip(b" ")) for a, z in zip(at, ends)]
+    elif func == "probe_lines":
+        # units probed at their current content line: refused (ValueError) or the rule
+        units, lit, after = extra
+        cfirst, ncont, ci = (np.array([u[j] for u in units], dtype=np.int64) for j in range(3))
+        ok = bytes(1 for _ in units)
+        try:
+            got = c.probe_lines(buf, at.tobytes(), cfirst.tobytes(), ncont.tobytes(),
+                                ci.tobytes(), ok, lit, after)
+        except (ValueError, OverflowError):
+            fine = ((cfirst >= 0) & (ncont >= 0) & (cfirst <= len(at) - ncont)).all()
+            probed = [f + j for f, m, j in zip(cfirst.tolist(), ncont.tolist(), ci.tolist())
+                      if 0 <= j < m]
+            assert not fine or not all(0 <= at[k] <= len(buf) for k in probed), extra
+            return
+        assert ((cfirst >= 0) & (ncont >= 0) & (cfirst + ncont <= len(at))).all()
+
+        def byte_at(i):
+            return buf[i] if 0 <= i < len(buf) else 0
+
+        for i, (f, m, j) in enumerate(zip(cfirst.tolist(), ncont.tolist(), ci.tolist())):
+            want = 0 <= j < m
+            if want:
+                pos = int(at[f + j])
+                assert 0 <= pos <= len(buf)
+                if after:  # past ' length - ' and its digits (twelve count as none)
+                    pos += 10
+                    nd = 0
+                    while nd < 12 and 48 <= byte_at(pos + nd) <= 57:
+                        nd += 1
+                    pos += nd if nd < 12 else 0
+                want = all(byte_at(pos + c_) == b for c_, b in enumerate(lit))
+            assert got[i] == want, (i, extra)
+            COUNTS["scan_probe_hits"] += bool(want) and len(lit) > 0
     else:
         n = extra
         try:

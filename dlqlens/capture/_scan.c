@@ -134,11 +134,14 @@ static uint8_t HEX[256];
 /* The byte two hex digits stand for, by the 16-bit word they make in memory;
  * 0xFFFF when either is not a hex digit. */
 static uint16_t HEX_PAIR[65536];
-/* amqsbcg dump lines: the class of each byte (hex digits 'x'; ' ', ':' and
- * the quote as themselves; anything else '?'), and the classes of a line's
- * first 52 bytes as amqsbcg prints n bytes (n = 0..16). */
-static uint8_t DUMP_CLASS[256];
-static uint8_t DUMP_PATTERN[17][52];
+/* amqsbcg dump lines as amqsbcg prints n bytes (n = 0..16): the bytes its
+ * first 52 columns must hold where they are not hex digits (':' and two
+ * blanks after the offset, blanks between the groups of four digits and
+ * after the last digit, a blank and the quote), and the mask of those
+ * columns; 56 bytes each (7 words, the last 4 bytes outside the line). The
+ * offset (columns 0-7) and the digits are checked on their own. */
+static uint8_t DUMP_WANT[17][56];
+static uint8_t DUMP_MASK[17][56];
 
 /* hex_runs(buf, starts, ends, out, digits) -> bytes written.
  *
@@ -483,13 +486,25 @@ match_one(const uint8_t *buf, Py_ssize_t blen, int64_t start, int64_t end,
             int32_t off = prog[pc + 3];
             pc += 4;
             uint8_t *dst = kind == 3 ? md + off : kind == 4 ? vals + off : NULL;
-            for (int32_t c = 0; c < size && good; c++) {
-                uint8_t hi = HEX[AT(pos + 2 * c)], lo = HEX[AT(pos + 2 * c + 1)];
-                if ((hi | lo) & 0xF0)
-                    good = 0;
-                else if (dst != NULL)
-                    dst[c] = (uint8_t)(hi << 4 | lo);
-            }
+            if (good && pos >= 0 && pos <= blen - 2 * (int64_t)size) {
+                /* (size <= 2**24 by the program's check: no overflow) */
+                for (int32_t c = 0; c < size && good; c++) {
+                    uint16_t pair;
+                    memcpy(&pair, buf + pos + 2 * c, 2);
+                    uint16_t v = HEX_PAIR[pair];
+                    if (v > 0xFF)
+                        good = 0;
+                    else if (dst != NULL)
+                        dst[c] = (uint8_t)v;
+                }
+            } else
+                for (int32_t c = 0; c < size && good; c++) {
+                    uint8_t hi = HEX[AT(pos + 2 * c)], lo = HEX[AT(pos + 2 * c + 1)];
+                    if ((hi | lo) & 0xF0)
+                        good = 0;
+                    else if (dst != NULL)
+                        dst[c] = (uint8_t)(hi << 4 | lo);
+                }
             pos += 2 * (int64_t)size;
         } else if (op == OP_BRACKET) {
             pc += 1;
@@ -505,6 +520,219 @@ match_one(const uint8_t *buf, Py_ssize_t blen, int64_t start, int64_t end,
     *pc_io = pc;
     return good && pos == end;
 }
+
+/* trimmed_ends(buf, starts, cend) -> rend.
+ *
+ * Per line (int64 starts, cend: its first byte and the end of its text), the
+ * end of its text without trailing blanks (0x20 only): an int64 bytearray.
+ * The amqsbcg fast reader's line ends, one pass. */
+static PyObject *
+trimmed_ends(PyObject *self, PyObject *args)
+{
+    Py_buffer b, s, e;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &b, &s, &e))
+        return NULL;
+    const char *err = NULL;
+    Py_ssize_t n = s.len / 8;
+    const int64_t *st = s.buf, *ce = e.buf;
+    const uint8_t *buf = b.buf;
+    if (s.len % 8 || e.len != s.len)
+        err = "trimmed_ends: starts and cend differ in length";
+    for (Py_ssize_t i = 0; err == NULL && i < n; i++)
+        if (st[i] < 0 || ce[i] < st[i] || ce[i] > b.len)
+            err = "trimmed_ends: a line outside the buffer";
+    PyObject *res = NULL;
+    if (err == NULL) {
+        res = PyByteArray_FromStringAndSize(NULL, n * 8);
+        if (res != NULL) {
+            int64_t *out = (int64_t *)PyByteArray_AS_STRING(res);
+            Py_BEGIN_ALLOW_THREADS
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int64_t z = ce[i], a = st[i];
+                while (z > a && buf[z - 1] == ' ')
+                    z--;
+                out[i] = z;
+            }
+            Py_END_ALLOW_THREADS
+        }
+    }
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&e);
+    if (err != NULL)
+        PyErr_SetString(PyExc_ValueError, err);
+    return res;
+}
+
+/* probe_lines(buf, cstart, cfirst, ncont, ci, ok, lit, after) -> match.
+ *
+ * For each unit i (its content lines cfirst[i] .. cfirst[i] + ncont[i] - 1
+ * of cstart, int64; ci[i] its current line; ok[i], uint8), match[i] (a
+ * uint8 bytearray) is 1 when the unit is ok, has its current line, and the
+ * line holds lit at its start; with after, at 10 bytes past its start and
+ * past the digits there (up to 12 columns: twelve digits count as none, as
+ * the numpy matcher's argmax does). Bytes past the buffer read as 0; a line
+ * is checked to lie in the buffer when probed (ValueError if not). */
+static PyObject *
+probe_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer b, cs, cf, nc, ci_b, ok_b, lt;
+    int after;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*p", &b, &cs, &cf, &nc, &ci_b, &ok_b, &lt,
+                          &after))
+        return NULL;
+    const char *err = NULL;
+    Py_ssize_t nl = cs.len / 8, n = cf.len / 8, m = lt.len, blen = b.len;
+    const int64_t *cstart = cs.buf, *cfirst = cf.buf, *ncont = nc.buf, *ci = ci_b.buf;
+    const uint8_t *ok = ok_b.buf, *lit = lt.buf, *buf = b.buf;
+    if (cs.len % 8 || cf.len % 8 || nc.len != cf.len || ci_b.len != cf.len || ok_b.len != n)
+        err = "probe_lines: buffers of inconsistent sizes";
+    for (Py_ssize_t i = 0; err == NULL && i < n; i++)
+        if (ncont[i] < 0 || cfirst[i] < 0 || cfirst[i] > nl - ncont[i])
+            err = "probe_lines: a unit's lines outside the content lines";
+    PyObject *res = NULL;
+    if (err == NULL) {
+        res = PyByteArray_FromStringAndSize(NULL, n);
+        if (res != NULL) {
+            uint8_t *out = (uint8_t *)PyByteArray_AS_STRING(res);
+            Py_BEGIN_ALLOW_THREADS
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int64_t j = ci[i];
+                int good = ok[i] && j >= 0 && j < ncont[i];
+                if (good) {
+                    int64_t pos = cstart[cfirst[i] + j];
+                    if (pos < 0 || pos > blen) {
+                        err = "probe_lines: a line outside the buffer";
+                        break;
+                    }
+                    if (after) {
+                        pos += 10;
+                        int nd = 0;
+                        while (nd < 12 && (uint8_t)(AT(pos + nd) - '0') < 10)
+                            nd++;
+                        pos += nd < 12 ? nd : 0;
+                    }
+                    if (pos <= blen - m)
+                        good = memcmp(buf + pos, lit, (size_t)m) == 0;
+                    else
+                        for (Py_ssize_t c = 0; c < m && good; c++)
+                            good = AT(pos + c) == lit[c];
+                }
+                out[i] = (uint8_t)good;
+            }
+            Py_END_ALLOW_THREADS
+        }
+    }
+    PyBuffer_Release(&b); PyBuffer_Release(&cs); PyBuffer_Release(&cf); PyBuffer_Release(&nc);
+    PyBuffer_Release(&ci_b); PyBuffer_Release(&ok_b); PyBuffer_Release(&lt);
+    if (err != NULL) {
+        Py_XDECREF(res);
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    return res;
+}
+
+/* mqget_lines(buf, n, starts, cend) -> (special, units).
+ *
+ * The amqsbcg lines where its line reader starts afresh. Lines (int64 starts,
+ * cend: first byte and end of text; starts in order) of buf[0:n]: special
+ * (an int64 bytearray) the line of each 'MQGET' of buf[0:n] that ends inside
+ * its line's text; units the line of each of those that reads 'MQGET of
+ * message number', one or more blanks or tabs (up to 25 columns: a run of
+ * 25 counts as none) and a digit inside the line's text. Bytes past the
+ * buffer read as 0. */
+static PyObject *
+mqget_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer b, s, e;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "y*ny*y*", &b, &n, &s, &e))
+        return NULL;
+    static const char GET_OF[] = "MQGET of message number";  /* 23 bytes */
+    const char *err = NULL;
+    Py_ssize_t nl = s.len / 8, blen = b.len;
+    const int64_t *st = s.buf, *ce = e.buf;
+    const uint8_t *buf = b.buf;
+    if (n < 0 || n > blen || s.len % 8 || e.len != s.len)
+        err = "mqget_lines: n outside the buffer, or starts and cend of different lengths";
+    for (Py_ssize_t i = 0; err == NULL && i < nl; i++)
+        if (st[i] < 0 || ce[i] < st[i] || ce[i] > blen || (i && st[i] < st[i - 1]))
+            err = "mqget_lines: a line outside the buffer, or lines out of order";
+    Py_ssize_t cap = 256, ns = 0, nu = 0;
+    int64_t *sp = NULL, *un = NULL;
+    if (err == NULL) {
+        sp = PyMem_RawMalloc((size_t)cap * sizeof(int64_t));
+        un = PyMem_RawMalloc((size_t)cap * sizeof(int64_t));
+        if (sp == NULL || un == NULL)
+            err = "";
+    }
+    if (err == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t i = 0, k = -1;
+        while (i + 5 <= n) {
+            const uint8_t *hit = memchr(buf + i, 'M', (size_t)(n - 4 - i));
+            if (hit == NULL)
+                break;
+            int64_t pos = hit - buf;
+            i = pos + 1;
+            if (memcmp(hit + 1, "QGET", 4) != 0)
+                continue;
+            while (k + 1 < nl && st[k + 1] <= pos)
+                k++;
+            if (k < 0 || pos + 5 > ce[k])
+                continue;
+            if (ns == cap) {  /* (special and units grow together) */
+                int64_t *s2 = PyMem_RawRealloc(sp, (size_t)cap * 2 * sizeof(int64_t));
+                if (s2 != NULL)
+                    sp = s2;
+                int64_t *u2 = s2 == NULL ? NULL : PyMem_RawRealloc(un, (size_t)cap * 2 * sizeof(int64_t));
+                if (u2 == NULL) {
+                    err = "";
+                    break;
+                }
+                un = u2;
+                cap *= 2;
+            }
+            sp[ns++] = k;
+            int get = 1;
+            for (int c = 0; c < 23 && get; c++)
+                get = AT(pos + c) == (uint8_t)GET_OF[c];
+            if (!get)
+                continue;
+            int first = 0;
+            while (first < 25 && (AT(pos + 23 + first) == ' ' || AT(pos + 23 + first) == '\t'))
+                first++;
+            if (first == 25)
+                first = 0;
+            if (first > 0 && (uint8_t)(AT(pos + 23 + first) - '0') < 10
+                    && pos + 24 + first <= ce[k])
+                un[nu++] = k;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyObject *res = NULL;
+    if (err == NULL) {
+        PyObject *so = PyByteArray_FromStringAndSize((const char *)sp, ns * (Py_ssize_t)sizeof(int64_t));
+        PyObject *uo = PyByteArray_FromStringAndSize((const char *)un, nu * (Py_ssize_t)sizeof(int64_t));
+        if (so != NULL && uo != NULL)
+            res = PyTuple_Pack(2, so, uo);
+        Py_XDECREF(so);
+        Py_XDECREF(uo);
+    }
+    PyMem_RawFree(sp);
+    PyMem_RawFree(un);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&e);
+    if (err != NULL) {
+        if (*err)
+            PyErr_SetString(PyExc_ValueError, err);
+        else
+            PyErr_NoMemory();
+    }
+    return res;
+}
 #undef AT
 
 /* match_lines(buf, cstart, crend, cclean, cfirst, ncont, ci, ok, active,
@@ -518,7 +746,9 @@ match_one(const uint8_t *buf, Py_ssize_t blen, int64_t start, int64_t end,
  * and active unit, its next lines are matched against the templates of prog
  * in turn, values written into its rows of md (mdw bytes a row) and vals (vw
  * bytes a row); a unit stops at the first line that does not match (or is
- * missing), and is no longer ok. Each line matched advances ci. */
+ * missing), and is no longer ok. Each line matched advances ci. A line is
+ * checked to lie in the buffer when a unit reaches it (ValueError if not:
+ * units before it may have been matched). */
 static PyObject *
 match_lines(PyObject *self, PyObject *args)
 {
@@ -577,9 +807,6 @@ match_lines(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; err == NULL && i < n; i++)
         if (ncont[i] < 0 || cfirst[i] < 0 || cfirst[i] > nl - ncont[i])
             err = "match_lines: a unit's lines outside the content lines";
-    for (Py_ssize_t k = 0; err == NULL && k < nl; k++)
-        if (cstart[k] < 0 || crend[k] < cstart[k] || crend[k] > b.len)
-            err = "match_lines: a line outside the buffer";
     /* the program's bytes (its literals, compared with memcmp) */
     uint8_t *lits = NULL;
     if (err == NULL) {
@@ -602,6 +829,10 @@ match_lines(PyObject *self, PyObject *args)
                 int good = 0;
                 if (j >= 0 && j < ncont[i]) {
                     int64_t k = cfirst[i] + j;
+                    if (cstart[k] < 0 || crend[k] < cstart[k] || crend[k] > b.len) {
+                        err = "match_lines: a line outside the buffer";
+                        break;
+                    }
                     good = match_one(buf, b.len, cstart[k], crend[k], prog, lits, plen, &pc,
                                      mdrow, vrow, cclean[k] != 0);
                 }
@@ -612,6 +843,8 @@ match_lines(PyObject *self, PyObject *args)
                 }
                 pc++;  /* past OP_END */
             }
+            if (err != NULL)
+                break;
             matched += ok[i] != 0;
         }
         Py_END_ALLOW_THREADS
@@ -661,7 +894,7 @@ dump_lines(PyObject *self, PyObject *args)
         Py_BEGIN_ALLOW_THREADS
         Py_ssize_t w = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
-            uint8_t line[52];
+            uint8_t line[56];
             int64_t s = at[i];
             /* (written so that nothing overflows: s may be near +-2**63) */
             if (s >= 0 && blen >= 52 && s <= blen - 52)
@@ -671,17 +904,25 @@ dump_lines(PyObject *self, PyObject *args)
                 if (s >= 0 && s < blen)
                     memcpy(line, buf + s, (size_t)(blen - s < 52 ? blen - s : 52));
             }
+            memset(line + 52, 0, 4);
             int nb = (int)nbytes[i];
-            uint8_t cls[52];
-            for (int c = 0; c < 52; c++)
-                cls[c] = DUMP_CLASS[line[c]];
-            int ok = length[i] > 51 && memcmp(cls, DUMP_PATTERN[nb], 52) == 0;
-            uint64_t off = (uint64_t)k[i] * 16;
-            for (int c = 0; c < 8 && ok; c++) {
-                unsigned d = (unsigned)(off >> (28 - 4 * c)) & 15;
-                ok = line[c] == (uint8_t)(d < 10 ? '0' + d : 'A' + d - 10);
+            /* the bytes that are no digit: fixed ones and blanks, a word at a time */
+            uint64_t bad = 0;
+            for (int w8 = 0; w8 < 7; w8++) {
+                uint64_t x, want, mask;
+                memcpy(&x, line + 8 * w8, 8);
+                memcpy(&want, DUMP_WANT[nb] + 8 * w8, 8);
+                memcpy(&mask, DUMP_MASK[nb] + 8 * w8, 8);
+                bad |= (x ^ want) & mask;
             }
-            /* byte j: digits 2j and 2j + 1, side by side in a group of four */
+            /* the offset: 16 * k in eight upper-case hex digits (its low 32 bits) */
+            uint32_t off = (uint32_t)((uint64_t)k[i] * 16);
+            uint8_t digits[8];
+            for (int c = 0; c < 8; c++)
+                digits[c] = (uint8_t)"0123456789ABCDEF"[(off >> (28 - 4 * c)) & 15];
+            int ok = length[i] > 51 && bad == 0 && memcmp(line, digits, 8) == 0;
+            /* byte j: digits 2j and 2j + 1, side by side in a group of four
+             * (the digit columns of the pattern: the others are checked above) */
             int hex = 1;
             const uint8_t *area = line + 11;
             for (int j = 0; j < nb; j++) {
@@ -693,7 +934,7 @@ dump_lines(PyObject *self, PyObject *args)
             }
             if (!hex)
                 memset(out + w, 0, (size_t)nb);
-            std[i] = (uint8_t)ok;
+            std[i] = (uint8_t)(ok && hex);
             hexok[i] = (uint8_t)hex;
             w += nb;
         }
@@ -716,6 +957,12 @@ static PyMethodDef methods[] = {
     {"find_all", find_all, METH_VARARGS, "Offsets of a needle in buf[0:end], overlapping ones too."},
     {"match_lines", match_lines, METH_VARARGS,
      "Match the content lines of many units against line templates (amqsbcg)."},
+    {"trimmed_ends", trimmed_ends, METH_VARARGS,
+     "Per line, the end of its text without trailing blanks."},
+    {"probe_lines", probe_lines, METH_VARARGS,
+     "Units whose current content line holds a literal (amqsbcg)."},
+    {"mqget_lines", mqget_lines, METH_VARARGS,
+     "The lines of 'MQGET' and of 'MQGET of message number N' (amqsbcg)."},
     {"dump_lines", dump_lines, METH_VARARGS,
      "Check amqsbcg dump lines against the layout amqsbcg prints, and decode their hex."},
     {NULL, NULL, 0, NULL}
@@ -743,17 +990,19 @@ PyInit__scan(void)
             memcpy(&pair, two, 2);
             HEX_PAIR[pair] = (HEX[hi] | HEX[lo]) & 0xF0 ? 0xFFFF : (uint16_t)(HEX[hi] << 4 | HEX[lo]);
         }
-    for (int c = 0; c < 256; c++)
-        DUMP_CLASS[c] = !(HEX[c] & 0xF0) ? 'x' : (c == ' ' || c == ':' || c == '\'') ? (uint8_t)c : '?';
     for (int n = 0; n <= 16; n++) {
-        uint8_t *pat = DUMP_PATTERN[n];
-        memset(pat, 'x', 8);
-        pat[8] = ':';
-        pat[9] = pat[10] = ' ';
+        uint8_t *want = DUMP_WANT[n], *mask = DUMP_MASK[n];
+        memset(want, 0, 56);
+        memset(mask, 0, 56);
+        want[8] = ':';
+        want[9] = want[10] = ' ';
         for (int c = 0; c < 39; c++)
-            pat[11 + c] = (c % 5 != 4 && c - c / 5 < 2 * n) ? 'x' : ' ';
-        pat[50] = ' ';
-        pat[51] = '\'';
+            if (!(c % 5 != 4 && c - c / 5 < 2 * n))  /* not a digit column */
+                want[11 + c] = ' ';
+        want[50] = ' ';
+        want[51] = '\'';
+        for (int c = 8; c < 52; c++)
+            mask[c] = want[c] ? 0xFF : 0;
     }
     return PyModule_Create(&module);
 }

@@ -7,12 +7,14 @@ with a first one, and where a short needle stands. ``dlqlens.capture._scan``
 does each in one pass. Without it, the numpy versions here give the same
 results (the tests compare the two), a few times slower.
 
-Two loops are the amqsbcg fast reader's alone and have no numpy version here:
-:func:`match_lines` (descriptor lines against templates) and
-:func:`dump_lines` (dump lines checked and decoded); without the C loops that
-reader uses its numpy matcher and dump checks
-(:mod:`dlqlens.capture.amqsbcg.layout`, :mod:`dlqlens.capture.amqsbcg.dump`),
-and the tests compare the frames of both.
+Four loops are the amqsbcg fast reader's alone and have no numpy version here:
+:func:`mqget_lines` (where its units start), :func:`match_lines` (descriptor
+lines against templates), :func:`probe_lines` (which template a unit's next
+line is) and :func:`dump_lines` (dump lines checked and decoded); without the
+C loops that reader uses its own numpy versions (:mod:`dlqlens.capture.amqsbcg.fast`
+for the units, :mod:`dlqlens.capture.amqsbcg.layout` for the matcher,
+:mod:`dlqlens.capture.amqsbcg.dump` for the dump lines), and the tests compare
+the frames of both. :func:`trimmed_ends` has both versions here.
 
 :data:`COMPILED` tells which is in use.
 """
@@ -277,6 +279,127 @@ def find_all(buf, needle: bytes, end: int) -> np.ndarray:
         i = rfind(needle, 0, i + len(needle) - 1)
     out.reverse()
     return np.array(out, dtype=np.int64)
+
+
+def trimmed_ends(buf, starts: np.ndarray, cend: np.ndarray) -> np.ndarray:
+    """Per line, the end of its text without trailing blanks (0x20 only).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block's bytes.
+    starts, cend : numpy.ndarray of int64
+        Per line: its first byte, and the end of its text (offsets into ``buf``).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``starts[i] <= out[i] <= cend[i]``; ``buf[out[i]:cend[i]]`` is all blanks
+        and ``buf[out[i] - 1]`` is not one (when ``out[i] > starts[i]``).
+
+    Raises
+    ------
+    ValueError
+        ``starts`` and ``cend`` of different lengths, or a line outside ``buf``.
+    """
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    cend = np.ascontiguousarray(cend, dtype=np.int64)
+    if len(starts) != len(cend):
+        raise ValueError("trimmed_ends: starts and cend differ in length")
+    if _scan is not None and hasattr(_scan, "trimmed_ends"):
+        return np.frombuffer(_scan.trimmed_ends(buf, starts, cend), dtype=np.int64)
+    p = np.frombuffer(buf, dtype=np.uint8)
+    if len(starts) and ((starts < 0).any() or (cend < starts).any() or (cend > len(p)).any()):
+        raise ValueError("trimmed_ends: a line outside the buffer")
+    rend = cend.copy()
+    idx = np.flatnonzero(rend > starts)
+    idx = idx[p[rend[idx] - 1] == 32]
+    while len(idx):
+        rend[idx] -= 1
+        idx = idx[(rend[idx] > starts[idx]) & (p[rend[idx] - 1] == 32)]
+    return rend
+
+
+def probe_lines(buf, cstart: np.ndarray, cfirst: np.ndarray, ncont: np.ndarray,
+                ci: np.ndarray, ok: np.ndarray, lit: bytes, after: bool = False) -> np.ndarray:
+    """Units whose current content line holds ``lit``, in C (the amqsbcg fast
+    reader's optional lines: which template a unit's next line is).
+
+    Its numpy version is :meth:`dlqlens.capture.amqsbcg.layout._Matcher.probe`
+    (used when the C loops were not built; the tests compare the two).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block's bytes.
+    cstart : numpy.ndarray of int64
+        Per content line: its first byte.
+    cfirst, ncont, ci : numpy.ndarray of int64
+        Per unit: its first content line, how many it has, its current one.
+    ok : numpy.ndarray of bool
+        Per unit: still matching (the others are not probed).
+    lit : bytes
+        The literal looked for at the line's start; with ``after``, at 10
+        bytes past it and past the digits there (``' length - N of M
+        bytes'``: ``' of '`` after N; twelve digits or more count as none).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        Per unit. Bytes past the buffer read as 0.
+
+    Raises
+    ------
+    ValueError
+        Arrays of inconsistent sizes, or a unit's lines outside the content lines.
+    RuntimeError
+        When the C loops were not built (use the numpy matcher).
+    """
+    if _scan is None or not hasattr(_scan, "probe_lines"):
+        raise RuntimeError("probe_lines: dlqlens.capture._scan was not built with it")
+    ok = np.ascontiguousarray(ok, dtype=bool)
+    out = _scan.probe_lines(buf, cstart, cfirst, ncont, ci, ok.view(np.uint8), bytes(lit),
+                            bool(after))
+    return np.frombuffer(out, dtype=np.uint8).view(bool)
+
+
+def mqget_lines(buf, n: int, starts: np.ndarray, cend: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The amqsbcg lines where its line reader starts afresh, in C.
+
+    Its numpy version is
+    :meth:`dlqlens.capture.amqsbcg.fast._Block.find_unit_starts` (used when
+    the C loops were not built; the tests compare the two readers).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block's bytes.
+    n : int
+        Bytes of ``buf`` searched.
+    starts, cend : numpy.ndarray of int64
+        Per line: its first byte (in order) and the end of its text.
+
+    Returns
+    -------
+    special : numpy.ndarray of int64
+        The line of each ``MQGET`` in ``buf[:n]`` that ends inside its line's
+        text, in order (a line once per ``MQGET`` it holds).
+    units : numpy.ndarray of int64
+        The line of each of those that reads ``MQGET of message number``,
+        blanks or tabs (up to 25 columns) and a digit inside the line's text.
+
+    Raises
+    ------
+    ValueError
+        ``n`` outside ``buf``, a line outside it, or lines out of order.
+    RuntimeError
+        When the C loops were not built with it.
+    """
+    if _scan is None or not hasattr(_scan, "mqget_lines"):
+        raise RuntimeError("mqget_lines: dlqlens.capture._scan was not built with it")
+    special, units = _scan.mqget_lines(buf, n, np.ascontiguousarray(starts, dtype=np.int64),
+                                       np.ascontiguousarray(cend, dtype=np.int64))
+    return np.frombuffer(special, dtype=np.int64), np.frombuffer(units, dtype=np.int64)
 
 
 def match_lines(buf, cstart: np.ndarray, crend: np.ndarray, cclean: np.ndarray,

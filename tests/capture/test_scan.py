@@ -466,6 +466,91 @@ def test_match_lines_refuses_what_is_not_a_program_or_not_in_the_buffer(case):
                          np.zeros(1, np.int64), np.ones(1, np.uint8), b"", prog, md, vals)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"", b" ", b"  ", b"a", b"a b", b"x  ", b"\t ", b"\r",
+                                 b"\xff "]), min_size=1, max_size=12))
+def test_trimmed_ends_follows_the_rule(lines):
+    text = b"\n".join(lines)
+    starts = np.cumsum([0] + [len(x) + 1 for x in lines[:-1]]).astype(np.int64)
+    cend = starts + np.array([len(x) for x in lines], dtype=np.int64)
+    want = [int(a) + len(x.rstrip(b" ")) for a, x in zip(starts, lines)]
+    for _ in _impls():
+        assert scan.trimmed_ends(bytearray(text), starts, cend).tolist() == want
+
+
+def test_trimmed_ends_refuses_lines_outside_the_buffer(impl):
+    with pytest.raises(ValueError, match="trimmed_ends"):
+        scan.trimmed_ends(bytearray(b"ab  "), np.array([0]), np.array([5]))
+    with pytest.raises(ValueError, match="trimmed_ends"):
+        scan.trimmed_ends(bytearray(b"ab  "), np.array([2]), np.array([1]))
+    with pytest.raises(ValueError, match="trimmed_ends"):
+        scan.trimmed_ends(bytearray(b"ab  "), np.array([0, 1]), np.array([1]))
+
+
+@_C_ONLY
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINE_TEXT, min_size=1, max_size=6), st.lists(st.integers(0, 2), max_size=6),
+       st.sampled_from([b"  StrucId  : '", b" of ", b"  ", b"", b"7"]), st.booleans())
+def test_probe_lines_probes_as_the_numpy_matcher(texts, current, lit, after):
+    # one unit per line start: unit i's content lines are lines i.., its current one
+    # current[i] lines on (missing when past the end)
+    buf, starts, rend, clean = _lines_of(b"\n".join(texts))
+    n = len(texts)
+    m = _numpy_matcher(buf, starts, rend, clean)
+    m.content, m.cfirst = np.arange(n), np.arange(n)
+    m.ncont = n - np.arange(n)
+    m.ci = np.array((current + [0] * n)[:n], dtype=np.int64)
+    m.ok = np.array([i % 3 != 2 for i in range(n)])
+    want = m.probe(np.frombuffer(lit, np.uint8), after=after)
+    got = scan.probe_lines(buf, starts, m.cfirst, m.ncont, m.ci, m.ok, lit, after)
+    assert got.tolist() == want.tolist()
+
+
+@_C_ONLY
+def test_probe_lines_refuses_units_outside_the_lines():
+    buf, starts, _, _ = _lines_of(b"  StrucId  : 'MD  '\nx")
+    args = (np.array([0]), np.ones(1, bool), b"  ")  # ci, ok, lit
+    with pytest.raises(ValueError, match="probe_lines"):  # a unit past the last line
+        scan.probe_lines(buf, starts, np.array([2]), np.array([1]), *args)
+    with pytest.raises(ValueError, match="probe_lines"):  # the line probed outside the buffer
+        scan.probe_lines(buf, np.array([len(buf) + 1]), np.array([0]), np.array([1]), *args)
+    with pytest.raises(ValueError, match="probe_lines"):  # arrays of different lengths
+        scan.probe_lines(buf, starts, np.array([0]), np.array([1]), np.array([0, 0]),
+                         np.ones(1, bool), b"  ")
+
+
+_GET_TEXT = st.lists(st.sampled_from(
+    [b"MQGET of message number", b" MQGET", b"MQGE", b"T of", b" ", b"\t", b" " * 24, b"1",
+     b"42", b"x", b"\n", b"\r\n", b", CompCode:0"]), max_size=14).map(b"".join)
+
+
+@_C_ONLY
+@settings(max_examples=400, deadline=None)
+@given(_GET_TEXT, st.booleans(), st.integers(0, 3))
+def test_mqget_lines_finds_as_numpy(text, eof, cut_tail):
+    from dlqlens.capture.amqsbcg import fast
+    from dlqlens.capture.text import PAD
+
+    n = max(0, len(text) - cut_tail)  # (a block may end inside a line)
+    block = fast._Block(bytearray(text) + bytearray(PAD), n, eof)
+    got = scan.mqget_lines(block.buf, block.n, block.starts, block.cend)
+    want = block._mqget_lines()
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
+
+
+@_C_ONLY
+def test_mqget_lines_refuses_lines_out_of_order_or_outside():
+    buf = bytearray(b"MQGET of message number 1\nMQGET\n" + bytes(256))
+    with pytest.raises(ValueError, match="mqget_lines"):
+        scan.mqget_lines(buf, 32, np.array([26, 0]), np.array([31, 25]))
+    with pytest.raises(ValueError, match="mqget_lines"):
+        scan.mqget_lines(buf, 32, np.array([0]), np.array([len(buf) + 1]))
+    with pytest.raises(ValueError, match="mqget_lines"):
+        scan.mqget_lines(buf, len(buf) + 1, np.array([0]), np.array([25]))
+    special, units = scan.mqget_lines(buf, 32, np.array([0, 26]), np.array([25, 31]))
+    assert special.tolist() == [0, 1] and units.tolist() == [0]
+
+
 def _dump_line(data: bytes, k: int) -> bytes:
     """A dump line as amqsbcg prints it (``amqsbcg.writer.format_message``)."""
     groups = " ".join(data[i:i + 2].hex().upper() for i in range(0, len(data), 2))

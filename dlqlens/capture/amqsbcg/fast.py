@@ -109,13 +109,23 @@ class _Block(TextBlock):
     def find_unit_starts(self) -> np.ndarray:
         # lines holding 'MQGET' (all special to the line reader); those with
         # 'MQGET of message number' + blanks + a digit start units
+        if scan.compiled("mqget_lines"):
+            special, units = scan.mqget_lines(self.buf, self.n, self.starts, self.cend)
+        else:
+            special, units = self._mqget_lines()
+        self.special = np.zeros(self.nlines, dtype=bool)
+        self.special[special] = True
+        self.mqget = np.zeros(self.nlines, dtype=bool)
+        self.mqget[units] = True
+        return np.unique(np.concatenate([[0], units])).astype(np.int64)
+
+    def _mqget_lines(self) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`dlqlens.capture.scan.mqget_lines` in numpy."""
         pos = _find_all(self.buf, b"MQGET", self.n)
         line = np.searchsorted(self.starts, pos, side="right") - 1
         pos, line = pos[line >= 0], line[line >= 0]  # (none in a block of no whole line)
         inside = pos + 5 <= self.cend[line]
         pos, line = pos[inside], line[inside]
-        self.special = np.zeros(self.nlines, dtype=bool)
-        self.special[line] = True
         w = windows(self.p, pos, 48)
         is_get = (w[:, :23] == _MQGET_OF).all(axis=1)
         blanks = (w[:, 23:] == 32) | (w[:, 23:] == 9)
@@ -123,9 +133,7 @@ class _Block(TextBlock):
         r = np.arange(len(pos))
         digit = (w[r, 23 + first] - np.uint8(48)) < 10
         start = is_get & (first > 0) & digit & (pos + 24 + first <= self.cend[line])
-        self.mqget = np.zeros(self.nlines, dtype=bool)
-        self.mqget[line[start]] = True
-        return np.unique(np.concatenate([[0], line[start]])).astype(np.int64)
+        return line, line[start]
 
     def unit_counts(self, cut: int) -> np.ndarray:
         """Messages per unit of lines ``[0, cut)``: the line reader starts a
@@ -235,13 +243,7 @@ class _Block(TextBlock):
 
     def _trimmed_ends(self, cut: int) -> np.ndarray:
         """End of each line's text without trailing blanks."""
-        p, starts = self.p, self.starts[:cut]
-        rend = self.cend[:cut].copy()
-        idx = np.flatnonzero((rend > starts) & (p[rend - 1] == 32))
-        while len(idx):
-            rend[idx] -= 1
-            idx = idx[(rend[idx] > starts[idx]) & (p[rend[idx] - 1] == 32)]
-        return rend
+        return scan.trimmed_ends(self.buf, self.starts[:cut], self.cend[:cut])
 
     def fast_units(self, us, ue, cut, source, base_off, base_line):
         starts = self.starts

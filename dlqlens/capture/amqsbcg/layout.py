@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlqlens.capture.scan import match_lines, rows_of
+from dlqlens.capture.scan import compiled, match_lines, probe_lines, rows_of
 from dlqlens.capture.text import PAD, decimals, hex_values, pack_text_md, windows
 from dlqlens.mq.structs import MQLONG, MQMD
 
@@ -489,6 +489,12 @@ class _CMatcher(_Matcher):
         match_lines(self.buf, self._cstart, self._crend, self._cclean, self._cfirst,
                     self._ncont, self.ci, ok, act, _program_of(section), self.md, self._vals)
         self.version = self.md.view("<i4")[:, _MD_AT["Version"][0] // 4].astype(np.int32)
+
+    def probe(self, lit: np.ndarray, after: bool = False) -> np.ndarray:
+        if not compiled("probe_lines"):  # an extension built before probe_lines
+            return super().probe(lit, after)
+        return probe_lines(self.buf, self._cstart, self._cfirst, self._ncont, self.ci,
+                           self.ok, lit.tobytes(), after)
 
     def lines(self, section, active=None, depth=0):
         self._match_units(section, active)
