@@ -248,16 +248,19 @@ class _Block(TextBlock):
     def fast_units(self, us, ue, cut, source, base_off, base_line):
         starts = self.starts
         rend = self._trimmed_ends(cut)
-        blank = (rend == starts[:cut]) & ~self.weird[:cut]
-        content = np.flatnonzero(~blank)
+        filled = (rend > starts[:cut]) | self.weird[:cut]  # not blank
+        content = np.flatnonzero(filled)
+        # content lines before each line (a running count: no binary searches)
+        before = np.zeros(cut + 1, dtype=np.int64)
+        np.cumsum(filled, out=before[1:])
         # the lines holding 'MQGET' (where the line reader may start a message).
         # The other lines that end a message ('No more messages', a summary
         # banner) never match a descriptor template or a dump line, so the
         # checks below reject them wherever they stand
         special = self.special[:cut]
         clean = self.ascii_lines(cut) & ~self.weird[:cut]
-        cfirst = np.searchsorted(content, us)
-        ncont = np.searchsorted(content, ue) - cfirst
+        cfirst = before[us]
+        ncont = before[ue] - cfirst
         ok = (ncont >= 2) & self.mqget[us]
         ok[ok] &= content[cfirst[ok]] == us[ok]  # the MQGET line itself
         matcher = _CMatcher if scan.compiled("match_lines") else _Matcher
@@ -284,10 +287,13 @@ class _Block(TextBlock):
             return ok, FramesBuilder(source, "amqsbcg", "text").build()
         shown = m.values["shown"]
         total = np.where(of, m.values["total"], shown) if "total" in m.values else shown
-        # nothing special (an end, another message) inside the descriptor
-        csp = np.concatenate([[0], np.cumsum(special[content])])
+        # nothing special (an end, another message) inside the descriptor: no
+        # special content line among each unit's content lines [2, ci)
         nc = len(content)
-        ok &= csp[np.minimum(cfirst + m.ci, nc)] - csp[np.minimum(cfirst + 2, nc)] == 0
+        sp = np.flatnonzero(special)
+        sc = before[sp[filled[sp]]]
+        ok &= np.searchsorted(sc, np.minimum(cfirst + m.ci, nc)) == \
+            np.searchsorted(sc, np.minimum(cfirst + 2, nc))
         # nor a value masked by hand ('****', '..'): the line reader says so
         ok &= ~masked_rows(m.md, _MD_CHAR_COLUMNS)
         for name, (_, size, kind) in _DLH_AT.items():
