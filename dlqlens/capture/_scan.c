@@ -748,7 +748,13 @@ mqget_lines(PyObject *self, PyObject *args)
  * bytes a row); a unit stops at the first line that does not match (or is
  * missing), and is no longer ok. Each line matched advances ci. A line is
  * checked to lie in the buffer when a unit reaches it (ValueError if not:
- * units before it may have been matched). */
+ * units before it may have been matched).
+ *
+ * Units print most lines as other units do: a clean line with the same bytes
+ * as the line that last matched the same template (in this call), and the
+ * same byte after its end, matches too, with the same values, which are
+ * copied rather than parsed again (what a match reads past its line's end
+ * is only that byte, where a number stops or runs on). */
 static PyObject *
 match_lines(PyObject *self, PyObject *args)
 {
@@ -817,13 +823,84 @@ match_lines(PyObject *self, PyObject *args)
             for (Py_ssize_t pc = 0; pc < plen; pc++)
                 lits[pc] = (uint8_t)prog[pc];
     }
+    /* the templates (each up to its OP_END, the last up to the program's end):
+     * where each ends, the bytes of the rows its values go to (spans: 0 the
+     * MQMD row, 1 the values row; offset; size), and the last line it matched
+     * with those bytes (cache) */
+    Py_ssize_t ntpl = 0, nspan = 0, cbytes = 0;
+    Py_ssize_t *tend = NULL, *tspan = NULL, *tcache = NULL;
+    int64_t *tline = NULL, *sp_row = NULL, *sp_off = NULL, *sp_size = NULL;
+    uint8_t *cache = NULL;
+    if (err == NULL) {
+        tend = PyMem_RawMalloc(((size_t)plen + 2) * sizeof(Py_ssize_t));
+        tspan = PyMem_RawMalloc(((size_t)plen + 2) * sizeof(Py_ssize_t));
+        tcache = PyMem_RawMalloc(((size_t)plen + 2) * sizeof(Py_ssize_t));
+        tline = PyMem_RawMalloc(((size_t)plen + 2) * sizeof(int64_t));
+        sp_row = PyMem_RawMalloc(((size_t)plen + 1) * sizeof(int64_t));
+        sp_off = PyMem_RawMalloc(((size_t)plen + 1) * sizeof(int64_t));
+        sp_size = PyMem_RawMalloc(((size_t)plen + 1) * sizeof(int64_t));
+        if (!tend || !tspan || !tcache || !tline || !sp_row || !sp_off || !sp_size)
+            err = "";
+    }
+    if (err == NULL) {
+        Py_ssize_t pc = 0;
+        tspan[0] = 0;
+        tcache[0] = 0;
+        while (pc < plen) {
+            int op = prog[pc];
+            int64_t row = -1, off = 0, size = 0;
+            if (op == OP_END) {
+                tend[ntpl] = pc;
+                tline[ntpl] = -1;
+                ntpl++;
+                tspan[ntpl] = nspan;
+                tcache[ntpl] = cbytes;
+                pc += 1;
+                continue;
+            }
+            if (op == OP_BRACKET)
+                pc += 1;
+            else if (op == OP_LIT)
+                pc += 2 + prog[pc + 1];
+            else if (op == OP_INT || op == OP_UINT) {
+                int kind = prog[pc + 1];
+                off = prog[pc + 2];
+                row = (kind == 1 || kind == 5) ? 0 : kind == 2 ? 1 : -1;
+                size = kind == 2 ? 8 : 4;
+                pc += 3;
+            } else {  /* OP_Q, OP_HEX (the program was checked above) */
+                int kind = prog[pc + 2];
+                size = prog[pc + 1];
+                off = prog[pc + 3];
+                row = kind == 3 ? 0 : kind == 4 ? 1 : -1;
+                pc += 4;
+            }
+            if (row >= 0 && size > 0) {
+                sp_row[nspan] = row;
+                sp_off[nspan] = off;
+                sp_size[nspan] = size;
+                nspan++;
+                cbytes += (Py_ssize_t)size;
+            }
+        }
+        if (plen == 0 || prog[plen - 1] != OP_END) {  /* a last template without OP_END */
+            tend[ntpl] = plen;
+            tline[ntpl] = -1;
+            ntpl++;
+            tspan[ntpl] = nspan;
+            tcache[ntpl] = cbytes;
+        }
+        cache = PyMem_RawMalloc(cbytes ? (size_t)cbytes : 1);
+        if (cache == NULL)
+            err = "";
+    }
     if (err == NULL) {
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < n; i++) {
             if (!ok[i] || (act.len && !active[i]))
                 continue;
             uint8_t *mdrow = (uint8_t *)mdb.buf + i * mdw, *vrow = (uint8_t *)vb.buf + i * vw;
-            Py_ssize_t pc = 0;
+            Py_ssize_t pc = 0, t = 0;
             while (pc < plen) {
                 int64_t j = ci[i];
                 int good = 0;
@@ -833,8 +910,31 @@ match_lines(PyObject *self, PyObject *args)
                         err = "match_lines: a line outside the buffer";
                         break;
                     }
-                    good = match_one(buf, b.len, cstart[k], crend[k], prog, lits, plen, &pc,
-                                     mdrow, vrow, cclean[k] != 0);
+                    int64_t last = t < ntpl ? tline[t] : -1, len = crend[k] - cstart[k];
+                    if (last >= 0 && cclean[k] && crend[last] - cstart[last] == len
+                            && (crend[k] < b.len ? buf[crend[k]] : 0)
+                               == (crend[last] < b.len ? buf[crend[last]] : 0)
+                            && memcmp(buf + cstart[k], buf + cstart[last], (size_t)len) == 0) {
+                        /* the line the template last matched: its values */
+                        uint8_t *c = cache + tcache[t];
+                        for (Py_ssize_t q = tspan[t]; q < tspan[t + 1]; q++) {
+                            memcpy((sp_row[q] ? vrow : mdrow) + sp_off[q], c, (size_t)sp_size[q]);
+                            c += sp_size[q];
+                        }
+                        pc = tend[t];
+                        good = 1;
+                    } else {
+                        good = match_one(buf, b.len, cstart[k], crend[k], prog, lits, plen, &pc,
+                                         mdrow, vrow, cclean[k] != 0);
+                        if (good == 1 && t < ntpl) {  /* remembered: the line and its values */
+                            uint8_t *c = cache + tcache[t];
+                            for (Py_ssize_t q = tspan[t]; q < tspan[t + 1]; q++) {
+                                memcpy(c, (sp_row[q] ? vrow : mdrow) + sp_off[q], (size_t)sp_size[q]);
+                                c += sp_size[q];
+                            }
+                            tline[t] = k;
+                        }
+                    }
                 }
                 ci[i] = j < INT64_MAX ? j + 1 : j;
                 if (good != 1) {
@@ -842,6 +942,7 @@ match_lines(PyObject *self, PyObject *args)
                     break;
                 }
                 pc++;  /* past OP_END */
+                t++;
             }
             if (err != NULL)
                 break;
@@ -850,6 +951,8 @@ match_lines(PyObject *self, PyObject *args)
         Py_END_ALLOW_THREADS
     }
     PyMem_RawFree(lits);
+    PyMem_RawFree(tend); PyMem_RawFree(tspan); PyMem_RawFree(tcache); PyMem_RawFree(tline);
+    PyMem_RawFree(sp_row); PyMem_RawFree(sp_off); PyMem_RawFree(sp_size); PyMem_RawFree(cache);
     PyBuffer_Release(&b); PyBuffer_Release(&cs); PyBuffer_Release(&cr); PyBuffer_Release(&cc);
     PyBuffer_Release(&cf); PyBuffer_Release(&nc); PyBuffer_Release(&ci_b); PyBuffer_Release(&ok_b);
     PyBuffer_Release(&act); PyBuffer_Release(&pr); PyBuffer_Release(&mdb); PyBuffer_Release(&vb);
