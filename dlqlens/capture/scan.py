@@ -351,12 +351,15 @@ def probe_lines(buf, cstart: np.ndarray, cfirst: np.ndarray, ncont: np.ndarray,
     Raises
     ------
     ValueError
-        Arrays of inconsistent sizes, or a unit's lines outside the content lines.
+        Arrays of inconsistent sizes, a unit's lines outside the content lines,
+        or a line probed outside the buffer.
     RuntimeError
         When the C loops were not built (use the numpy matcher).
     """
     if _scan is None or not hasattr(_scan, "probe_lines"):
         raise RuntimeError("probe_lines: dlqlens.capture._scan was not built with it")
+    cstart, cfirst, ncont, ci = (np.ascontiguousarray(x, dtype=np.int64)
+                                 for x in (cstart, cfirst, ncont, ci))
     ok = np.ascontiguousarray(ok, dtype=bool)
     out = _scan.probe_lines(buf, cstart, cfirst, ncont, ci, ok.view(np.uint8), bytes(lit),
                             bool(after))
@@ -366,9 +369,8 @@ def probe_lines(buf, cstart: np.ndarray, cfirst: np.ndarray, ncont: np.ndarray,
 def mqget_lines(buf, n: int, starts: np.ndarray, cend: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The amqsbcg lines where its line reader starts afresh, in C.
 
-    Its numpy version is
-    :meth:`dlqlens.capture.amqsbcg.fast._Block.find_unit_starts` (used when
-    the C loops were not built; the tests compare the two readers).
+    Its numpy version is :meth:`dlqlens.capture.amqsbcg.fast._Block._mqget_lines`
+    (used when the C loops were not built; the tests compare the two).
 
     Parameters
     ----------
@@ -443,9 +445,18 @@ def match_lines(buf, cstart: np.ndarray, crend: np.ndarray, cclean: np.ndarray,
     ------
     ValueError
         Arrays of inconsistent sizes, a line or unit outside the buffer, a
-        program that is not one or that writes outside a row.
+        program that is not one or that writes outside a row. A line is
+        checked when a unit reaches it: the units before it may have been
+        matched (and their rows written).
     RuntimeError
         When the C loops were not built (use the numpy matcher).
+
+    Notes
+    -----
+    A clean line with the same bytes, and the same byte after its end, as the
+    line its template last matched in the same call takes that match's
+    values without being parsed again (amqsbcg prints most descriptor lines
+    alike from message to message; a match reads nothing else past its line).
     """
     if _scan is None:
         raise RuntimeError("match_lines: dlqlens.capture._scan was not built")
