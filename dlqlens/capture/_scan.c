@@ -200,19 +200,22 @@ hex_runs(PyObject *self, PyObject *args)
     return PyLong_FromSsize_t(w);
 }
 
-/* What a matcher returns: the count, or NULL with ValueError(err) (an empty
- * err: out of memory) when err is set. */
+/* NULL with ValueError(err), or MemoryError for an empty err. */
+static PyObject *
+raise_error(const char *err)
+{
+    if (*err)
+        PyErr_SetString(PyExc_ValueError, err);
+    else
+        PyErr_NoMemory();
+    return NULL;
+}
+
+/* What a matcher returns: the count, or raise_error(err) when err is set. */
 static PyObject *
 count_or_error(const char *err, Py_ssize_t count)
 {
-    if (err != NULL) {
-        if (*err)
-            PyErr_SetString(PyExc_ValueError, err);
-        else
-            PyErr_NoMemory();
-        return NULL;
-    }
-    return PyLong_FromSsize_t(count);
+    return err != NULL ? raise_error(err) : PyLong_FromSsize_t(count);
 }
 
 /* rows_like_first(buf, at, width, must, same, match) -> rows matching.
@@ -559,9 +562,7 @@ trimmed_ends(PyObject *self, PyObject *args)
     PyBuffer_Release(&b);
     PyBuffer_Release(&s);
     PyBuffer_Release(&e);
-    if (err != NULL)
-        PyErr_SetString(PyExc_ValueError, err);
-    return res;
+    return err != NULL ? raise_error(err) : res;
 }
 
 /* probe_lines(buf, cstart, cfirst, ncont, ci, ok, lit, after) -> match.
@@ -627,8 +628,7 @@ probe_lines(PyObject *self, PyObject *args)
     PyBuffer_Release(&ci_b); PyBuffer_Release(&ok_b); PyBuffer_Release(&lt);
     if (err != NULL) {
         Py_XDECREF(res);
-        PyErr_SetString(PyExc_ValueError, err);
-        return NULL;
+        return raise_error(err);
     }
     return res;
 }
@@ -725,13 +725,7 @@ mqget_lines(PyObject *self, PyObject *args)
     PyBuffer_Release(&b);
     PyBuffer_Release(&s);
     PyBuffer_Release(&e);
-    if (err != NULL) {
-        if (*err)
-            PyErr_SetString(PyExc_ValueError, err);
-        else
-            PyErr_NoMemory();
-    }
-    return res;
+    return err != NULL ? raise_error(err) : res;
 }
 #undef AT
 
