@@ -12,6 +12,14 @@ null string, e.g. MQDLH "DestQMgrName (MQCHAR48)", so a program that does not
 set one leaves NULs). Rows where a structure is cut short (``available``
 less than its size) get the fields that are wholly present; a character field
 cut in the middle keeps its present part and is reported in ``partial``.
+
+Where the C extension :mod:`dlqlens.decode._fixed` was built (:data:`COMPILED`),
+one pass over the rows takes every integer and byte field, and every
+character field that all rows hold whole in one character set, out of each
+row while it is in the cache (:func:`_take_in_c`); the numpy steps below do
+the rest (fields cut short, rows of several character sets, a field with a
+NUL or a byte that is no ASCII character) and are the reference the tests
+compare the C loop with (``tests/decode/test_fixed_loops.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +32,14 @@ import pyarrow.compute as pc
 
 from dlqlens.mq.ccsid import to_ascii_table
 from dlqlens.mq.structs import MQBYTE, MQLONG, Struct
+
+try:
+    from dlqlens.decode import _fixed
+except ImportError:  # built without a C compiler: the numpy steps below
+    _fixed = None
+
+#: Whether the C loops (:mod:`dlqlens.decode._fixed`) were built and are used.
+COMPILED = _fixed is not None
 
 
 @dataclass
@@ -246,15 +262,25 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
             records = block.view(struct.numpy_dtype(">" if be_all else "<", version)).reshape(n)
     wanted = [f for f in struct.fields_for(version)
               if fields is None or f.type == MQLONG or f.name in fields]
-    copied = _copy_fields(block, [(struct.offsets[f.name], f.length) for f in wanted
+
+    def whole_field(f) -> bool:
+        """Every row holds all of ``f``."""
+        return whole and (version_of_row is None or f.version == 1)
+
+    one_codec = next(iter(uniq)) if len(uniq) == 1 else None
+    taken = _take_in_c(struct, block, big_endian, wanted,
+                       {f.name for f in wanted if whole_field(f)},
+                       None if one_codec is None else one_codec[0])
+    rest = [f for f in wanted if f.name not in taken]
+    copied = _copy_fields(block, [(struct.offsets[f.name], f.length) for f in rest
                                   if f.type != MQLONG])
     ints_of = {}
     if records is not None:
-        ints_of = _ints_of(records, [f.name for f in wanted if f.type == MQLONG])
+        ints_of = _ints_of(records, [f.name for f in rest if f.type == MQLONG])
     for f in wanted:
         off = struct.offsets[f.name]
         end = off + f.length
-        if whole and (version_of_row is None or f.version == 1):
+        if whole_field(f):
             present = None
         else:
             present = available >= end
@@ -262,7 +288,9 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
                 present = present & (version_of_row >= f.version)
         sub = copied.get(off, block[:, off:end]) if f.type != MQLONG else block[:, off:end]
         if f.type == MQLONG:
-            if records is not None:
+            if f.name in taken:
+                vals = taken[f.name]
+            elif records is not None:
                 vals = ints_of[f.name]
             else:
                 raw = copy_rows(sub)
@@ -279,11 +307,13 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
             # fixed-width values are a binary array as they stand (offsets
             # i * length); a row without the field keeps its (zero) bytes
             # behind a null
-            raw = copy_rows(sub)
+            raw = taken[f.name] if f.name in taken else copy_rows(sub)
             offsets = np.arange(n + 1, dtype=np.int32) * np.int32(f.length)
             columns[f.name] = pa.BinaryArray.from_buffers(
                 pa.binary(), n, [None if present is None else _validity(present),
                                  pa.py_buffer(offsets), pa.py_buffer(raw)])
+        elif f.name in taken:
+            columns[f.name] = taken[f.name]
         else:
             if present is None:  # every row has the whole field
                 avail = None
@@ -309,6 +339,76 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
                 inverse[np.concatenate(order)] = np.arange(n)
                 columns[f.name] = merged.take(pa.array(inverse))
     return Decoded(columns, partial, ints)
+
+
+#: Codecs whose bytes below 0x80 are ASCII and whose others are not (the C
+#: loop's table for them is the identity below 0x80).
+_ASCII_CODECS = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437",
+                           "cp819"})
+
+
+def _take_in_c(struct: Struct, block: np.ndarray, big_endian: np.ndarray, wanted: list,
+               whole: set[str], codec: str | None) -> dict:
+    """The fields of ``wanted`` taken out of every row of ``block`` in one pass
+    of the C loop (:mod:`dlqlens.decode._fixed`), row after row.
+
+    Parameters
+    ----------
+    struct : Struct
+    block : numpy.ndarray of uint8, shape (n, struct length)
+    big_endian : numpy.ndarray of bool, shape (n,)
+    wanted : list of Field
+    whole : set of str
+        The fields every row holds whole: only these character fields are
+        taken here (a field cut short keeps its present part, which the
+        numpy path decides).
+    codec : str or None
+        The one Python codec of every row's character fields; None (rows of
+        several character sets): no character field is taken here.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray or pyarrow.StringArray
+        MQLONG fields as native int32 arrays (shape (n,)); MQBYTE fields as
+        ``(n, length)`` uint8 blocks; MQCHAR fields as string arrays, ASCII,
+        trailing blanks cut, as :func:`decode_chars` makes them. A character
+        field with a NUL or a byte that is no ASCII character in some row is
+        left out (the numpy path decodes it: cut at the NUL, decoded with the
+        codec); so is everything when the loop was not built, the block has no
+        rows, or its row's bytes are not adjacent.
+    """
+    n = block.shape[0]
+    if _fixed is None or n == 0 or block.ndim != 2 or block.strides[1] != 1:
+        return {}
+    chars_ok = codec is not None and codec not in ("utf-16", "utf-16-be", "utf-16-le")
+    specs, taken = [], []
+    for f in wanted:
+        off = struct.offsets[f.name]
+        if f.type == MQLONG:
+            out = np.empty(n, np.int32)
+            specs.append((off, 4, 0, out))
+        elif f.type == MQBYTE:
+            out = np.empty((n, f.length), np.uint8)
+            specs.append((off, f.length, 1, out))
+        elif chars_ok and f.name in whole:
+            out = (np.empty(n * f.length, np.uint8), np.empty(n + 1, np.int32))
+            specs.append((off, f.length, 2) + out)
+        else:
+            continue
+        taken.append((f, out))
+    if not specs:
+        return {}
+    table = None if not chars_ok or codec in _ASCII_CODECS else to_ascii_table(codec)[0]
+    written = _fixed.fields(block, np.ascontiguousarray(big_endian, dtype=np.bool_), table, specs)
+    out_of = {}
+    for (f, out), size in zip(taken, written):
+        if f.type not in (MQLONG, MQBYTE):
+            if size < 0:
+                continue
+            data, offsets = out
+            out = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data[:size]))
+        out_of[f.name] = out
+    return out_of
 
 
 #: Rows per step when fields are copied out of structure rows: a step's

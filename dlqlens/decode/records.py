@@ -15,8 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dlqlens.decode.fixed import (Decoded, concat_ranges, copy_rows, decode_fixed, gather,
-                                  one_value)
+from dlqlens.decode import fixed
+from dlqlens.decode.fixed import (Decoded, _validity, concat_ranges, copy_rows, decode_fixed,
+                                  gather, one_value)
 from dlqlens.decode.frames import Frames, labels
 from dlqlens.decode.issues import Issue, make_issue, worst_status
 from dlqlens.decode.schema import (HEADER_CHAIN_ITEM, ISSUE_ITEM, LAYOUT, NETWORK, TS, message_schema,
@@ -851,15 +852,25 @@ def _payload_text(payload: pa.Array, pay_fmt, ccsid, n, add_issue, ebcdic, enc) 
     return merged.take(pa.array(index))
 
 
-def _char_block(arr: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """An Arrow string array as an ``(n, width)`` byte block (zero-padded) and lengths."""
+def _offsets_and_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The int32 offsets (n + 1) and the data bytes of a string array, a null
+    read as an empty string."""
     arr = arr.fill_null("")
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    if arr.type != pa.string():
+        arr = arr.cast(pa.string())
     n = len(arr)
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1, offset=arr.offset * 4)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def _char_block(arr: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """An Arrow string array as an ``(n, width)`` byte block (zero-padded) and lengths."""
+    offsets, data = _offsets_and_data(arr)
+    n = len(offsets) - 1
     lengths = np.diff(offsets).astype(np.int64)
     if n and (lengths == width).all():  # every value exactly ``width`` bytes: a view
         return data[offsets[0]:offsets[0] + n * width].reshape(n, width), lengths
@@ -888,11 +899,28 @@ def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
     UTC (GMT); ``HHMMSS`` without the
     hundredths is accepted; anything else (blanks, non-digits, impossible
     dates such as 20230229) gives null. Leap seconds (60, 61) are clamped to
-    59.99. Vectorised over the characters' bytes.
+    59.99. One C loop over the characters' bytes
+    (:mod:`dlqlens.decode._fixed` ``put_times``) when it was built; else
+    vectorised in numpy over them (the reference the tests compare it with).
+
+    Parameters
+    ----------
+    date, time : pyarrow.Array of string, shape (n,)
+        ``PutDate`` and ``PutTime`` values (null: no time).
+
+    Returns
+    -------
+    pyarrow.Array of timestamp[us, tz=UTC], shape (n,)
+        Null where the pair is not a time.
     """
     n = len(date)
     if n == 0:
         return pa.array([], TS)
+    if fixed._fixed is not None:  # the same rules in one C loop
+        micros = np.empty(n, np.int64)
+        ok = np.empty(n, np.uint8)
+        fixed._fixed.put_times(_offsets_and_data(date), _offsets_and_data(time), micros, ok)
+        return pa.Array.from_buffers(TS, n, [_validity(ok.view(bool)), pa.py_buffer(micros)])
     db, dlen = _char_block(date, 8)
     tb, tlen = _char_block(time, 8)
     dd = db - np.uint8(48)  # digits 0..9; anything else wraps to 10..255
@@ -907,10 +935,11 @@ def put_timestamp(date: pa.Array, time: pa.Array) -> pa.Array:
     month, day = dp[:, 2], dp[:, 3]
     hh, mi, ss = tp[:, 0], tp[:, 1], tp[:, 2]
     hs = np.where(has_h, tp[:, 3], 0)
+    # checked before the leap seconds (60, 61) are read as 59.99: 62 and up are no second
+    ok = ok_d & ok_t & (month >= 1) & (month <= 12) & (day >= 1) & (hh < 24) & (mi < 60) & (ss < 62)
     leap = ss >= 60
     ss = np.where(leap, 59, ss)
     hs = np.where(leap, 99, hs)
-    ok = ok_d & ok_t & (month >= 1) & (month <= 12) & (day >= 1) & (hh < 24) & (mi < 60) & (ss < 62)
     ym = np.where(ok, (year - 1970) * 12 + month - 1, 0)
     first = ym.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
     nxt = (ym + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)

@@ -102,8 +102,10 @@ _EBCDIC_CODECS = {c for c, fam in _KNOWN.values() if fam == EBCDIC} | {
 
 
 @lru_cache(maxsize=None)
+@lru_cache(maxsize=None)
 def to_ascii_table(codec: str) -> tuple[np.ndarray, np.ndarray]:
-    """Byte translation table of a single-byte ``codec`` into ASCII.
+    """Byte translation table of a single-byte ``codec`` into ASCII (made
+    once per codec; the arrays are read-only).
 
     Returns
     -------
@@ -123,6 +125,8 @@ def to_ascii_table(codec: str) -> tuple[np.ndarray, np.ndarray]:
         if len(ch) == 1 and ord(ch) < 0x80:
             table[b] = ord(ch)
             ok[b] = True
+    table.flags.writeable = False
+    ok.flags.writeable = False
     return table, ok
 
 
