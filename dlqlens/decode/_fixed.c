@@ -43,6 +43,27 @@ load64(const uint8_t *p)
     return w;
 }
 
+/* Unaligned loads and stores: a caller's buffer need not be aligned. */
+static inline int32_t
+get_i32(const void *base, Py_ssize_t i)
+{
+    int32_t v;
+    memcpy(&v, (const uint8_t *)base + 4 * i, 4);
+    return v;
+}
+
+static inline void
+put_i32(void *base, Py_ssize_t i, int32_t v)
+{
+    memcpy((uint8_t *)base + 4 * i, &v, 4);
+}
+
+static inline void
+put_i64(void *base, Py_ssize_t i, int64_t v)
+{
+    memcpy((uint8_t *)base + 8 * i, &v, 8);
+}
+
 static inline uint32_t
 load_long(const uint8_t *p, int big)
 {
@@ -182,8 +203,9 @@ fields(PyObject *self, PyObject *args)
         PyBuffer_Release(&big);
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(spec_seq, "fields: specs must be a sequence");
-    Py_ssize_t k = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    /* a tuple of the specs: nothing a spec's __index__ runs can change it */
+    PyObject *seq = PySequence_Tuple(spec_seq);
+    Py_ssize_t k = seq ? PyTuple_GET_SIZE(seq) : 0;
     Spec *specs = seq ? PyMem_Calloc(k ? k : 1, sizeof(Spec)) : NULL;
     PyObject *result = NULL;
     if (seq == NULL || specs == NULL) {
@@ -200,7 +222,7 @@ fields(PyObject *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t j = 0; j < k; j++) {
-        PyObject *t = PySequence_Fast_GET_ITEM(seq, j);
+        PyObject *t = PyTuple_GET_ITEM(seq, j);
         Spec *s = &specs[j];
         PyObject *out, *offs = NULL;
         if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "nniO|O", &s->offset, &s->length, &s->kind,
@@ -209,10 +231,10 @@ fields(PyObject *self, PyObject *args)
                 PyErr_Format(PyExc_ValueError, "fields: spec %zd is not a tuple", j);
             goto done;
         }
-        if (s->offset < 0 || s->length < 0 || s->offset > width - s->length) {
+        if (s->offset < 0 || s->length < 0 || s->offset > width || s->length > width - s->offset) {
             PyErr_Format(PyExc_ValueError,
-                         "fields: spec %zd: bytes %zd..%zd lie outside rows of %zd bytes",
-                         j, s->offset, s->offset + s->length, width);
+                         "fields: spec %zd: %zd bytes at %zd lie outside rows of %zd bytes",
+                         j, s->length, s->offset, width);
             goto done;
         }
         if (s->kind < KIND_LONG || s->kind > KIND_CHARS || (s->kind == KIND_LONG && s->length != 4)
@@ -225,7 +247,12 @@ fields(PyObject *self, PyObject *args)
         if (PyObject_GetBuffer(out, &s->out, PyBUF_WRITABLE) < 0)
             goto done;
         s->has_out = 1;
-        Py_ssize_t need = s->kind == KIND_LONG ? 4 * n : s->length * n;
+        if (n && s->length > PY_SSIZE_T_MAX / n) {
+            PyErr_Format(PyExc_ValueError, "fields: spec %zd: %zd rows of %zd bytes overflow",
+                         j, n, s->length);
+            goto done;
+        }
+        Py_ssize_t need = s->length * n;   /* KIND_LONG: length 4 */
         if (s->out.len < need) {
             PyErr_Format(PyExc_ValueError, "fields: spec %zd: out holds %zd bytes, %zd needed",
                          j, s->out.len, need);
@@ -235,13 +262,13 @@ fields(PyObject *self, PyObject *args)
             if (PyObject_GetBuffer(offs, &s->offsets, PyBUF_WRITABLE) < 0)
                 goto done;
             s->has_offsets = 1;
-            if (s->offsets.len < 4 * (n + 1)) {
+            if (s->offsets.len / 4 < n + 1) {
                 PyErr_Format(PyExc_ValueError,
                              "fields: spec %zd: offsets hold %zd bytes, %zd needed",
                              j, s->offsets.len, 4 * (n + 1));
                 goto done;
             }
-            if (s->length * n > INT32_MAX) {
+            if (need > INT32_MAX) {
                 PyErr_Format(PyExc_ValueError,
                              "fields: spec %zd: %zd bytes do not fit int32 offsets", j, s->length * n);
                 goto done;
@@ -262,7 +289,7 @@ fields(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t j = 0; j < k; j++)
         if (specs[j].kind == KIND_CHARS)
-            ((int32_t *)specs[j].offsets.buf)[0] = 0;
+            put_i32(specs[j].offsets.buf, 0, 0);
     for (Py_ssize_t i = 0; i < n; i++) {
         const uint8_t *row = rows + i * rstride;
         int b = bigs[i] != 0;
@@ -271,7 +298,7 @@ fields(PyObject *self, PyObject *args)
             const uint8_t *src = row + s->offset;
             switch (s->kind) {
             case KIND_LONG:
-                ((uint32_t *)s->out.buf)[i] = load_long(src, b);
+                put_i32(s->out.buf, i, (int32_t)load_long(src, b));
                 break;
             case KIND_BYTES:
                 memcpy((uint8_t *)s->out.buf + i * s->length, src, s->length);
@@ -280,7 +307,7 @@ fields(PyObject *self, PyObject *args)
                 uint8_t *dst = (uint8_t *)s->out.buf + s->cursor;
                 if (!s->failed)
                     s->cursor += chars_into(dst, src, s->length, tab, ident, &s->failed);
-                ((int32_t *)s->offsets.buf)[i + 1] = (int32_t)s->cursor;
+                put_i32(s->offsets.buf, i + 1, (int32_t)s->cursor);
             }
             }
         }
@@ -353,22 +380,25 @@ string_array(PyObject *pair, Py_ssize_t n, const char *what, Py_buffer *offs, Py
         PyBuffer_Release(offs);
         return -1;
     }
-    const int32_t *off = (const int32_t *)offs->buf;
+    const void *off = offs->buf;
     Py_ssize_t bad = -1;
-    if (offs->len < 4 * (n + 1))
+    int short_offsets = offs->len / 4 < n + 1;
+    if (short_offsets)
         bad = n;
     else
-        for (Py_ssize_t i = 0; i < n && bad < 0; i++)
-            if (off[i] < 0 || off[i] > off[i + 1] || off[i + 1] > data->len)
+        for (Py_ssize_t i = 0; i < n && bad < 0; i++) {
+            int32_t a = get_i32(off, i), b = get_i32(off, i + 1);
+            if (a < 0 || a > b || b > data->len)
                 bad = i;
+        }
     if (bad >= 0) {
-        if (offs->len < 4 * (n + 1))
+        if (short_offsets)
             PyErr_Format(PyExc_ValueError, "put_times: %s offsets hold %zd bytes, %zd needed",
                          what, offs->len, 4 * (n + 1));
         else
             PyErr_Format(PyExc_ValueError,
                          "put_times: %s value %zd spans %d..%d, outside the %zd bytes of data",
-                         what, bad, off[bad], off[bad + 1], data->len);
+                         what, bad, (int)get_i32(off, bad), (int)get_i32(off, bad + 1), data->len);
         PyBuffer_Release(offs);
         PyBuffer_Release(data);
         return -1;
@@ -397,7 +427,7 @@ put_times(PyObject *self, PyObject *args)
         return NULL;
     Py_ssize_t n = ok.len;
     PyObject *result = NULL;
-    if (micros.len < 8 * n) {
+    if (micros.len / 8 < n) {
         PyErr_Format(PyExc_ValueError, "put_times: micros hold %zd bytes, %zd needed",
                      micros.len, 8 * n);
         goto out;
@@ -409,15 +439,16 @@ put_times(PyObject *self, PyObject *args)
         PyBuffer_Release(&ddata);
         goto out;
     }
-    const int32_t *dof = (const int32_t *)doff.buf, *tof = (const int32_t *)toff.buf;
+    const void *dof = doff.buf, *tof = toff.buf;
     const uint8_t *dd = (const uint8_t *)ddata.buf, *td = (const uint8_t *)tdata.buf;
-    int64_t *us = (int64_t *)micros.buf;
     uint8_t *good = (uint8_t *)ok.buf;
     static const int MONTH_DAYS[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        const uint8_t *d = dd + dof[i], *t = td + tof[i];
-        int32_t dlen = dof[i + 1] - dof[i], tlen = tof[i + 1] - tof[i];
+        int32_t d0 = get_i32(dof, i), t0 = get_i32(tof, i);
+        int32_t dlen = get_i32(dof, i + 1) - d0, tlen = get_i32(tof, i + 1) - t0;
+        /* read only where a value of 6 or 8 bytes lies (an empty buffer may be NULL) */
+        const uint8_t *d = dlen == 8 ? dd + d0 : NULL, *t = tlen == 8 || tlen == 6 ? td + t0 : NULL;
         int c1 = -1, c2 = -1, mo = -1, dy = -1, hh = -1, mi = -1, ss = -1, hs = 0;
         if (dlen == 8) {
             c1 = two_digits(d);
@@ -442,10 +473,10 @@ put_times(PyObject *self, PyObject *args)
                 ss = 59;
                 hs = 99;
             }
-            us[i] = ((days_from_civil(year, mo, dy) * 86400 + hh * 3600 + mi * 60 + ss)
-                     * 1000000) + (int64_t)hs * 10000;
+            put_i64(micros.buf, i, ((days_from_civil(year, mo, dy) * 86400 + hh * 3600 + mi * 60
+                                     + ss) * 1000000) + (int64_t)hs * 10000);
         } else
-            us[i] = 0;
+            put_i64(micros.buf, i, 0);
         good[i] = (uint8_t)fine;
     }
     Py_END_ALLOW_THREADS

@@ -390,7 +390,7 @@ def _take_in_c(struct: Struct, block: np.ndarray, big_endian: np.ndarray, wanted
         elif f.type == MQBYTE:
             out = np.empty((n, f.length), np.uint8)
             specs.append((off, f.length, 1, out))
-        elif chars_ok and f.name in whole:
+        elif chars_ok and f.name in whole and n * f.length < 2**31:  # int32 offsets
             out = (np.empty(n * f.length, np.uint8), np.empty(n + 1, np.int32))
             specs.append((off, f.length, 2) + out)
         else:
@@ -398,7 +398,8 @@ def _take_in_c(struct: Struct, block: np.ndarray, big_endian: np.ndarray, wanted
         taken.append((f, out))
     if not specs:
         return {}
-    table = None if not chars_ok or codec in _ASCII_CODECS else to_ascii_table(codec)[0]
+    chars = any(len(spec) == 5 for spec in specs)
+    table = None if not chars or codec in _ASCII_CODECS else to_ascii_table(codec)[0]
     written = _fixed.fields(block, np.ascontiguousarray(big_endian, dtype=np.bool_), table, specs)
     out_of = {}
     for (f, out), size in zip(taken, written):

@@ -25,9 +25,12 @@ from tests.builders import FAST
 pytestmark = pytest.mark.skipif(
     fixed._fixed is None, reason="dlqlens.decode._fixed was not built (no C compiler at install)")
 
-#: letters, both pad bytes, NUL, a tab, bytes above 0x7F (EBCDIC letters, Latin-1)
-ALPHABET = [0x41, 0x5A, 0x31, 0x20, 0x20, 0x20, 0x40, 0x00, 0x09, 0xC1, 0xE9, 0x80]
-CODECS = [("latin-1", 0x20), ("ascii", 0x20), ("utf-8", 0x20), ("cp500", 0x40), ("cp1047", 0x40)]
+#: letters, both pad bytes, NUL, a tab, LF, CR, DEL, bytes above 0x7F (EBCDIC
+#: letters, Latin-1)
+ALPHABET = [0x41, 0x5A, 0x31, 0x20, 0x20, 0x20, 0x40, 0x00, 0x09, 0x0A, 0x0D, 0x7F, 0xC1,
+            0xE9, 0x80]
+CODECS = [("latin-1", 0x20), ("ascii", 0x20), ("utf-8", 0x20), ("cp1252", 0x20),
+          ("cp500", 0x40), ("cp1047", 0x40), ("cp037", 0x40), ("cp273", 0x40)]
 
 
 def both(fn):
@@ -80,6 +83,11 @@ def structures(draw):
         wide = np.zeros((n, size + 3 + pad), dtype=np.uint8)
         wide[:, 3:3 + size] = rows
         rows = wide[:, 3:3 + size]
+    view = draw(st.sampled_from(["as is", "reversed", "one row repeated"]))
+    if view == "reversed":  # a negative row stride
+        rows = rows[::-1]
+    elif view == "one row repeated":  # a zero row stride
+        rows = np.broadcast_to(rows[0], rows.shape)
     big = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
     available = None
     if draw(st.booleans()):
@@ -139,12 +147,77 @@ def test_the_c_loop_takes_integers_in_each_row_s_byte_order_and_cuts_blanks():
     assert got.columns["DestQName"].to_pylist() == ["Q", "Q" * 12, "Q" * 23, "Q" * 34]
     assert got.columns["DestQMgrName"].to_pylist() == ["", "QM1", "", "QM1"]
     assert got.columns["PutApplName"].to_pylist() == ["A B"] * 4
+    # the C loop took them all (a silent fallback would pass the comparisons)
+    taken = fixed._take_in_c(MQDLH, block, np.array([False, True, False, True]),
+                             list(MQDLH.fields), {f.name for f in MQDLH.fields}, "latin-1")
+    assert set(taken) == {f.name for f in MQDLH.fields}
     ebcdic = MQDLH.pack({"DestQName": "DEAD.Q", "Reason": 2035}, ">", "cp500")
     got = decode_fixed(MQDLH, np.frombuffer(ebcdic, dtype=np.uint8).reshape(1, -1),
                        big_endian=np.array([True]), codecs="cp500", blanks=0x40)
+    taken = fixed._take_in_c(MQDLH, np.frombuffer(ebcdic, dtype=np.uint8).reshape(1, -1),
+                             np.array([True]), list(MQDLH.fields),
+                             {f.name for f in MQDLH.fields}, "cp500")
+    assert taken["DestQName"].to_pylist() == ["DEAD.Q"]
     assert got.columns["DestQName"].to_pylist() == ["DEAD.Q"]
     assert got.columns["StrucId"].to_pylist() == ["DLH"]
     assert got.ints["Reason"].tolist() == [2035]
+
+
+def _chars_rule(row: bytes, table: bytes | None):
+    """A character field by the loop's rule: each byte's ASCII byte (none
+    for 0x80 and up without a table), trailing blanks cut; None where some
+    byte is a NUL or has no ASCII byte."""
+    t = bytes(range(128)) + bytes(128) if table is None else table
+    out = bytes(t[b] for b in row)
+    return None if 0 in out else out.rstrip(b" ")
+
+
+@FAST
+@given(st.integers(1, 19), st.lists(st.binary(min_size=40, max_size=40), min_size=1, max_size=6),
+       st.sampled_from([None, "cp500"]), st.integers(0, 20), st.booleans())
+def test_fields_cuts_blanks_and_gives_up_fields_of_any_length(length, rows, codec, offset,
+                                                              unaligned):
+    """Every length 1 to 19 (words, half words and single bytes at the end),
+    bytes drawn mostly from blanks and letters; outputs at odd addresses."""
+    pick = b"  \x40\x40AZ\xc1\x00\x7f\x80"
+    block = np.frombuffer(b"".join(bytes(pick[b % len(pick)] for b in r) for r in rows),
+                          np.uint8).reshape(len(rows), 40)
+    offset = min(offset, 40 - length)
+    n = len(rows)
+    table = None if codec is None else np.asarray(fixed.to_ascii_table(codec)[0])
+    skew = 1 if unaligned else 0
+    data = np.zeros(n * length + skew, np.uint8)[skew:]
+    offsets = np.zeros(4 * (n + 1) + skew, np.uint8)[skew:]
+    longs = np.zeros(4 * n + skew, np.uint8)[skew:]
+    got = fixed._fixed.fields(block, np.zeros(n, bool), table,
+                              [(offset, length, 2, data, offsets), (0, 4, 0, longs)])
+    want = [_chars_rule(bytes(r[offset:offset + length]),
+                        None if table is None else table.tobytes()) for r in block]
+    if any(w is None for w in want):
+        assert got[0] == -1
+    else:
+        ends = np.frombuffer(offsets.tobytes(), np.int32)
+        assert got[0] == ends[-1] == sum(len(w) for w in want)
+        assert [data[a:b].tobytes() for a, b in zip(ends[:-1], ends[1:])] == want
+    assert np.frombuffer(longs.tobytes(), "<i4").tolist() == \
+        np.frombuffer(block[:, :4].tobytes(), "<i4").tolist()
+
+
+def test_a_spec_that_empties_the_specs_list_while_read_cannot_crash_the_loop():
+    """The specs are read from a tuple of them: a value's ``__index__`` that
+    clears the caller's list changes nothing the loop reads."""
+    specs = []
+
+    class Clearing:
+        def __index__(self):
+            specs.clear()
+            return 0
+
+    out = np.empty(4, np.int32)
+    specs.extend([(Clearing(), 4, 0, out)] + [(0, 4, 0, np.empty(4, np.int32))] * 50)
+    block = np.arange(64, dtype=np.uint8).reshape(4, 16)
+    assert fixed._fixed.fields(block, np.zeros(4, bool), None, specs) == [0] * 51
+    assert out.tolist() == np.frombuffer(block[:, :4].tobytes(), "<i4").tolist()
 
 
 def test_a_field_with_a_nul_or_a_byte_without_ascii_is_decoded_the_general_way():
@@ -191,9 +264,9 @@ def test_put_times_in_c_equal_the_numpy_rule(pairs, sliced):
 
 def test_put_times_known_answers():
     dates = _strings(["20240229", "20230229", "20000229", "19000229", "00000101", "99991231",
-                      "20261201", "2026120", None, "20261301", "20261201"])
+                      "20261201", "2026120", None, "20261301", "20261201", "00000229"])
     times = _strings(["12000000", "12000000", "000000", "00000000", "00000000", "23596199",
-                      "014015", "01401500", "01401500", "01401500", "00006200"])
+                      "014015", "01401500", "01401500", "01401500", "00006200", "00000000"])
     c, py = both(lambda: put_timestamp(dates, times).cast(pa.int64()).to_pylist())
     assert c == py
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -205,7 +278,8 @@ def test_put_times_known_answers():
                  -62167219200 * 1_000_000,  # 0000-01-01, proleptic Gregorian (leap year 0)
                  micros(9999, 12, 31, 23, 59, 59, 990000),  # second 61: a leap second
                  micros(2026, 12, 1, 1, 40, 15), None, None, None,
-                 None]  # a 62nd second is no leap second
+                 None,  # a 62nd second is no leap second
+                 -62167219200 * 1_000_000 + 59 * 86400 * 1_000_000]  # 0000-02-29
 
 
 def test_fields_refuses_what_would_read_or_write_outside_a_buffer():
