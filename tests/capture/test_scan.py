@@ -545,9 +545,12 @@ def test_probe_lines_refuses_units_outside_the_lines():
                          np.ones(1, bool), b"  ")
 
 
+#: pieces of amqsbcg's MQGET lines and near misses ('M' four bytes before a
+#: 'T' that is no 'MQGET'), up to 30 of them
 _GET_TEXT = st.lists(st.sampled_from(
     [b"MQGET of message number", b" MQGET", b"MQGE", b"T of", b" ", b"\t", b" " * 24, b"1",
-     b"42", b"x", b"\n", b"\r\n", b", CompCode:0"]), max_size=14).map(b"".join)
+     b"42", b"x", b"\n", b"\r\n", b", CompCode:0", b"M", b"MQGEx", b"MxxxT", b"MQGET",
+     b"xxxxxxx"]), max_size=30).map(b"".join)
 
 
 @_C_ONLY
