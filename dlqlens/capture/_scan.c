@@ -1046,6 +1046,129 @@ dump_lines(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* template_fields(buf, at0, fields, md, ok, version) -> None.
+ *
+ * dmpmqmsg attribute values that differ from unit to unit, read into the
+ * units' MQMD rows (dlqlens.capture.dmpmqmsg.attrs._fill_template's late
+ * fields; its numpy steps are the reference). Units start at at0 (int64, n);
+ * fields (int64, m rows of kind, src, length, dst, size): the value of each
+ * unit is buf[at0[i] + src : at0[i] + src + length]; md (uint8, n rows of
+ * the MQMD), ok (uint8, n: cleared where a value is one the line reader
+ * would report), version (int32, n: set by a VER field). Kinds:
+ *   0 MQLONG: -?[0-9]{1,10} filling the value, in the MQLONG range, written
+ *     little-endian at dst (0 where not);
+ *   1 the VER line: as 0; the version is the value when 1 or 2, else 2;
+ *   2 characters: the first min(length, size) bytes, blanks after;
+ *   3 hex: exactly 2 * size digits (else ok is cleared for every unit);
+ *   4 hex of characters: as 3, and no byte of 0x80 or more.
+ * Raises ValueError when a value lies outside buf, a field outside the MQMD
+ * row or a buffer has the wrong size; nothing is written then. */
+static PyObject *
+template_fields(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer b, a, f, m, o, v;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*w*", &b, &a, &f, &m, &o, &v))
+        return NULL;
+    const char *err = NULL;
+    Py_ssize_t n = a.len / 8, nf = f.len / 40, blen = b.len, width = 0;
+    const uint8_t *buf = b.buf;
+    uint8_t *md = m.buf, *ok = o.buf;
+    if (a.len % 8 || f.len % 40 || o.len != n || v.len != 4 * n || (n && m.len % n)
+            || (!n && m.len))
+        err = "template_fields: buffers of inconsistent sizes";
+    else
+        width = n ? m.len / n : 0;
+    int64_t lo = 0, hi = 0;
+    for (Py_ssize_t i = 0; err == NULL && i < n; i++) {
+        int64_t x;
+        memcpy(&x, (const uint8_t *)a.buf + 8 * i, 8);
+        if (x < 0 || x > blen)
+            err = "template_fields: a unit starts outside the buffer";
+        lo = i == 0 || x < lo ? x : lo;
+        hi = i == 0 || x > hi ? x : hi;
+    }
+    for (Py_ssize_t j = 0; err == NULL && j < nf; j++) {
+        int64_t q[5];
+        memcpy(q, (const uint8_t *)f.buf + 40 * j, 40);
+        int64_t kind = q[0], src = q[1], len = q[2], dst = q[3], size = q[4];
+        if (kind < 0 || kind > 4 || src < 0 || len < 0 || dst < 0 || size < 0
+                || (kind <= 1 && size != 4))
+            err = "template_fields: a field of an unknown kind, or a negative offset or size";
+        else if (n && (src > blen || len > blen - src || hi > blen - src - len))
+            err = "template_fields: a value lies outside the buffer";
+        else if (dst > width || size > width - dst)
+            err = "template_fields: a field lies outside the MQMD row";
+    }
+    (void)lo;
+    if (err == NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < nf; j++) {
+            int64_t q[5];
+            memcpy(q, (const uint8_t *)f.buf + 40 * j, 40);
+            int kind = (int)q[0];
+            Py_ssize_t src = (Py_ssize_t)q[1], len = (Py_ssize_t)q[2], dst = (Py_ssize_t)q[3],
+                       size = (Py_ssize_t)q[4];
+            if (kind >= 3 && len != 2 * size) {  /* not the field's width: never fast */
+                memset(ok, 0, (size_t)n);
+                continue;
+            }
+            for (Py_ssize_t i = 0; i < n; i++) {
+                int64_t at;
+                memcpy(&at, (const uint8_t *)a.buf + 8 * i, 8);
+                const uint8_t *val = buf + at + src;
+                uint8_t *row = md + i * width + dst;
+                if (kind <= 1) {
+                    int neg = len > 0 && val[0] == '-', good = len >= 1 && len <= 11;
+                    int64_t x = 0;
+                    for (Py_ssize_t c = neg; good && c < len; c++) {
+                        unsigned d = (unsigned)val[c] - '0';
+                        good = d < 10;
+                        x = x * 10 + d;
+                    }
+                    good = good && len - neg >= 1 && len - neg <= 10;
+                    x = neg ? -x : x;
+                    good = good && x >= -((int64_t)1 << 31) && x < ((int64_t)1 << 31);
+                    if (!good)
+                        x = 0;
+                    if (kind == 1) {
+                        x = x == 1 || x == 2 ? x : 2;
+                        int32_t ver = (int32_t)x;
+                        memcpy((uint8_t *)v.buf + 4 * i, &ver, 4);
+                    }
+                    uint32_t u = (uint32_t)(int32_t)x;
+                    uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16),
+                                     (uint8_t)(u >> 24)};
+                    memcpy(row, le, 4);
+                    if (!good)
+                        ok[i] = 0;
+                } else if (kind == 2) {
+                    Py_ssize_t use = len < size ? len : size;
+                    memcpy(row, val, (size_t)use);
+                    memset(row + use, ' ', (size_t)(size - use));
+                } else {
+                    unsigned bad = 0;
+                    for (Py_ssize_t c = 0; c < size; c++) {
+                        uint16_t pair;
+                        memcpy(&pair, val + 2 * c, 2);
+                        uint16_t x = HEX_PAIR[pair];
+                        bad |= x > 0xFF || (kind == 4 && x >= 0x80);
+                        row[c] = (uint8_t)x;
+                    }
+                    if (bad)
+                        ok[i] = 0;
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&b); PyBuffer_Release(&a); PyBuffer_Release(&f);
+    PyBuffer_Release(&m); PyBuffer_Release(&o); PyBuffer_Release(&v);
+    if (err != NULL)
+        return raise_error(err);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"line_table", line_table, METH_VARARGS, "Starts, ends and first words of the lines of buf[0:n]."},
     {"hex_runs", hex_runs, METH_VARARGS, "Decode the leading hex digits of many runs of a buffer."},
@@ -1060,6 +1183,8 @@ static PyMethodDef methods[] = {
      "Units whose current content line holds a literal (amqsbcg)."},
     {"mqget_lines", mqget_lines, METH_VARARGS,
      "The lines of 'MQGET' and of 'MQGET of message number N' (amqsbcg)."},
+    {"template_fields", template_fields, METH_VARARGS,
+     "dmpmqmsg attribute values that differ from unit to unit, into MQMD rows."},
     {"dump_lines", dump_lines, METH_VARARGS,
      "Check amqsbcg dump lines against the layout amqsbcg prints, and decode their hex."},
     {NULL, NULL, 0, NULL}

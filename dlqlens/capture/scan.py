@@ -466,6 +466,43 @@ def match_lines(buf, cstart: np.ndarray, crend: np.ndarray, cclean: np.ndarray,
                              values, values.shape[1] if values.ndim == 2 else 0)
 
 
+def template_fields(buf, at0: np.ndarray, fields: np.ndarray, md: np.ndarray, ok: np.ndarray,
+                    version: np.ndarray) -> None:
+    """dmpmqmsg attribute values that differ from unit to unit, read into the
+    units' MQMD rows in one C pass (C only: the numpy version is the late
+    fields' steps of :func:`dlqlens.capture.dmpmqmsg.attrs._fill_template`).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block (a :class:`~dlqlens.capture.text.TextBlock`'s ``p`` or ``buf``).
+    at0 : numpy.ndarray of int64, shape (n,)
+        Where each unit's attribute section starts.
+    fields : numpy.ndarray of int64, shape (m, 5)
+        Per field: kind (0 MQLONG, 1 the VER line, 2 characters, 3 hex,
+        4 hex of characters), the value's offset in the section, its length
+        (the same in every unit), the field's offset in the MQMD and its size
+        in bytes (4 for kinds 0 and 1).
+    md : numpy.ndarray of uint8, shape (n, MQMD length)
+        Written: the fields' values (MQLONG little-endian; characters
+        padded with blanks; 0 for a number that is not one).
+    ok : numpy.ndarray of uint8, shape (n,)
+        Cleared where a value is one the line reader would report (not
+        ``-?[0-9]{1,10}`` in the MQLONG range; hex of another length, or not
+        hex; a hex character of 0x80 or more).
+    version : numpy.ndarray of int32, shape (n,)
+        Written by a VER field: its value when 1 or 2, else 2.
+
+    Raises
+    ------
+    ValueError
+        When a value lies outside ``buf``, a field outside the MQMD row, a
+        kind is unknown, or the arrays' sizes disagree; nothing is written.
+    """
+    _scan.template_fields(buf, np.ascontiguousarray(at0, dtype=np.int64),
+                          np.ascontiguousarray(fields, dtype=np.int64), md, ok, version)
+
+
 def dump_lines(buf, at: np.ndarray, length: np.ndarray, nbytes: np.ndarray,
                k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Check amqsbcg dump lines against the layout amqsbcg prints, and decode

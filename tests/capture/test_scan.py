@@ -670,3 +670,48 @@ def test_an_extension_built_before_the_amqsbcg_loops_reads_with_numpy(tmp_path, 
     assert not scan.compiled("match_lines") and not scan.compiled("dump_lines")
     assert frames() == want
     assert sum(len(f[2]) for f in want) == 60
+
+
+@_C_ONLY
+def test_template_fields_reads_values_and_refuses_what_lies_outside():
+    """``template_fields`` (the dmpmqmsg late values in C): known answers for
+    each kind, and a refusal, with nothing written, for a value outside the
+    buffer, a field outside the MQMD row, an unknown kind or sizes that
+    disagree."""
+    text = b"-12 VALUE 4142 C3 1x 3\n" * 2
+    at0 = np.array([0, 23], np.int64)
+
+    def run(fields, md_width=20):
+        md = np.full((2, md_width), 0xEE, np.uint8)
+        ok = np.ones(2, np.uint8)
+        ver = np.zeros(2, np.int32)
+        scan.template_fields(text, at0, np.array(fields, np.int64).reshape(-1, 5), md, ok, ver)
+        return md, ok, ver
+
+    md, ok, ver = run([(0, 0, 3, 0, 4), (2, 4, 5, 4, 7), (3, 10, 4, 11, 2), (1, 21, 1, 16, 4)])
+    assert md[0, :4].view("<i4")[0] == -12
+    assert md[0, 4:11].tobytes() == b"VALUE  " and md[0, 11:13].tobytes() == b"AB"
+    assert ver.tolist() == [2, 2] and md[0, 16:20].view("<i4")[0] == 2 and ok.tolist() == [1, 1]
+    assert run([(0, 18, 2, 0, 4)])[1].tolist() == [0, 0]  # '1x' is no number
+    assert run([(4, 15, 2, 0, 1)])[1].tolist() == [0, 0]  # C3: not an ASCII character
+    assert run([(3, 15, 2, 0, 1)])[1].tolist() == [1, 1]  # the same as bytes: fine
+    assert run([(3, 10, 4, 0, 3)])[1].tolist() == [0, 0]  # 4 digits for 3 bytes
+    md, ok, _ = run([(2, 4, 5, 0, 3)])  # characters cut to the field
+    assert md[0, :4].tobytes() == b"VAL\xee"
+    for fields, width in (([(0, 22, 2, 0, 4)], 16),   # past the buffer's end
+                          ([(2, 4, 5, 14, 3)], 16),   # past the MQMD row
+                          ([(5, 0, 1, 0, 1)], 16),    # an unknown kind
+                          ([(0, 0, 3, 0, 3)], 16),    # an MQLONG of 3 bytes
+                          ([(0, -1, 3, 0, 4)], 16)):  # a negative offset
+        md = np.full((2, width), 0xEE, np.uint8)
+        with pytest.raises(ValueError, match="template_fields"):
+            scan.template_fields(text, at0, np.array(fields, np.int64), md,
+                                 np.ones(2, np.uint8), np.zeros(2, np.int32))
+        assert (md == 0xEE).all()
+    with pytest.raises(ValueError, match="inconsistent sizes"):
+        scan.template_fields(text, at0, np.zeros((0, 5), np.int64), np.zeros((2, 16), np.uint8),
+                             np.ones(3, np.uint8), np.zeros(2, np.int32))
+    with pytest.raises(ValueError, match="outside the buffer"):
+        scan.template_fields(text, np.array([0, len(text) + 1], np.int64),
+                             np.zeros((0, 5), np.int64), np.zeros((2, 16), np.uint8),
+                             np.ones(2, np.uint8), np.zeros(2, np.int32))

@@ -311,6 +311,44 @@ def test_clean_writer_output_takes_the_fast_path(tmp_path, monkeypatch):
             assert all(call == [] for call in line_read(p, monkeypatch, chunk)), (name, chunk)
 
 
+#: Same-length damage to an attribute value: characters a number, hex or a
+#: hex character string may not hold, and ones they may
+_VALUE_CHARS = "0123456789-+ xG.aF"
+
+
+def test_values_that_differ_from_unit_to_unit_read_as_line_by_line(tmp_path, monkeypatch):
+    """Units laid out alike (every line as long as in the first unit) whose
+    values differ: read column by column (in C: ``scan.template_fields``) they
+    give what the line reader gives, a value damaged in place included (a
+    letter in a number, a sign in hex, hex of a character of 0x80 or more)."""
+    @FAST
+    @given(st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 9),
+                              st.binary(min_size=24, max_size=24)), min_size=2, max_size=6),
+           st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 64),
+                              st.sampled_from(_VALUE_CHARS)), max_size=3),
+           st.booleans())
+    def check(values, damage, high_aix):
+        ms = [dlq_message(b"m%d" % i, md={"Expiry": 10**9 + e % 10**9, "Priority": pr,
+                                         "MsgId": msgid, "ApplIdentityData": "appl%05d" % i})
+              for i, (e, pr, msgid) in enumerate(values)]
+        lines = "".join(dmpmqmsg.format_message(m) for m in ms).split("\n")
+        a_lines = [k for k, t in enumerate(lines) if t.startswith("A ")]
+        for pick, col, ch in damage:
+            k = a_lines[pick % len(a_lines)]
+            t = lines[k]
+            if len(t) > 6:
+                c = 6 + col % (len(t) - 6)
+                lines[k] = t[:c] + ch + t[c + 1:]
+        if high_aix:  # hex of a character of 0x80 or more: the line reader's issue
+            k = next(k for k in a_lines if lines[k].startswith("A AIX"))
+            lines[k] = lines[k][:6] + "C3" + lines[k][8:]
+        p = tmp_path / "v.qld"
+        p.write_text("\n".join(lines))
+        assert_same_reading(p, monkeypatch)
+
+    check()
+
+
 def test_index_lines_and_character_attributes_take_the_fast_path(tmp_path, monkeypatch):
     text = "".join(dmpmqmsg.format_message(dlq_message(b"m%d" % i), index=i) for i in range(5))
     # every line dmpmqmsg writes, AID and AOD instead of AIX and AOX (-dc)

@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from dlqlens.capture.dmpmqmsg.lines import _ALWAYS, _V2, CODES
-from dlqlens.capture.scan import rows_like_first, rows_of
+from dlqlens.capture.scan import compiled, rows_like_first, rows_of, template_fields
 from dlqlens.capture.text import decimals, hex_values, pack_text_md, windows
 from dlqlens.mq.structs import MQMD
 
@@ -150,6 +150,10 @@ def _fixed_decimals(p, at, length: int):
     return v, ok
 
 
+#: The kinds of :func:`dlqlens.capture.scan.template_fields`.
+_LATE_KINDS = {"int": 0, "ver": 1, "char": 2, "hex": 3, "hexchar": 4}
+
+
 def _fill_template(p, at0, same, rel, ln, spec):
     """:func:`_fill_layout` for units whose attribute sections start at
     ``at0``, all with their lines at offsets ``rel`` and of lengths ``ln``
@@ -211,6 +215,14 @@ def _fill_template(p, at0, same, rel, ln, spec):
     md[:] = row
     okv = np.full(n, ok)
     ver = np.full(n, version, dtype=np.int32)
+    if (late_int or late) and compiled("template_fields"):
+        # every unit's late values in one C pass (the numpy steps below are
+        # the reference: tests/capture/test_scan.py compares the two)
+        fields = [(_LATE_KINDS[kind], int(vo[j]), int(vl[j]), a, 4) for j, kind, a in late_int]
+        fields += [(_LATE_KINDS[kind], int(vo[j]), int(vl[j]), a, size)
+                   for j, kind, a, size in late]
+        template_fields(p, at0, np.array(fields, dtype=np.int64), md, okv.view(np.uint8), ver)
+        return md, ver, okv
     if late_int:
         md32 = md.view("<i4")
         for j, kind, a in late_int:
