@@ -294,7 +294,7 @@ def _unit_data(block: _Block, ok, firstX, lastX):
     xs = block.starts[x_lines] + 2
     xe = np.maximum(block.cend[x_lines], xs)
     data, digits = hex_runs(block.buf, xs, xe)
-    good = (digits == xe - xs) & (digits % 2 == 0)
+    good = (digits == xe - xs) & ((digits & 1) == 0)
     if not good.all():
         # the -da column, or a damaged line
         odd = np.flatnonzero(~good)
