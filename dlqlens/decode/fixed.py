@@ -407,7 +407,10 @@ def _take_in_c(struct: Struct, block: np.ndarray, big_endian: np.ndarray, wanted
             if size < 0:
                 continue
             data, offsets = out
-            out = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data[:size]))
+            # give back what trailing blanks left unused (a shrinking realloc:
+            # nothing copied; no view of ``data`` exists yet)
+            data.resize(size, refcheck=False)
+            out = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
         out_of[f.name] = out
     return out_of
 
