@@ -67,7 +67,8 @@ from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 
 TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap", "hexdump")
 COUNTS: dict[str, int] = {t: 0 for t in (*TARGETS, "scan_match_writes", "scan_match_units",
-                                          "scan_probe_hits", "scan_mqget_units")}
+                                          "scan_probe_hits", "scan_mqget_units",
+                                          "scan_template_values")}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
 INTERESTING = [0, 1, 2, -1, -2, 36, 172, 324, 364, 428, 684, 2**31 - 1, -2**31, 0x7FFFFFF0,
@@ -744,6 +745,10 @@ def _line_templates(draw):
     return prog, lines
 
 
+#: Bytes of dmpmqmsg attribute values and of what may damage them.
+_VALUE_BYTES = b"-0129AFaf Gx\x80"
+
+
 @st.composite
 def scan_calls(draw):
     """``(function, buffer, offsets, second offsets or width)`` for one call of
@@ -753,7 +758,7 @@ def scan_calls(draw):
     offsets = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)), max_size=12))
     func = draw(st.sampled_from(["rows_like_first", "hex_runs", "line_table", "dump_lines",
                                  "match_lines", "probe_lines", "trimmed_ends",
-                                 "mqget_lines"]))
+                                 "mqget_lines", "template_fields"]))
     if func == "rows_like_first":
         width = draw(st.one_of(st.integers(0, 24), st.sampled_from(_EXTREME)))
         return func, data, offsets, width
@@ -770,6 +775,19 @@ def scan_calls(draw):
             at = offsets[units[0][2]]
             lit, after = data[at:at + draw(st.integers(1, 4))] or b"\0", False
         return func, data, offsets, (units, lit, after)
+    if func == "template_fields":  # units anywhere; fields (kind, src, length, dst, size)
+        small = st.one_of(st.integers(-2, 24), st.sampled_from(_EXTREME))
+        fields = draw(st.lists(st.tuples(st.one_of(st.integers(-1, 5), st.sampled_from(_EXTREME)),
+                                         small, small, small, small), max_size=4))
+        if draw(st.booleans()):  # or a consistent call: values of digits, hex and letters
+            data = draw(st.binary(min_size=24, max_size=24).map(
+                lambda b: bytes(_VALUE_BYTES[c % len(_VALUE_BYTES)] for c in b))) * 3
+            offsets = [0, 24, 48][:draw(st.integers(1, 3))]
+            fields = [(k, src, ln, dst, 4 if k <= 1 else size) for k, src, ln, dst, size in
+                      draw(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 12),
+                                              st.integers(0, 12), st.integers(0, 8),
+                                              st.integers(0, 6)), min_size=1, max_size=4))]
+        return func, data, offsets, fields
     if func == "mqget_lines":  # a text of 'MQGET' lines, its lines (or not), and n
         data = b"\n".join(draw(st.lists(st.sampled_from(
             [b" MQGET of message number 1", b"MQGET of message number\t\t7", b"MQGET", b"x",
@@ -918,6 +936,8 @@ def check_scan(call) -> None:
         special, units = np.frombuffer(special, np.int64), np.frombuffer(units, np.int64)
         assert ((special >= 0) & (special < len(at))).all() and set(units) <= set(special)
         COUNTS["scan_mqget_units"] += len(units) > 0
+    elif func == "template_fields":
+        check_template_fields(buf, at, extra)
     elif func == "trimmed_ends":
         ends = np.array(extra, dtype=np.int64)
         fine = bool(((at >= 0) & (ends >= at) & (ends <= len(buf))).all())
@@ -970,6 +990,66 @@ def check_scan(call) -> None:
             return
         assert 0 <= n <= len(buf)
         assert len(ends) // 8 == buf[:n].count(b"\n") + (n > 0 and buf[n - 1] != 10)
+
+
+def check_template_fields(buf: bytearray, at: np.ndarray, fields: list) -> None:
+    """One call of ``template_fields``: refused (nothing written) exactly when
+    a value would lie outside the buffer, a field outside the 16-byte rows,
+    or a field is of no kind; else each field as the rule says (the bytes of
+    a field no other field overlaps, every unit's ``ok``)."""
+    from dlqlens.capture import scan
+
+    width, n = 16, len(at)
+    md = np.full((n, width), 0xEE, np.uint8)
+    ok, ver = np.ones(n, np.uint8), np.zeros(n, np.int32)
+    units = at.tolist()
+    fine = all(0 <= a <= len(buf) for a in units) and all(
+        0 <= k <= 4 and src >= 0 and ln >= 0 and dst >= 0 and size >= 0
+        and (k > 1 or size == 4) and (not n or dst + size <= width)
+        and all(a + src + ln <= len(buf) for a in units)
+        for k, src, ln, dst, size in fields)
+    try:
+        scan._scan.template_fields(buf, at.tobytes(), np.array(fields, dtype=np.int64).tobytes()
+                                   if fields else b"", md, ok, ver)
+    except (ValueError, OverflowError):
+        assert not fine, (units, fields)
+        assert (md == 0xEE).all() and ok.all()
+        return
+    assert fine, (units, fields)
+
+    def alone(j):
+        d, z = fields[j][3], fields[j][4]
+        return all(f[3] + f[4] <= d or f[3] >= d + z for i, f in enumerate(fields) if i != j)
+
+    want_ok = [True] * n
+    for j, (k, src, ln, dst, size) in enumerate(fields):
+        if k >= 3 and ln != 2 * size:
+            want_ok = [False] * n
+            continue
+        for i, a in enumerate(units):
+            v = bytes(buf[a + src:a + src + ln])
+            got = md[i, dst:dst + size].tobytes()
+            if k <= 1:
+                good = re.fullmatch(rb"-?[0-9]{1,10}", v) is not None and \
+                    -2**31 <= int(v) < 2**31
+                x = int(v) if good else 0
+                if k == 1:
+                    x = x if x in (1, 2) else 2
+                    if j == max(m for m, f in enumerate(fields) if f[0] == 1):  # the last
+                        assert ver[i] == x
+                want_ok[i] &= good
+                want = x.to_bytes(4, "little", signed=True)
+            elif k == 2:
+                want = (v[:size] + b" " * size)[:size]
+            else:
+                good = re.fullmatch(rb"[0-9A-Fa-f]*", v) is not None and \
+                    (k == 3 or all(b < 0x80 for b in bytes.fromhex(v.decode())))
+                want_ok[i] &= good
+                want = bytes.fromhex(v.decode()) if good else got
+            if alone(j):
+                assert got == want, (v, got, want)
+    assert ok.tolist() == [int(w) for w in want_ok], (units, fields)
+    COUNTS["scan_template_values"] += bool(fields) and any(want_ok)
 
 
 def atheris_main(target: str, seconds: int, argv: list[str]) -> None:  # pragma: no cover

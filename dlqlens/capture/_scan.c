@@ -1097,7 +1097,7 @@ template_fields(PyObject *self, PyObject *args)
             err = "template_fields: a field of an unknown kind, or a negative offset or size";
         else if (n && (src > blen || len > blen - src || hi > blen - src - len))
             err = "template_fields: a value lies outside the buffer";
-        else if (dst > width || size > width - dst)
+        else if (n && (dst > width || size > width - dst))  /* (no rows: nothing written) */
             err = "template_fields: a field lies outside the MQMD row";
     }
     (void)lo;

@@ -101,9 +101,10 @@ def test_scan_c_api_fuzz():
         assert fuzz.run_target("scan", EXAMPLES * 8) == EXAMPLES * 8
     # a fixed series (derandomized: the same inputs every run) in which match_lines'
     # write paths run (well-formed programs over matching text), not only its refusals,
-    # probe_lines finds its literal and mqget_lines its units
+    # probe_lines finds its literal, mqget_lines its units and template_fields reads values
     before = {k: fuzz.COUNTS[k] for k in ("scan_match_writes", "scan_match_units",
-                                          "scan_probe_hits", "scan_mqget_units")}
-    assert fuzz.run_target("scan", 400, derandomize=True) == 400
+                                          "scan_probe_hits", "scan_mqget_units",
+                                          "scan_template_values")}
+    assert fuzz.run_target("scan", 800, derandomize=True) == 800
     for k, v in before.items():
         assert fuzz.COUNTS[k] > v, k  # (scan_match_units: units that matched every template)
