@@ -102,7 +102,6 @@ _EBCDIC_CODECS = {c for c, fam in _KNOWN.values() if fam == EBCDIC} | {
 
 
 @lru_cache(maxsize=None)
-@lru_cache(maxsize=None)
 def to_ascii_table(codec: str) -> tuple[np.ndarray, np.ndarray]:
     """Byte translation table of a single-byte ``codec`` into ASCII (made
     once per codec; the arrays are read-only).

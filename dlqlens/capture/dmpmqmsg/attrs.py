@@ -217,7 +217,8 @@ def _fill_template(p, at0, same, rel, ln, spec):
     ver = np.full(n, version, dtype=np.int32)
     if (late_int or late) and compiled("template_fields"):
         # every unit's late values in one C pass (the numpy steps below are
-        # the reference: tests/capture/test_scan.py compares the two)
+        # the reference: tests/capture/test_text_fast_readers.py reads with
+        # each, against the line reader)
         fields = [(_LATE_KINDS[kind], int(vo[j]), int(vl[j]), a, 4) for j, kind, a in late_int]
         fields += [(_LATE_KINDS[kind], int(vo[j]), int(vl[j]), a, size)
                    for j, kind, a, size in late]
