@@ -108,6 +108,17 @@ Each stage reports ``messages``, ``msgs_per_s``, ``baseline`` (its name),
 the Python driver plus the JVM driver, ``jvm_peak_rss_mb`` on its own).
 "one core" stages are pinned to one CPU with ``os.sched_setaffinity`` and
 Arrow's thread pool set to one thread.
+
+To compare two versions of the code, run each tree's own script with
+``PYTHONPATH`` set to that tree (and its C extensions built in place,
+``python3 setup.py build_ext --inplace``), alternating them: the stages'
+processes import ``dlqlens`` as Python finds it, which without
+``PYTHONPATH`` is the installed (editable) tree whatever directory the
+script is run from::
+
+    git worktree add /tmp/old <commit> && (cd /tmp/old && python3 setup.py build_ext --inplace)
+    (cd /tmp/old && PYTHONPATH=/tmp/old python3 benchmarks/run.py --stages decode_raw)
+    PYTHONPATH=$PWD python3 benchmarks/run.py --stages decode_raw
 """
 
 from __future__ import annotations
