@@ -1079,14 +1079,13 @@ template_fields(PyObject *self, PyObject *args)
         err = "template_fields: buffers of inconsistent sizes";
     else
         width = n ? m.len / n : 0;
-    int64_t lo = 0, hi = 0;
+    int64_t hi = 0;  /* the last unit start */
     for (Py_ssize_t i = 0; err == NULL && i < n; i++) {
         int64_t x;
         memcpy(&x, (const uint8_t *)a.buf + 8 * i, 8);
         if (x < 0 || x > blen)
             err = "template_fields: a unit starts outside the buffer";
-        lo = i == 0 || x < lo ? x : lo;
-        hi = i == 0 || x > hi ? x : hi;
+        hi = x > hi ? x : hi;
     }
     for (Py_ssize_t j = 0; err == NULL && j < nf; j++) {
         int64_t q[5];
@@ -1100,8 +1099,7 @@ template_fields(PyObject *self, PyObject *args)
         else if (n && (dst > width || size > width - dst))  /* (no rows: nothing written) */
             err = "template_fields: a field lies outside the MQMD row";
     }
-    (void)lo;
-    if (err == NULL) {
+    if (err == NULL && n) {  /* (no units: nothing to write, and sizes unchecked) */
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t j = 0; j < nf; j++) {
             int64_t q[5];
