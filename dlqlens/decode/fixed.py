@@ -41,6 +41,14 @@ except ImportError:  # built without a C compiler: the numpy steps below
 #: Whether the C loops (:mod:`dlqlens.decode._fixed`) were built and are used.
 COMPILED = _fixed is not None
 
+#: Codecs whose bytes below 0x80 are ASCII and whose others are not: their
+#: fields need no translation table (the C loop's table is the identity
+#: below 0x80).
+_ASCII_CODECS = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437",
+                           "cp819"})
+#: Two-byte codecs: no byte table, never the fast paths.
+_UTF16_CODECS = frozenset({"utf-16", "utf-16-be", "utf-16-le"})
+
 
 @dataclass
 class Decoded:
@@ -124,7 +132,7 @@ def decode_chars(block: np.ndarray, codec: str, blank: int,
     if codec in ("utf-8", "ascii"):
         if kept.size == 0 or kept.max() < 0x80:
             fast = kept
-    elif codec not in ("utf-16", "utf-16-be", "utf-16-le"):
+    elif codec not in _UTF16_CODECS:
         table, ok = to_ascii_table(codec)
         if ok[kept].all():
             fast = table[kept]
@@ -167,11 +175,11 @@ def _chars_fast(block: np.ndarray, codec: str) -> pa.Array | None:
         return None
     # copy the field's bytes out of the structure rows first: the checks
     # below then run over contiguous memory
-    if codec in ("utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437", "cp819"):
+    if codec in _ASCII_CODECS:
         data = copy_rows(block)
         if data.max() >= 0x80:
             return None
-    elif codec in ("utf-16", "utf-16-be", "utf-16-le"):
+    elif codec in _UTF16_CODECS:
         return None
     else:
         table, _ = to_ascii_table(codec)
@@ -341,12 +349,6 @@ def decode_fixed(struct: Struct, block: np.ndarray, *, big_endian: np.ndarray,
     return Decoded(columns, partial, ints)
 
 
-#: Codecs whose bytes below 0x80 are ASCII and whose others are not (the C
-#: loop's table for them is the identity below 0x80).
-_ASCII_CODECS = frozenset({"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252", "cp850", "cp437",
-                           "cp819"})
-
-
 def _take_in_c(struct: Struct, block: np.ndarray, big_endian: np.ndarray, wanted: list,
                whole: set[str], codec: str | None) -> dict:
     """The fields of ``wanted`` taken out of every row of ``block`` in one pass
@@ -380,7 +382,7 @@ def _take_in_c(struct: Struct, block: np.ndarray, big_endian: np.ndarray, wanted
     n = block.shape[0]
     if _fixed is None or n == 0 or block.ndim != 2 or block.strides[1] != 1:
         return {}
-    chars_ok = codec is not None and codec not in ("utf-16", "utf-16-be", "utf-16-le")
+    chars_ok = codec is not None and codec not in _UTF16_CODECS
     specs, taken = [], []
     for f in wanted:
         off = struct.offsets[f.name]

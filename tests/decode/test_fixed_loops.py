@@ -234,8 +234,7 @@ def test_a_field_with_a_nul_or_a_byte_without_ascii_is_decoded_the_general_way()
 
 
 def _strings(values):
-    arr = pa.array(values, pa.string())
-    return arr
+    return pa.array(values, pa.string())
 
 
 DATES = st.one_of(
@@ -287,34 +286,26 @@ def test_fields_refuses_what_would_read_or_write_outside_a_buffer():
     block = np.zeros((4, 16), dtype=np.uint8)
     be = np.zeros(4, dtype=bool)
     out4 = np.empty(4, np.int32)
-    with pytest.raises(ValueError, match="outside rows of 16 bytes"):
-        c.fields(block, be, None, [(14, 4, 0, out4)])
-    with pytest.raises(ValueError, match="outside rows"):
-        c.fields(block, be, None, [(-1, 4, 0, out4)])
-    with pytest.raises(ValueError, match="out holds 12 bytes, 16 needed"):
-        c.fields(block, be, None, [(0, 4, 0, np.empty(3, np.int32))])
-    with pytest.raises(ValueError, match="out holds 31 bytes, 32 needed"):
-        c.fields(block, be, None, [(0, 8, 1, np.empty(31, np.uint8))])
-    with pytest.raises(ValueError, match="offsets hold 16 bytes, 20 needed"):
-        c.fields(block, be, None, [(0, 8, 2, np.empty(32, np.uint8), np.empty(4, np.int32))])
-    with pytest.raises(ValueError, match="kind 0 with length 8"):
-        c.fields(block, be, None, [(0, 8, 0, np.empty(8, np.int32))])
-    with pytest.raises(ValueError, match="kind 2 with length 8 and no offsets"):
-        c.fields(block, be, None, [(0, 8, 2, np.empty(32, np.uint8))])
-    with pytest.raises(ValueError, match="kind 1 with length 8 and offsets"):
-        c.fields(block, be, None, [(0, 8, 1, np.empty(32, np.uint8), np.empty(5, np.int32))])
-    with pytest.raises(ValueError, match="kind 7"):
-        c.fields(block, be, None, [(0, 8, 7, np.empty(32, np.uint8))])
-    with pytest.raises(ValueError, match="big_endian holds 3 bytes, 4 rows"):
-        c.fields(block, be[:3], None, [(0, 4, 0, out4)])
-    with pytest.raises(ValueError, match="table holds 255 bytes"):
-        c.fields(block, be, np.zeros(255, np.uint8), [(0, 4, 0, out4)])
-    with pytest.raises(ValueError, match="2-D bytes"):
-        c.fields(block.reshape(-1), be, None, [])
-    with pytest.raises(ValueError, match="2-D bytes"):
-        c.fields(block[:, ::2], be, None, [])
-    with pytest.raises(ValueError, match="not a tuple"):
-        c.fields(block, be, None, [[0, 4, 0, out4]])
+    u8, i32 = (lambda k: np.empty(k, np.uint8)), (lambda k: np.empty(k, np.int32))
+    refused = [  # (what the error says, block, big_endian, table, specs)
+        ("outside rows of 16 bytes", block, be, None, [(14, 4, 0, out4)]),
+        ("outside rows", block, be, None, [(-1, 4, 0, out4)]),
+        ("out holds 12 bytes, 16 needed", block, be, None, [(0, 4, 0, i32(3))]),
+        ("out holds 31 bytes, 32 needed", block, be, None, [(0, 8, 1, u8(31))]),
+        ("offsets hold 16 bytes, 20 needed", block, be, None, [(0, 8, 2, u8(32), i32(4))]),
+        ("kind 0 with length 8", block, be, None, [(0, 8, 0, i32(8))]),
+        ("kind 2 with length 8 and no offsets", block, be, None, [(0, 8, 2, u8(32))]),
+        ("kind 1 with length 8 and offsets", block, be, None, [(0, 8, 1, u8(32), i32(5))]),
+        ("kind 7", block, be, None, [(0, 8, 7, u8(32))]),
+        ("big_endian holds 3 bytes, 4 rows", block, be[:3], None, [(0, 4, 0, out4)]),
+        ("table holds 255 bytes", block, be, u8(255), [(0, 4, 0, out4)]),
+        ("2-D bytes", block.reshape(-1), be, None, []),
+        ("2-D bytes", block[:, ::2], be, None, []),
+        ("not a tuple", block, be, None, [[0, 4, 0, out4]]),
+    ]
+    for match, *args in refused:
+        with pytest.raises(ValueError, match=match):
+            c.fields(*args)
     with pytest.raises((TypeError, BufferError)):  # read-only output
         c.fields(block, be, None, [(0, 4, 0, bytes(16))])
     assert c.fields(block, be, None, [(12, 4, 0, out4)]) == [0]
