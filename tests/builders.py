@@ -148,3 +148,33 @@ def persisted_rdds(spark) -> int:
     with ``<=``: Spark's cleaner may drop a cache of a collected DataFrame
     meanwhile, never add one."""
     return int(spark.sparkContext._jsc.getPersistentRDDs().size())
+
+
+def jvm_round_trips(monkeypatch, build) -> int:
+    """JVM round trips (py4j commands) made while ``build()`` runs.
+
+    py4j's memory commands are not counted: they release the JVM objects of
+    Python wrappers the garbage collector frees, whenever it runs (CI once
+    counted 83 of them during the first build), not work of ``build()``.
+    """
+    import gc
+
+    from py4j import clientserver, protocol
+
+    sent = []
+    original = clientserver.ClientServerConnection.send_command
+    releases = protocol.MEMORY_COMMAND_NAME + protocol.MEMORY_DEL_SUBCOMMAND_NAME
+
+    def counted(self, command):
+        if not command.startswith(releases):
+            sent.append(command)
+        return original(self, command)
+
+    gc.collect()
+
+    monkeypatch.setattr(clientserver.ClientServerConnection, "send_command", counted)
+    try:
+        build()
+    finally:
+        monkeypatch.setattr(clientserver.ClientServerConnection, "send_command", original)
+    return len(sent)

@@ -338,7 +338,7 @@ def detect(df, *, queue_defs=None, backout_threshold: int = 3, min_backout_count
         F.col("highest_backout_count").alias("max_backout_count"), F.col("threshold"),
         F.col("bothresh"), F.col("boqname"), F.col("distinct_msgids"),
     )
-    finding_id = finding_id_column("backout_loop", F.col("signal"), F.col("queue"))
+    finding_id = finding_id_column("backout_loop", "signal", "queue")
     findings = groups.select(*finding_columns(
         finding_id=finding_id, kind="backout_loop", severity=severity,
         queues=F.array(F.col("queue")), window_start=F.col("first"), window_end=F.col("last"),

@@ -216,7 +216,7 @@ def detect(df, *, max_gap: float = 60.0, min_messages: int = 10, min_rate: float
     # SEVERITY_SCALE: high = still going at a known capture time; medium = ended, or not shown
     severity = F.when(F.coalesce(F.col("ongoing"), F.lit(False)), "high").otherwise("medium")
     def finding_id():
-        return finding_id_column("reason_burst", *[F.col(k) for k in key], F.col("burst"))
+        return finding_id_column("reason_burst", *key, "burst")
 
     findings = runs.select(*finding_columns(
         finding_id=finding_id(), kind="reason_burst", severity=severity,

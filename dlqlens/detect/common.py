@@ -43,7 +43,7 @@ import datetime as _dt
 from collections.abc import Mapping
 
 from dlqlens.capture.reader import to_utc  # (plots and commands import it from here too)
-from dlqlens.spark.columns import literal_map
+from dlqlens.spark.columns import literal_map, sql_literal, sql_name
 from dlqlens.spark.driver import local_frame
 
 #: Mappings of at most this many files are looked up in a literal map by
@@ -54,30 +54,40 @@ MAPPED_FILES = 64
 CAPTURE_EXTENSIONS = ("raw", "dmp", "bcg", "txt", "out", "log", "bin", "dat", "msg", "qmsg")
 
 
-def _file_name_queue(source_col):
+def _file_name_queue(source: str = "source"):
     """``(base name, queue, capture key)`` of a capture by its file name
-    (see the module docstring): the key is ``qmgr|queue`` for a
-    ``<qmgr>_<queue>`` name, the name itself otherwise."""
+    (see the module docstring), of the column named ``source``: the key is
+    ``qmgr|queue`` for a ``<qmgr>_<queue>`` name, the name itself otherwise."""
     from pyspark.sql import functions as F
 
-    # string functions, not regular expressions: evaluated for every row of a capture
-    base = _base_name(source_col)
-    ext = F.substring_index(base, ".", -1)
-    stem = F.when(base.contains(".") & ext.isin(*CAPTURE_EXTENSIONS),
-                  base.substr(F.lit(1), F.length(base) - F.length(ext) - 1)).otherwise(base)
-    named = stem.contains("_")
-    queue = F.when(named, stem.substr(F.instr(stem, "_") + 1, F.length(stem))).otherwise(stem)
-    key = F.when(named, F.concat(F.substring_index(stem, "_", 1), F.lit("|"), queue)
-                 ).otherwise(stem)
-    return base, queue, key
+    # string functions, not regular expressions: evaluated for every row of a capture; written
+    # as SQL text, parsed once each (a Column per function costs three JVM round trips each)
+    base = _base_name_sql(source)
+    ext = f"substring_index({base}, '.', -1)"
+    extensions = ", ".join(sql_literal(e) for e in CAPTURE_EXTENSIONS)
+    stem = (f"CASE WHEN contains({base}, '.') AND {ext} IN ({extensions}) "
+            f"THEN substr({base}, 1, length({base}) - length({ext}) - 1) ELSE {base} END")
+    named = f"contains({stem}, '_')"
+    queue = f"CASE WHEN {named} THEN substr({stem}, instr({stem}, '_') + 1, length({stem})) " \
+            f"ELSE {stem} END"
+    key = f"CASE WHEN {named} THEN concat(substring_index({stem}, '_', 1), '|', {queue}) " \
+          f"ELSE {stem} END"
+    return F.expr(base), F.expr(queue), F.expr(key)
 
 
-def _base_name(source_col):
+def _base_name_sql(source: str) -> str:
     """A path's last part, after its last ``/`` or ``\\`` (the whole path
-    without either; empty when it ends with one)."""
+    without either; empty when it ends with one), of the column named
+    ``source``, as SQL text."""
+    return (f"substring_index(substring_index({sql_name(source)}, '/', -1), "
+            f"{sql_literal(chr(92))}, -1)")
+
+
+def _base_name(source: str = "source"):
+    """:func:`_base_name_sql` as a Column."""
     from pyspark.sql import functions as F
 
-    return F.substring_index(F.substring_index(source_col, "/", -1), "\\", -1)
+    return F.expr(_base_name_sql(source))
 
 
 def _entries(capture_queues):
@@ -140,7 +150,7 @@ def with_capture_queues(rows, capture_queues: Mapping | None = None):
     """
     from pyspark.sql import functions as F
 
-    base, guessed, file_key = _file_name_queue(F.col("source"))
+    base, guessed, file_key = _file_name_queue()
     names, keys, no_qmgr = _entries(capture_queues)
     fields = ("name", "key", "queue_without_qmgr")
     if names and len(names) <= MAPPED_FILES:
@@ -208,7 +218,7 @@ def _mapped(capture_time):
         return F.lit(None).cast("timestamp")
     lookup = literal_map({k: _epoch_micros(v) for k, v in sorted(table.items())}, "string",
                          "bigint")
-    base = _base_name(F.col("source"))
+    base = _base_name()
     return F.timestamp_micros(F.coalesce(lookup[F.col("source")], lookup[base]))
 
 
@@ -473,21 +483,25 @@ def capture_time_aggregates(capture_time=None) -> list:
     """
     from pyspark.sql import functions as F
 
-    known_int = F.col("captured_known").cast("int")
-    any_known = F.max(known_int)
-    captured = F.coalesce(F.max(F.when(known_int == 1, F.col("captured"))), F.max("captured"))
-    origin = F.when(any_known == 1, F.lit(CAPTURE_TIME_ORIGINS[capture_time_origin(capture_time)])) \
-        .otherwise(F.lit(CAPTURE_TIME_ORIGINS["newest_put"]))
-    return [captured.alias("captured"), any_known.alias("captured_known"),
-            origin.alias("captured_origin")]
+    # parsed expressions: a Column per function costs three JVM round trips each (nine
+    # detectors aggregate so)
+    any_known = "max(CAST(captured_known AS INT))"
+    given = sql_literal(CAPTURE_TIME_ORIGINS[capture_time_origin(capture_time)])
+    newest = sql_literal(CAPTURE_TIME_ORIGINS["newest_put"])
+    return [
+        F.expr("coalesce(max(CASE WHEN CAST(captured_known AS INT) = 1 THEN captured END), "
+               "max(captured)) AS captured"),
+        F.expr(f"{any_known} AS captured_known"),
+        F.expr(f"CASE WHEN {any_known} = 1 THEN {given} ELSE {newest} END AS captured_origin"),
+    ]
 
 
 def message_ref():
     """``struct(source, message_number)``: how a finding points at a message row."""
     from pyspark.sql import functions as F
 
-    return F.struct(F.col("source").alias("source"),
-                    F.col("message_number").cast("int").alias("message_number"))
+    # one parsed expression (a Column per function costs three JVM round trips each)
+    return F.expr("named_struct('source', source, 'message_number', CAST(message_number AS INT))")
 
 
 def epoch_seconds(ts_col):

@@ -187,8 +187,7 @@ def unknown_destination(df, *, model_prefixes=(), min_messages: int = 1, recent:
     )
     severity = F.when(ongoing, "high").otherwise("medium")
     def finding_id():
-        return finding_id_column("unknown_destination", F.col("DestQMgrName"),
-                                 F.col("DestQName"))
+        return finding_id_column("unknown_destination", "DestQMgrName", "DestQName")
 
     findings = groups.select(*finding_columns(
         finding_id=finding_id(), kind="unknown_destination", severity=severity,
@@ -289,7 +288,7 @@ def persistent_reply(df, *, model_prefixes=(), min_messages: int = 1, recent: fl
     )
     severity = F.when(ongoing, "high").otherwise("medium")
     def finding_id():
-        return finding_id_column("persistent_reply", F.col("DestQMgrName"), F.col("prefix"))
+        return finding_id_column("persistent_reply", "DestQMgrName", "prefix")
 
     findings = groups.select(*finding_columns(
         finding_id=finding_id(), kind="persistent_reply", severity=severity,

@@ -184,10 +184,14 @@ def finding_id_column(kind: str, *keys):
     ----------
     kind : str
         The finding kind.
-    *keys : pyspark.sql.Column
-        The detector's grouping key, in a fixed order. Timestamps must be
-        given as numbers (``F.unix_micros``): their text would depend on the
-        session time zone.
+    *keys : str or pyspark.sql.Column
+        The detector's grouping key, in a fixed order: column names (a
+        top-level column each, no nested path) or Columns. Timestamps must
+        be given as numbers (``F.unix_micros``): their text would depend on
+        the session time zone. Names alone make the id one parsed SQL
+        expression (one call to Spark, where a Column per function costs
+        three round trips each to a classic session's JVM: about 60 a
+        detector); the same expression, so the same ids, either way.
 
     Returns
     -------
@@ -197,6 +201,13 @@ def finding_id_column(kind: str, *keys):
     """
     from pyspark.sql import functions as F
 
+    from dlqlens.spark.columns import sql_literal, sql_name
+
+    if all(isinstance(k, str) for k in keys):
+        fields = ", ".join(f"'k{i}', {sql_name(k)}" for i, k in enumerate(keys))
+        key = f"to_json(named_struct({fields}), map('ignoreNullFields', 'false'))"
+        return F.expr(f"concat({sql_literal(kind + ':')}, substring(sha2({key}, 256), 1, 16))")
+    keys = [F.col(k) if isinstance(k, str) else k for k in keys]
     key = F.to_json(F.struct(*[k.alias(f"k{i}") for i, k in enumerate(keys)]),
                     {"ignoreNullFields": "false"})
     return F.concat(F.lit(f"{kind}:"), F.substring(F.sha2(key, 256), 1, 16))
@@ -250,8 +261,10 @@ def link_rows(rows, findings, on: str = "finding_id"):
     """
     from pyspark.sql import functions as F
 
-    picked = rows.select(F.col(on).alias("finding_id"), "source",
-                         F.col("message_number").cast("int").alias("message_number"))
+    from dlqlens.spark.columns import sql_name
+
+    picked = rows.selectExpr(f"{sql_name(on)} AS finding_id", "source",
+                             "CAST(message_number AS INT) AS message_number")
     if findings is None:
         return picked
     return picked.join(F.broadcast(findings.select("finding_id")), "finding_id", "left_semi")
@@ -308,16 +321,23 @@ def conform(df, schema: str = FINDINGS_SCHEMA):
     ValueError
         When a column is missing, naming it.
     """
-    from pyspark.sql import types as T
+    from dlqlens.spark.columns import sql_name
+    from dlqlens.spark.driver import parsed_schema
 
-    target = T._parse_datatype_string(schema)
+    target = parsed_schema(schema)
     what = "links" if schema == LINKS_SCHEMA else "findings"
-    missing = [f.name for f in target.fields if f.name not in df.columns]
+    have = df.schema.fields
+    names = {f.name for f in have}
+    missing = [f.name for f in target.fields if f.name not in names]
     if missing:
         raise ValueError(f"not a {what} DataFrame: missing column(s) {', '.join(missing)}")
+    if [(f.name, f.dataType) for f in have] == [(f.name, f.dataType) for f in target.fields]:
+        # conformed already (a detector's finding_columns and link_rows give these columns in
+        # this order with these types): no projection to analyse
+        return df
     # one parsed expression per column (a Column built per column costs several JVM round trips)
-    return df.selectExpr(*[f"CAST(`{f.name}` AS {f.dataType.simpleString()}) AS `{f.name}`"
-                           for f in target.fields])
+    return df.selectExpr(*[f"CAST({sql_name(f.name)} AS {f.dataType.simpleString()}) AS "
+                           f"{sql_name(f.name)}" for f in target.fields])
 
 
 def sample_links(links, n: int = SAMPLE_SIZE, finding_ids=None):

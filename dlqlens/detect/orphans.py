@@ -155,8 +155,7 @@ def detect(df, *, reasons=DEFAULT_REASONS, model_prefixes=(), min_messages: int 
     severity = (F.when(ongoing, "high")
                 .when(message_count >= int(medium_count), "medium").otherwise("low"))
     def finding_id():
-        return finding_id_column("orphaned_reply", F.col("reply_qmgr"), F.col("prefix"),
-                                 F.col("requester_qmgr"))
+        return finding_id_column("orphaned_reply", "reply_qmgr", "prefix", "requester_qmgr")
 
     findings = groups.select(*finding_columns(
         finding_id=finding_id(), kind="orphaned_reply", severity=severity,

@@ -403,8 +403,8 @@ def trigger_failure(df, *, queue_defs=None, min_messages: int = 1, recent: float
     queues = F.filter(F.array_distinct(F.array(F.col("application_queue"), F.col("initq"))),
                       lambda c: c.isNotNull())
     def finding_id():
-        return finding_id_column("trigger_failure", F.col("application_queue"), F.col("process"),
-                                 F.col("applid"), F.col("reason"))
+        return finding_id_column("trigger_failure", "application_queue", "process", "applid",
+                                 "reason")
 
     findings = grouped.select(*finding_columns(
         finding_id=finding_id(), kind="trigger_failure", severity=severity, queues=queues,

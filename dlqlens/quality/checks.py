@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dlqlens.spark.columns import sql_literal  # noqa: F401 (hygiene and audit take it from here)
+
 #: The great-expectations expectations the suites use, and how their failing
 #: rows read as Spark SQL (``{e}`` is the column expression). Column
 #: aggregate expectations (max, sum) fail as a whole; their rows are those
@@ -34,16 +36,6 @@ FRAMES = {
     "replay": ("source", "message_number"),
     "depth": ("source",),
 }
-
-
-def sql_literal(value) -> str:
-    """A Spark SQL literal of a str, int, float or bool (strings quoted, quotes doubled)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
-    return f"'{text}'"
 
 
 @dataclass(frozen=True)

@@ -57,4 +57,23 @@ def literal_map(entries: Mapping, key_type: str = "string", value_type: str = "s
         F.lit(text), f"array<struct<key:{key_type},value:{value_type}>>"))
 
 
-__all__ = ["literal_map"]
+def sql_literal(value) -> str:
+    """A Spark SQL literal of a str, int, float or bool, for an expression's
+    text (``F.expr``, ``selectExpr``): strings in single quotes, their
+    backslashes and quotes escaped."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
+
+
+def sql_name(name: str) -> str:
+    """A column name quoted for an expression's text (backticks, its own
+    backticks doubled): the top-level column of that name, never a nested
+    path."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+__all__ = ["literal_map", "sql_literal", "sql_name"]

@@ -36,7 +36,9 @@ left 436 to 585 MB.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 
 #: Threads :func:`plan_in_threads` builds plans in. Four on a two-core
 #: driver: while one thread's Python waits for the JVM's analysis, another's
@@ -121,15 +123,44 @@ def local_frame(spark, rows: Iterable, schema):
     """
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType, _parse_datatype_string
+    from pyspark.sql.types import StructType
 
-    struct = schema if isinstance(schema, StructType) else _parse_datatype_string(schema)
+    struct = schema if isinstance(schema, StructType) else parsed_schema(schema)
     arrow = to_arrow_schema(struct)
     columns = list(zip(*rows)) or [()] * len(struct.fields)
     table = pa.Table.from_arrays(
         [pa.array(list(values), type=field.type) for values, field in zip(columns, arrow)],
         schema=arrow)
     return spark.createDataFrame(table, schema=struct)
+
+
+def parsed_schema(ddl: str):
+    """The struct type of a DDL schema string (``"source string, n int"``).
+
+    Spark parses it (its own DDL grammar; over py4j, a few round trips to the
+    JVM, and a query's worth of them when a detector run conforms a dozen
+    frames) once per process and string; each call returns a new
+    :class:`~pyspark.sql.types.StructType`, so a caller may change its own.
+
+    Raises
+    ------
+    ValueError
+        When ``ddl`` is not a struct's fields (a lone type such as ``"int"``);
+        Spark's own parse error for text it cannot parse.
+    """
+    from pyspark.sql.types import StructType
+
+    return StructType.fromJson(json.loads(_schema_json(ddl)))
+
+
+@lru_cache(maxsize=64)
+def _schema_json(ddl: str) -> str:
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    parsed = _parse_datatype_string(ddl)
+    if not isinstance(parsed, StructType):
+        raise ValueError(f"not a schema of named fields: {ddl!r}")
+    return parsed.json()
 
 
 def rows_at_hand(df) -> bool:

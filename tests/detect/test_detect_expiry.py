@@ -184,7 +184,7 @@ def test_the_file_name_rule_is_the_regular_expressions_it_replaced(spark):
              "_Q.raw", ".raw", "x.RAW", "a.b.raw", "x.q.msg", "x.qmsg", "dir/", "dir\\", "",
              "QM.raw.txt", "x.rawx", "ÉBCDIC_QUEUE.dat", "a/b/c", "QM_Q.", "QM__Q.log", None]
     df = spark.createDataFrame([(n,) for n in names], "source string")
-    new, old = _file_name_queue(F.col("source")), by_regex(F.col("source"))
+    new, old = _file_name_queue("source"), by_regex(F.col("source"))
     rows = df.select("source", *[c.alias(f"new{i}") for i, c in enumerate(new)],
                      *[c.alias(f"old{i}") for i, c in enumerate(old)]).collect()
     assert len(rows) == len(names)

@@ -560,3 +560,95 @@ def test_the_backout_detectors_aggregation_is_a_hash_aggregation(sample):
     plan = findings._jdf.queryExecution().executedPlan().toString()
     assert "HashAggregate" in plan
     assert "SortAggregate" not in plan
+
+
+def test_a_finding_id_from_names_is_the_same_as_from_columns_and_known(spark):
+    """``finding_id_column`` of column names (one parsed expression) gives the ids
+    the Column form gives, and both the SHA-256 of the key's JSON as Python
+    computes it: nulls kept, quotes, backslashes and non-ASCII text, a column
+    whose name holds a backtick, an integer key."""
+    import hashlib
+    import json
+
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect.findings import finding_id_column
+    from dlqlens.spark.driver import local_frame
+
+    rows = [("ORDERS.IN", None, 2035), ('Q"x\\y', "é€", -1), (None, None, None)]
+    df = local_frame(spark, rows, "queue string, `odd``name` string, reason int")
+    names = ("queue", "odd`name", "reason")
+    got = df.select(
+        finding_id_column("backout_loop", *names).alias("by_name"),
+        finding_id_column("backout_loop", *[F.col(f"`{n.replace('`', '``')}`")
+                                            for n in names]).alias("by_column"),
+        finding_id_column("backout_loop", names[0], F.col("reason")).alias("mixed"),
+        finding_id_column("backout_loop", names[0], "reason").alias("mixed_by_name"),
+    ).collect()
+
+    def known(*values):
+        text = json.dumps({f"k{i}": v for i, v in enumerate(values)}, separators=(",", ":"),
+                          ensure_ascii=False)
+        return "backout_loop:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    for (queue, odd, reason), row in zip(rows, got):
+        assert row.by_name == row.by_column == known(queue, odd, reason)
+        assert row.mixed == row.mixed_by_name == known(queue, reason)
+
+
+def test_conform_leaves_a_conformed_frame_alone_and_casts_the_others(spark):
+    """A frame with the schema's columns, in order, with its types, is returned
+    as it is (no projection for the analyzer); any other is cast and ordered;
+    a missing column is named."""
+    from dlqlens.detect.findings import LINKS_SCHEMA, conform
+    from dlqlens.spark.driver import local_frame
+
+    exact = local_frame(spark, [("k:1", "a.dmp", 3)], LINKS_SCHEMA)
+    assert conform(exact, LINKS_SCHEMA) is exact
+    loose = local_frame(spark, [(3, "a.dmp", "k:1")],
+                        "message_number bigint, source string, finding_id string")
+    cast = conform(loose, LINKS_SCHEMA)
+    assert cast is not loose
+    assert [(f.name, f.dataType.simpleString()) for f in cast.schema.fields] == [
+        ("finding_id", "string"), ("source", "string"), ("message_number", "int")]
+    assert [tuple(r) for r in cast.collect()] == [("k:1", "a.dmp", 3)]
+    with pytest.raises(ValueError, match="not a links DataFrame: missing column.*finding_id"):
+        conform(loose.drop("finding_id"), LINKS_SCHEMA)
+
+
+def test_a_parsed_schema_is_parsed_once_and_handed_out_fresh(spark, monkeypatch):
+    """``parsed_schema`` asks Spark once per DDL string; each caller gets its own
+    struct (changing one does not change the next); a lone type is refused."""
+    import pyspark.sql.types as T
+
+    from dlqlens.spark import driver
+
+    driver._schema_json.cache_clear()
+    calls = []
+    real = T._parse_datatype_string
+    monkeypatch.setattr(T, "_parse_datatype_string", lambda s: calls.append(s) or real(s))
+    ddl = "finding_id string, n int, when timestamp, tags array<string>"
+    first = driver.parsed_schema(ddl)
+    first.add("extra", "string")
+    second = driver.parsed_schema(ddl)
+    assert [f.name for f in second.fields] == ["finding_id", "n", "when", "tags"]
+    assert second == real(ddl)
+    assert calls == [ddl]
+    with pytest.raises(ValueError, match="not a schema of named fields"):
+        driver.parsed_schema("int")
+
+
+def test_a_finding_id_from_names_is_one_call_to_spark(spark, monkeypatch):
+    """The work counted: a finding id of names is one parsed expression (a few
+    round trips whatever the key), where the Column form costs a few per key
+    and per function."""
+    from pyspark.sql import functions as F
+
+    from dlqlens.detect.findings import finding_id_column
+    from tests.builders import jvm_round_trips
+
+    keys = ("application_queue", "process", "applid", "reason")
+    by_name = jvm_round_trips(monkeypatch, lambda: finding_id_column("trigger_failure", *keys))
+    by_column = jvm_round_trips(monkeypatch, lambda: finding_id_column(
+        "trigger_failure", *[F.col(k) for k in keys]))
+    assert by_name <= 5 < 4 * by_name < by_column

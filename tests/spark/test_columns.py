@@ -2,41 +2,12 @@
 
 import pytest
 
-from dlqlens.spark.columns import literal_map
+from dlqlens.spark.columns import literal_map, sql_literal, sql_name
+from tests.builders import jvm_round_trips
 
 pytestmark = pytest.mark.spark
 
 AWKWARD = {"Q'1": 'it said "no"', "back\\slash": "tab\there", "ÉBCDIC ✓": None, "": "empty key"}
-
-
-def _round_trips(monkeypatch, build):
-    """JVM round trips (py4j commands) made while ``build()`` runs.
-
-    py4j's memory commands are not counted: they release the JVM objects of
-    Python wrappers the garbage collector frees, whenever it runs (CI once
-    counted 83 of them during the first build), not work of ``build()``.
-    """
-    import gc
-
-    from py4j import clientserver, protocol
-
-    sent = []
-    original = clientserver.ClientServerConnection.send_command
-    releases = protocol.MEMORY_COMMAND_NAME + protocol.MEMORY_DEL_SUBCOMMAND_NAME
-
-    def counted(self, command):
-        if not command.startswith(releases):
-            sent.append(command)
-        return original(self, command)
-
-    gc.collect()
-
-    monkeypatch.setattr(clientserver.ClientServerConnection, "send_command", counted)
-    try:
-        build()
-    finally:
-        monkeypatch.setattr(clientserver.ClientServerConnection, "send_command", original)
-    return len(sent)
 
 
 def test_a_literal_map_gives_what_create_map_gives(spark):
@@ -75,8 +46,9 @@ def test_the_optimizer_folds_it_to_a_literal(spark):
 
 def test_building_it_costs_the_same_whatever_its_size(spark, monkeypatch):
     """The work counted: JVM round trips to build a map of 1 and of 2,000 entries."""
-    one = _round_trips(monkeypatch, lambda: literal_map({"a": "b"}))
-    many = _round_trips(monkeypatch, lambda: literal_map({f"k{i}": f"v{i}" for i in range(2000)}))
+    one = jvm_round_trips(monkeypatch, lambda: literal_map({"a": "b"}))
+    many = jvm_round_trips(monkeypatch,
+                           lambda: literal_map({f"k{i}": f"v{i}" for i in range(2000)}))
     assert one == many
     assert one < 30  # (create_map took about six per entry)
 
@@ -85,3 +57,19 @@ def test_building_it_costs_the_same_whatever_its_size(spark, monkeypatch):
 def test_what_json_cannot_hold_is_refused_by_name(spark, entries, found):
     with pytest.raises(ValueError, match=found):
         literal_map(entries)
+
+
+@pytest.mark.parametrize("value", ["plain", "Q'1", 'it said "no"', "back\\slash\\", "tab\there",
+                                   "ÉBCDIC ✓", "", 0, -2035, 2**40, 1.5, True, False])
+def test_sql_literal_reads_back_as_its_value(spark, value):
+    """What ``sql_literal`` writes, Spark's parser reads back as the same value."""
+    assert spark.range(1).selectExpr(f"{sql_literal(value)} AS v").first().v == value
+
+
+def test_sql_name_names_the_top_level_column_of_that_name(spark):
+    """A name with a backtick or a dot is one top-level column, never a path."""
+    from dlqlens.spark.driver import local_frame
+
+    df = local_frame(spark, [("odd", "dot", "plain")], "`a``b` string, `c.d` string, e string")
+    got = df.selectExpr(*[f"{sql_name(n)} AS x{i}" for i, n in enumerate(["a`b", "c.d", "e"])])
+    assert tuple(got.first()) == ("odd", "dot", "plain")
