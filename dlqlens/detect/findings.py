@@ -203,7 +203,7 @@ def finding_id_column(kind: str, *keys):
 
     from dlqlens.spark.columns import sql_literal, sql_name
 
-    if all(isinstance(k, str) for k in keys):
+    if keys and all(isinstance(k, str) for k in keys):
         fields = ", ".join(f"'k{i}', {sql_name(k)}" for i, k in enumerate(keys))
         key = f"to_json(named_struct({fields}), map('ignoreNullFields', 'false'))"
         return F.expr(f"concat({sql_literal(kind + ':')}, substring(sha2({key}, 256), 1, 16))")

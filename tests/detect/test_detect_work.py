@@ -566,7 +566,7 @@ def test_a_finding_id_from_names_is_the_same_as_from_columns_and_known(spark):
     """``finding_id_column`` of column names (one parsed expression) gives the ids
     the Column form gives, and both the SHA-256 of the key's JSON as Python
     computes it: nulls kept, quotes, backslashes and non-ASCII text, a column
-    whose name holds a backtick, an integer key."""
+    whose name holds a backtick, an integer key, no key at all."""
     import hashlib
     import json
 
@@ -584,6 +584,7 @@ def test_a_finding_id_from_names_is_the_same_as_from_columns_and_known(spark):
                                             for n in names]).alias("by_column"),
         finding_id_column("backout_loop", names[0], F.col("reason")).alias("mixed"),
         finding_id_column("backout_loop", names[0], "reason").alias("mixed_by_name"),
+        finding_id_column("backout_loop").alias("no_key"),
     ).collect()
 
     def known(*values):
@@ -594,6 +595,7 @@ def test_a_finding_id_from_names_is_the_same_as_from_columns_and_known(spark):
     for (queue, odd, reason), row in zip(rows, got):
         assert row.by_name == row.by_column == known(queue, odd, reason)
         assert row.mixed == row.mixed_by_name == known(queue, reason)
+        assert row.no_key == known()  # (no key: the JSON of an empty object)
 
 
 def test_conform_leaves_a_conformed_frame_alone_and_casts_the_others(spark):
