@@ -137,17 +137,20 @@ def detect(df, *, capture_time=None, min_messages: int = 10, soon: float = 3600.
     horizon = float(soon)
 
     def within(seconds):
-        return F.col("finite") & (F.col("expiry").cast("double") / 10.0 <= F.lit(float(seconds)))
+        # SQL text: a finite expiry (tenths of a second) of at most `seconds` (a double, D)
+        return f"finite AND CAST(expiry AS DOUBLE) / 10.0D <= {float(seconds)!r}D"
+
+    def count_if_sql(cond: str) -> str:
+        return f"CAST(sum(CASE WHEN {cond} THEN 1 ELSE 0 END) AS BIGINT)"
 
     def count_if(cond):
-        return F.sum(F.when(cond, 1).otherwise(0)).cast("long")
+        return F.expr(count_if_sql(cond)) if isinstance(cond, str) else \
+            F.sum(F.when(cond, 1).otherwise(0)).cast("long")
 
-    # the curve as one parsed expression (as Columns, about 30 JVM round trips a point):
-    # within(s) and count_if as SQL, a double literal (D) where within() has float(seconds)
+    # the curve as one parsed expression (as Columns, about 30 JVM round trips a point)
     curve = F.expr("array(" + ", ".join(
-        f"named_struct('after_seconds', {int(s)}, 'expired_in_depth', CAST(sum(CASE WHEN "
-        f"finite AND CAST(expiry AS DOUBLE) / 10.0D <= {float(s)!r}D THEN 1 ELSE 0 END) "
-        f"AS BIGINT))" for s in CURVE_SECONDS) + ")")
+        f"named_struct('after_seconds', {int(s)}, 'expired_in_depth', "
+        f"{count_if_sql(within(s))})" for s in CURVE_SECONDS) + ")")
     groups = rows.groupBy("capture_queue", "source").agg(
         *capture_time_aggregates(capture_time),
         F.count(F.lit(1)).alias("depth"),

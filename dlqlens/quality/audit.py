@@ -91,7 +91,7 @@ def _selection(check, frames, dlq_predicate, links=None):
 
 
 def _source_literals(sources) -> str:
-    from dlqlens.quality.checks import sql_literal
+    from dlqlens.spark.columns import sql_literal
 
     return "source IN (" + ", ".join(sql_literal(s) for s in sorted(sources)) + ")"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dlqlens.spark.columns import sql_literal  # noqa: F401 (hygiene and audit take it from here)
+from dlqlens.spark.columns import sql_literal
 
 #: The great-expectations expectations the suites use, and how their failing
 #: rows read as Spark SQL (``{e}`` is the column expression). Column
@@ -148,4 +148,4 @@ class MessageSelection:
         return {"predicate": self.predicate, "description": self.description}
 
 
-__all__ = ["FRAMES", "Check", "MessageSelection", "failing_sql", "sql_literal"]
+__all__ = ["FRAMES", "Check", "MessageSelection", "failing_sql"]

@@ -34,7 +34,8 @@ only.
 from __future__ import annotations
 
 from dlqlens.mq.constants import MQPER
-from dlqlens.quality.checks import Check, sql_literal
+from dlqlens.quality.checks import Check
+from dlqlens.spark.columns import sql_literal
 from dlqlens.spark.driver import local_frame
 
 #: Why a replayed message stays on the DLQ by the implicit ACTION(IGNORE)
