@@ -398,6 +398,8 @@ def test_dmpmqmsg_unknown_attribute_code(tmp_path):
 
 @pytest.mark.parametrize("bad_line, field, expected", [
     ("A EXP 99999999999", "md.Expiry (A EXP)", "a decimal number (MQLONG)"),
+    ("A EXP \x1c5", "md.Expiry (A EXP)", "a decimal number (MQLONG)"),  # found by tests/fuzz.py
+    ("A PRI 4\x1f", "md.Priority (A PRI)", "a decimal number (MQLONG)"),
     ("A MSI " + "AB" * 30, "md.MsgId (A MSI)", "at most 48 hex digits"),
     ("A AOX 2020202020", "md.ApplOriginData (A AOX)", "at most 8 hex digits"),
 ])

@@ -47,6 +47,20 @@ _TAG_LETTERS = frozenset("ANXSTanxst")
 _INT = re.compile(r"^\s*[-+]?\d+\s*$")
 
 
+def _mqlong(value: str) -> int | None:
+    """An ``A`` line's number (blanks around it and a sign allowed, as
+    :data:`_INT` says), or None when it is none or outside the MQLONG range.
+    (``\\s`` matches characters ``int`` does not strip, the separators
+    0x1C-0x1F among them: those are not numbers either.)"""
+    if not _INT.match(value):
+        return None
+    try:
+        x = int(value)
+    except ValueError:
+        return None
+    return x if -2**31 <= x < 2**31 else None
+
+
 def _unescape_s(value: bytes) -> bytes:
     """The bytes of an ``S`` line's value (the line's own bytes, never
     re-encoded text): quotes removed, ``~x`` -> ``x`` (the ``~`` escapes of
@@ -196,11 +210,12 @@ def _emit(builder: FramesBuilder, m: _Msg, source: str, number: int) -> None:
             unknown.append(f"md.{name}")
             continue
         if kind == "int":
-            if not _INT.match(value) or not -2**31 <= int(value) < 2**31:
+            mqlong = _mqlong(value)
+            if mqlong is None:
                 issue("bad_md_field", f"md.{name} (A {code})", "a decimal number (MQLONG)",
                       repr(value), line)
                 continue
-            fields[name] = int(value)
+            fields[name] = mqlong
         elif kind == "char":
             fields[name] = value
         else:
