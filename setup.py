@@ -2,7 +2,7 @@
 
 ``dlqlens.capture._scan`` holds the byte loops of the fast text readers (a
 block's line table, hex runs, rows compared with a first row, amqsbcg's
-descriptor and dump lines); ``dlqlens.decode._fixed`` the one pass that takes
+descriptor and dump lines, dmpmqmsg's units); ``dlqlens.decode._fixed`` the one pass that takes
 the fields out of a block of fixed structures (MQMD, MQDLH). Both are
 optional: without a C compiler the install goes on and
 :mod:`dlqlens.capture.scan` and :mod:`dlqlens.decode.fixed` use their numpy

@@ -68,7 +68,7 @@ from dlqlens.mq.structs import MQDLH, MQRFH2, MQTM, MQXQH
 TARGETS = ("raw", "dmpmqmsg", "amqsbcg", "auto", "rules", "scan", "pcap", "hexdump")
 COUNTS: dict[str, int] = {t: 0 for t in (*TARGETS, "scan_match_writes", "scan_match_units",
                                           "scan_probe_hits", "scan_mqget_units",
-                                          "scan_template_values")}
+                                          "scan_template_values", "scan_dmp_units_read")}
 
 NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._ "
 INTERESTING = [0, 1, 2, -1, -2, 36, 172, 324, 364, 428, 684, 2**31 - 1, -2**31, 0x7FFFFFF0,
@@ -758,7 +758,7 @@ def scan_calls(draw):
     offsets = draw(st.lists(st.one_of(near, st.sampled_from(_EXTREME)), max_size=12))
     func = draw(st.sampled_from(["rows_like_first", "hex_runs", "line_table", "dump_lines",
                                  "match_lines", "probe_lines", "trimmed_ends",
-                                 "mqget_lines", "template_fields"]))
+                                 "mqget_lines", "template_fields", "dmp_units"]))
     if func == "rows_like_first":
         width = draw(st.one_of(st.integers(0, 24), st.sampled_from(_EXTREME)))
         return func, data, offsets, width
@@ -788,6 +788,29 @@ def scan_calls(draw):
                                               st.integers(0, 12), st.integers(0, 8),
                                               st.integers(0, 6)), min_size=1, max_size=4))]
         return func, data, offsets, fields
+    if func == "dmp_units":  # lines anywhere, classes, units anywhere; or a block's own lines
+        anywhere = st.one_of(near, st.sampled_from(_EXTREME))
+        ends = draw(st.lists(anywhere, min_size=len(offsets), max_size=len(offsets)))
+        cls = draw(st.lists(st.integers(-1, 5), min_size=len(offsets), max_size=len(offsets)))
+        lines_at = st.one_of(st.integers(-1, len(offsets) + 1), st.sampled_from(_EXTREME))
+        units = draw(st.lists(st.tuples(lines_at, lines_at), max_size=4))
+        if draw(st.booleans()):  # a consistent call: messages as dmpmqmsg writes them,
+            # a few lines' values replaced by digits, hex digits, signs, blanks and 0x80
+            from dlqlens.capture import dmpmqmsg
+
+            values = st.binary(max_size=30).map(
+                lambda b: bytes(_VALUE_BYTES[c % len(_VALUE_BYTES)] for c in b))
+            lines = b"".join(dmpmqmsg.format_message(CaptureMessage(
+                md={"Version": draw(st.sampled_from([1, 2]))}, data=draw(st.binary(max_size=40))))
+                .encode() for _ in range(draw(st.integers(1, 3)))).split(b"\n")
+            for _ in range(draw(st.integers(0, 2))):
+                k = draw(st.integers(0, len(lines) - 1))
+                lines[k] = lines[k][:draw(st.integers(0, 6))] + draw(values)
+            data = b"\n".join(lines)
+            return func, data, None, draw(st.lists(st.tuples(st.integers(0, len(lines)),
+                                                             st.integers(0, len(lines))),
+                                                   max_size=4))
+        return func, data, offsets, (ends, cls, units)
     if func == "mqget_lines":  # a text of 'MQGET' lines, its lines (or not), and n
         data = b"\n".join(draw(st.lists(st.sampled_from(
             [b" MQGET of message number 1", b"MQGET of message number\t\t7", b"MQGET", b"x",
@@ -839,6 +862,9 @@ def check_scan(call) -> None:
         return
     c = scan._scan
     func, data, offsets, extra = call
+    if func == "dmp_units":
+        check_dmp_units(data, offsets, extra)
+        return
     buf = bytearray(data + bytes(16))
     at = np.array(offsets, dtype=np.int64)
     if func == "rows_like_first":
@@ -990,6 +1016,58 @@ def check_scan(call) -> None:
             return
         assert 0 <= n <= len(buf)
         assert len(ends) // 8 == buf[:n].count(b"\n") + (n > 0 and buf[n - 1] != 10)
+
+
+def check_dmp_units(data: bytes, offsets, extra) -> None:
+    """One call of ``dmp_units``: refused exactly when a line lies outside
+    the buffer or a unit outside the lines; else every output consistent
+    (units read within their lines, data lengths adding up). With a block's
+    own lines (``offsets`` None) the units read are checked by the line
+    reader: their MQMD rows and data are what it gives."""
+    from dlqlens.capture import scan
+    from dlqlens.capture.dmpmqmsg import fast
+    from dlqlens.capture.dmpmqmsg.attrs import C_TABLES
+    from dlqlens.capture.text import PAD
+
+    buf = bytearray(data + bytes(PAD))
+    if offsets is None:
+        blk = fast._Block(buf, len(data), True)
+        starts, cend, cls = blk.starts, blk.cend, blk.cls
+        bounds = np.append(blk.unit_starts, blk.nlines).tolist()
+        units = list(zip(bounds[:-1], bounds[1:]))  # the block's units, and lines anywhere
+        units += [(min(a, b, blk.nlines), min(max(a, b), blk.nlines)) for a, b in extra]
+    else:
+        starts = np.array(offsets, dtype=np.int64)
+        cend = np.array(extra[0], dtype=np.int64)
+        cls = np.array(extra[1], dtype=np.int8)
+        units = extra[2]
+    us = np.array([u[0] for u in units], dtype=np.int64)
+    ue = np.array([u[1] for u in units], dtype=np.int64)
+    fine = bool(((starts >= 0) & (cend >= starts) & (cend <= len(buf))).all()
+                and ((us >= 0) & (ue >= us) & (ue <= len(starts))).all())
+    try:
+        ok, md, ver, first_a, dl, out = scan.dmp_units(buf, starts, cend, cls, us, ue, C_TABLES)
+    except (ValueError, OverflowError):
+        assert not fine, (offsets, extra)
+        return
+    assert fine
+    assert len(ok) == len(us) and len(md) == len(ver) == len(first_a) == len(dl) == ok.sum()
+    assert ((first_a >= us[ok]) & (first_a < ue[ok])).all() and int(dl.sum()) == len(out)
+    assert set(ver.tolist()) <= {1, 2}
+    COUNTS["scan_dmp_units_read"] += int(ok.sum())
+    if offsets is None and ok.any():  # what the line reader reads of the same lines
+        from dlqlens.capture.dmpmqmsg.lines import _frame_lines
+        from dlqlens.capture.text import iter_lines
+
+        ends = np.cumsum(dl)
+        for r, u in enumerate(np.flatnonzero(ok)):
+            lo, hi = blk.line_offset(int(us[u])), blk.line_offset(int(ue[u]))
+            fr, count = _frame_lines(iter_lines(buf[lo:hi], int(us[u]) + 1, lo), "f", 0)
+            assert count == 1 and not fr.issues, (data, units[u])
+            assert fr.md[0].tobytes() == md[r].tobytes()
+            assert fr.md_version[0] == ver[r]
+            assert fr.data[fr.starts[0]:fr.ends[0]].tobytes() == \
+                out[ends[r] - dl[r]:ends[r]].tobytes()
 
 
 def check_template_fields(buf: bytearray, at: np.ndarray, fields: list) -> None:

@@ -143,6 +143,44 @@ static uint16_t HEX_PAIR[65536];
 static uint8_t DUMP_WANT[17][56];
 static uint8_t DUMP_MASK[17][56];
 
+/* The whole pairs of hex digits at p[0:n] decoded into out, up to the
+ * first pair that is not two hex digits: the digits read (even). Sixteen
+ * digits at a time with SSE2 (either case: a digit d - '0' < 10, a letter
+ * (c | 0x20) - 'a' < 6), the rest and the pair that stops it pair by pair. */
+static inline int64_t
+hex_pairs(const uint8_t *p, int64_t n, uint8_t *out)
+{
+    int64_t i = 0;
+#ifdef __SSE2__
+    const __m128i zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9), a = _mm_set1_epi8('a'),
+                  five = _mm_set1_epi8(5), ten = _mm_set1_epi8(10), low = _mm_set1_epi16(0xFF),
+                  blank = _mm_set1_epi8(0x20);
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i d = _mm_sub_epi8(v, zero), l = _mm_sub_epi8(_mm_or_si128(v, blank), a);
+        __m128i is_d = _mm_cmpeq_epi8(_mm_min_epu8(d, nine), d);
+        __m128i is_l = _mm_cmpeq_epi8(_mm_min_epu8(l, five), l);
+        if (_mm_movemask_epi8(_mm_or_si128(is_d, is_l)) != 0xFFFF)
+            break;
+        __m128i nib = _mm_or_si128(_mm_and_si128(is_d, d),
+                                   _mm_and_si128(is_l, _mm_add_epi8(l, ten)));
+        /* each 16-bit word: its first digit in the low byte, the second above */
+        __m128i byte = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(nib, low), 4),
+                                    _mm_srli_epi16(nib, 8));
+        _mm_storel_epi64((__m128i *)(out + i / 2), _mm_packus_epi16(byte, byte));
+    }
+#endif
+    for (; n - i >= 2; i += 2) {
+        uint16_t pair;
+        memcpy(&pair, p + i, 2);
+        uint16_t v = HEX_PAIR[pair];
+        if (v > 0xFF)
+            break;
+        out[i / 2] = (uint8_t)v;
+    }
+    return i;
+}
+
 /* hex_runs(buf, starts, ends, out, digits) -> bytes written.
  *
  * For each run i (int64 starts[i] <= ends[i], offsets into buf): the hex
@@ -172,16 +210,8 @@ hex_runs(PyObject *self, PyObject *args)
                 err = "a run lies outside the buffer, or out is too small";
                 break;
             }
-            int64_t j = a;
-            while (j + 1 < z) {
-                uint16_t pair;
-                memcpy(&pair, buf + j, 2);
-                uint16_t v = HEX_PAIR[pair];
-                if (v > 0xFF)
-                    break;
-                out[w++] = (uint8_t)v;
-                j += 2;
-            }
+            int64_t j = a + hex_pairs(buf + a, z - a, out + w);
+            w += (j - a) / 2;
             if (j < z && !(HEX[buf[j]] & 0xF0))
                 j++;
             dig[i] = j - a;
@@ -1167,6 +1197,344 @@ template_fields(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* dmp_units(buf, starts, cend, cls, us, ue, codes, always, v2, ver_code,
+ *           template, next_col) -> (nok, ok, md, version, first_a, dl, data).
+ *
+ * The dmpmqmsg fast reader's units in one pass (dlqlens.capture.dmpmqmsg.fast;
+ * its numpy steps, _Block.fast_units with attrs._fill_group, are the
+ * reference). Lines: starts, cend (int64: first byte, end of the text) and
+ * cls (int8: 0 E, 1 A, 2 X, others not for the fast reader). Unit u is
+ * lines us[u] .. ue[u] - 1 (int64). A unit is read when it is [E] A.. [E]
+ * X.. [E] and:
+ *   - every A line is 'A ccc value', at least 6 bytes, ASCII, its code one of
+ *     codes (int64 rows of key, dst, size, kind; key the three bytes of the
+ *     code, big-endian; kinds as template_fields': 0 MQLONG, 1 VER, 2
+ *     characters, 3 hex, 4 hex of characters), no code twice; the codes
+ *     present meet every mask of always (uint32 bit masks over the rows of
+ *     codes: one of each mask's codes present) and, with the code ver_code
+ *     (a row index, or -1) present, every mask of v2;
+ *   - each value reads as template_fields reads it (written into the unit's
+ *     MQMD row, a copy of template, in line order: a later code setting the
+ *     same field wins);
+ *   - no two neighbouring character columns (next_col, int32 per MQMD byte:
+ *     the next character column, -1 when none) hold '**' or '..';
+ *   - every X line is an even number of hex digits after 'X ', then
+ *     nothing, blanks, or blanks and a '<' column after at least one digit.
+ * Values of an A line the same (code and value) as the same line of the
+ * unit before are copied, not read again.
+ * Returns nok (units read), ok (uint8 per unit), md (nok rows of the MQMD
+ * first, then unused rows), version (int32), first_a (int64: each read
+ * unit's first A line), dl (int64: its data length; per read unit), data
+ * (the read units' data, concatenated). ValueError for buffers of
+ * inconsistent sizes, a line or unit outside them, or a bad code table. */
+#define DMP_MAX_CODES 32
+#define DMP_MAX_VALUE 48
+#define DMP_CACHED 64
+
+typedef struct {
+    const uint8_t *line;  /* the code and value: buf[at + 2 : ce] */
+    int64_t len;
+    int code;
+    int32_t ver;
+    uint8_t val[DMP_MAX_VALUE];
+} dmp_seen;
+
+/* a[0:n] == b[0:n] for the short lines of a dmpmqmsg file: 8 bytes at a
+ * time, the last 8 (or 4) overlapping, no call to memcmp. */
+static inline int
+same_bytes(const uint8_t *a, const uint8_t *b, int64_t n)
+{
+    uint64_t diff = 0, x, y;
+    if (n >= 8) {
+        for (int64_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            diff |= x ^ y;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return (diff | (x ^ y)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t p, q, r, t;
+        memcpy(&p, a, 4);
+        memcpy(&q, b, 4);
+        memcpy(&r, a + n - 4, 4);
+        memcpy(&t, b + n - 4, 4);
+        return ((p ^ q) | (r ^ t)) == 0;
+    }
+    for (int64_t i = 0; i < n; i++)
+        diff |= a[i] ^ b[i];
+    return diff == 0;
+}
+
+/* dst[0:n] = src[0:n] for an MQMD field (4 to 48 bytes): as same_bytes. */
+static inline void
+copy_field(uint8_t *dst, const uint8_t *src, int64_t n)
+{
+    if (n >= 8) {
+        for (int64_t i = 0; i + 8 < n; i += 8)
+            memcpy(dst + i, src + i, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + n - 4, src + n - 4, 4);
+    } else
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = src[i];
+}
+
+/* One attribute value buf[v:v + len] of kind into out (size bytes; *ver for
+ * kind 1): 1 when it reads as template_fields reads it. */
+static inline int
+dmp_value(const uint8_t *v, int64_t len, int kind, int64_t size, uint8_t *out, int32_t *ver)
+{
+    if (kind <= 1) {
+        int neg = len > 0 && v[0] == '-';
+        int64_t x = 0;
+        if (len - neg < 1 || len - neg > 10)
+            return 0;
+        for (int64_t c = neg; c < len; c++) {
+            unsigned d = (unsigned)v[c] - '0';
+            if (d >= 10)
+                return 0;
+            x = x * 10 + d;
+        }
+        x = neg ? -x : x;
+        if (x < -((int64_t)1 << 31) || x >= ((int64_t)1 << 31))
+            return 0;
+        if (kind == 1) {
+            x = x == 1 || x == 2 ? x : 2;
+            *ver = (int32_t)x;
+        }
+        uint32_t u = (uint32_t)(int32_t)x;
+        uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+        memcpy(out, le, 4);
+        return 1;
+    }
+    if (kind == 2) {
+        int64_t use = len < size ? len : size;
+        memcpy(out, v, (size_t)use);
+        memset(out + use, ' ', (size_t)(size - use));
+        return 1;
+    }
+    if (len != 2 * size || hex_pairs(v, len, out) != len)
+        return 0;
+    unsigned hi = 0;
+    for (int64_t c = 0; kind == 4 && c < size; c++)
+        hi |= out[c];
+    return !(hi & 0x80);
+}
+
+static PyObject *
+dmp_units(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer b, s, e, c, u0, u1, cd, al, vb, tp, nc;
+    int ver_code;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*iy*y*", &b, &s, &e, &c, &u0, &u1, &cd,
+                          &al, &vb, &ver_code, &tp, &nc))
+        return NULL;
+    const char *err = NULL;
+    const uint8_t *buf = b.buf;
+    const int64_t *st = s.buf, *ce = e.buf, *us = u0.buf, *ue = u1.buf;
+    const int8_t *cls = c.buf;
+    const uint32_t *always = al.buf, *v2 = vb.buf;
+    const int32_t *next_col = nc.buf;
+    Py_ssize_t nl = s.len / 8, nu = u0.len / 8, ncode = cd.len / 32, width = tp.len;
+    Py_ssize_t nalways = al.len / 4, nv2 = vb.len / 4;
+    int64_t dst_of[DMP_MAX_CODES], size_of[DMP_MAX_CODES];
+    int kind_of[DMP_MAX_CODES];
+    int8_t code_index[26 * 26 * 26];
+    if (s.len % 8 || e.len != s.len || c.len != nl || u0.len % 8 || u1.len != u0.len
+            || cd.len % 32 || al.len % 4 || vb.len % 4 || nc.len != 4 * width)
+        err = "dmp_units: buffers of inconsistent sizes";
+    else if (ncode > DMP_MAX_CODES || ver_code < -1 || ver_code >= ncode)
+        err = "dmp_units: more codes than the loop holds, or a VER code outside them";
+    for (Py_ssize_t i = 0; err == NULL && i < nl; i++)
+        if (st[i] < 0 || ce[i] < st[i] || ce[i] > b.len)
+            err = "dmp_units: a line outside the buffer";
+    for (Py_ssize_t u = 0; err == NULL && u < nu; u++)
+        if (us[u] < 0 || ue[u] < us[u] || ue[u] > nl)
+            err = "dmp_units: a unit outside the lines";
+    for (Py_ssize_t i = 0; err == NULL && i < width; i++)
+        if (next_col[i] < -1 || next_col[i] >= width)
+            err = "dmp_units: a character column outside the MQMD row";
+    if (err == NULL) {
+        memset(code_index, -1, sizeof code_index);
+        for (Py_ssize_t j = 0; err == NULL && j < ncode; j++) {
+            int64_t q[4];
+            memcpy(q, (const uint8_t *)cd.buf + 32 * j, 32);
+            int l0 = (int)(q[0] >> 16 & 0xFF) - 'A', l1 = (int)(q[0] >> 8 & 0xFF) - 'A',
+                l2 = (int)(q[0] & 0xFF) - 'A';
+            if (q[0] >> 24 || l0 < 0 || l0 >= 26 || l1 < 0 || l1 >= 26 || l2 < 0 || l2 >= 26)
+                err = "dmp_units: a code that is not three capital letters";
+            else if (q[3] < 0 || q[3] > 4 || q[2] < 0 || q[2] > DMP_MAX_VALUE
+                     || (q[3] <= 1 && q[2] != 4) || q[1] < 0 || q[1] > width - q[2])
+                err = "dmp_units: a code of an unknown kind, or its field outside the MQMD row";
+            else {
+                code_index[(l0 * 26 + l1) * 26 + l2] = (int8_t)j;
+                dst_of[j] = q[1];
+                size_of[j] = q[2];
+                kind_of[j] = (int)q[3];
+            }
+        }
+    }
+    PyObject *ok_o = NULL, *md_o = NULL, *ver_o = NULL, *fa_o = NULL, *dl_o = NULL, *data_o = NULL;
+    Py_ssize_t nok = 0;
+    if (err == NULL) {
+        ok_o = PyByteArray_FromStringAndSize(NULL, nu);
+        md_o = PyByteArray_FromStringAndSize(NULL, nu * width);
+        ver_o = PyByteArray_FromStringAndSize(NULL, 4 * nu);
+        fa_o = PyByteArray_FromStringAndSize(NULL, 8 * nu);
+        dl_o = PyByteArray_FromStringAndSize(NULL, 8 * nu);
+        data_o = PyByteArray_FromStringAndSize(NULL, b.len / 2 + 1);
+        if (!ok_o || !md_o || !ver_o || !fa_o || !dl_o || !data_o)
+            err = "";
+    }
+    if (err == NULL) {
+        uint8_t *ok = (uint8_t *)PyByteArray_AS_STRING(ok_o);
+        uint8_t *md = (uint8_t *)PyByteArray_AS_STRING(md_o);
+        int32_t *ver_out = (int32_t *)PyByteArray_AS_STRING(ver_o);
+        int64_t *first_a = (int64_t *)PyByteArray_AS_STRING(fa_o);
+        int64_t *dl = (int64_t *)PyByteArray_AS_STRING(dl_o);
+        uint8_t *data = (uint8_t *)PyByteArray_AS_STRING(data_o);
+        const uint8_t *template = tp.buf;
+        Py_ssize_t dpos = 0;
+        Py_BEGIN_ALLOW_THREADS
+        dmp_seen seen_line[DMP_CACHED];
+        for (int k = 0; k < DMP_CACHED; k++)
+            seen_line[k].line = NULL;
+        for (Py_ssize_t u = 0; u < nu; u++) {
+            int64_t l = us[u], end = ue[u];
+            int good = 1;
+            ok[u] = 0;
+            while (l < end && cls[l] == 0)
+                l++;
+            int64_t a0 = l;
+            while (l < end && cls[l] == 1)
+                l++;
+            int64_t a1 = l;
+            while (l < end && cls[l] == 0)
+                l++;
+            int64_t x0 = l;
+            while (l < end && cls[l] == 2)
+                l++;
+            int64_t x1 = l;
+            while (l < end && cls[l] == 0)
+                l++;
+            if (a1 == a0 || x1 == x0 || l != end)
+                continue;
+            uint8_t *row = md + nok * width;
+            memcpy(row, template, (size_t)width);
+            int32_t version = 1;
+            uint32_t present = 0;
+            for (int64_t j = a0; good && j < a1; j++) {
+                int64_t at = st[j], len = ce[j] - at;
+                if (len < 6 || buf[at + 5] != ' ') {
+                    good = 0;
+                    break;
+                }
+                int64_t k = j - a0;
+                dmp_seen *sl = k < DMP_CACHED ? &seen_line[k] : NULL;
+                int code;
+                if (sl != NULL && sl->line != NULL && sl->len == len - 2
+                        && same_bytes(sl->line, buf + at + 2, len - 2)) {
+                    code = sl->code;  /* the same line as the unit before's: its value */
+                    copy_field(row + dst_of[code], sl->val, size_of[code]);
+                    if (kind_of[code] == 1)
+                        version = sl->ver;
+                } else {
+                    uint64_t hi = 0;  /* any byte of 0x80 or more: not ASCII */
+                    int64_t q = at;
+                    for (; q + 8 <= at + len; q += 8) {
+                        uint64_t w;
+                        memcpy(&w, buf + q, 8);
+                        hi |= w;
+                    }
+                    for (; q < at + len; q++)
+                        hi |= buf[q];
+                    hi &= 0x8080808080808080ULL;
+                    int l0 = buf[at + 2] - 'A', l1 = buf[at + 3] - 'A', l2 = buf[at + 4] - 'A';
+                    if (hi || l0 < 0 || l0 >= 26 || l1 < 0 || l1 >= 26 || l2 < 0
+                            || l2 >= 26 || (code = code_index[(l0 * 26 + l1) * 26 + l2]) < 0) {
+                        good = 0;
+                        break;
+                    }
+                    uint8_t val[DMP_MAX_VALUE];
+                    int32_t v = 0;
+                    if (!dmp_value(buf + at + 6, len - 6, kind_of[code], size_of[code], val, &v)) {
+                        good = 0;
+                        break;
+                    }
+                    copy_field(row + dst_of[code], val, size_of[code]);
+                    if (kind_of[code] == 1)
+                        version = v;
+                    if (sl != NULL) {
+                        sl->line = buf + at + 2;
+                        sl->len = len - 2;
+                        sl->code = code;
+                        sl->ver = v;
+                        copy_field(sl->val, val, size_of[code]);
+                    }
+                }
+                if (present >> code & 1)
+                    good = 0;  /* a code twice: two messages for the line reader */
+                present |= (uint32_t)1 << code;
+            }
+            for (Py_ssize_t g = 0; good && g < nalways; g++)
+                good = (present & always[g]) != 0;
+            if (good && ver_code >= 0 && present >> ver_code & 1)
+                for (Py_ssize_t g = 0; good && g < nv2; g++)
+                    good = (present & v2[g]) != 0;
+            for (int m = 0; good && m < 2; m++) {  /* '**', '..': masked by hand? */
+                const uint8_t mark = m ? '.' : '*', *hit = row, *stop = row + width;
+                while (good && (hit = memchr(hit, mark, (size_t)(stop - hit))) != NULL) {
+                    int32_t nx = next_col[hit - row];
+                    good = nx < 0 || row[nx] != mark;
+                    hit++;
+                }
+            }
+            Py_ssize_t d0 = dpos;
+            for (int64_t j = x0; good && j < x1; j++) {
+                int64_t xs = st[j] + 2, xe = ce[j] > xs ? ce[j] : xs;
+                int64_t q = xe > xs ? xs + hex_pairs(buf + xs, xe - xs, data + dpos) : xs;
+                dpos += (q - xs) / 2;
+                if (q < xe) {
+                    /* an odd digit, or what follows the digits: blanks, then
+                     * the end or (after a digit) the -da '<' column */
+                    int64_t r = q;
+                    while (r < xe && buf[r] == ' ')
+                        r++;
+                    good = HEX[buf[q]] > 15 && buf[q] == ' '
+                        && (r == xe || (q > xs && buf[r] == '<'));
+                }
+            }
+            if (!good) {
+                dpos = d0;
+                continue;
+            }
+            ok[u] = 1;
+            ver_out[nok] = version;
+            first_a[nok] = a0;
+            dl[nok] = dpos - d0;
+            nok++;
+        }
+        Py_END_ALLOW_THREADS
+        if (PyByteArray_Resize(data_o, dpos) < 0)
+            err = "";
+    }
+    PyBuffer_Release(&b); PyBuffer_Release(&s); PyBuffer_Release(&e); PyBuffer_Release(&c);
+    PyBuffer_Release(&u0); PyBuffer_Release(&u1); PyBuffer_Release(&cd); PyBuffer_Release(&al);
+    PyBuffer_Release(&vb); PyBuffer_Release(&tp); PyBuffer_Release(&nc);
+    if (err != NULL) {
+        Py_XDECREF(ok_o); Py_XDECREF(md_o); Py_XDECREF(ver_o); Py_XDECREF(fa_o);
+        Py_XDECREF(dl_o); Py_XDECREF(data_o);
+        return raise_error(err);
+    }
+    return Py_BuildValue("nNNNNNN", nok, ok_o, md_o, ver_o, fa_o, dl_o, data_o);
+}
+
 static PyMethodDef methods[] = {
     {"line_table", line_table, METH_VARARGS, "Starts, ends and first words of the lines of buf[0:n]."},
     {"hex_runs", hex_runs, METH_VARARGS, "Decode the leading hex digits of many runs of a buffer."},
@@ -1183,6 +1551,8 @@ static PyMethodDef methods[] = {
      "The lines of 'MQGET' and of 'MQGET of message number N' (amqsbcg)."},
     {"template_fields", template_fields, METH_VARARGS,
      "dmpmqmsg attribute values that differ from unit to unit, into MQMD rows."},
+    {"dmp_units", dmp_units, METH_VARARGS,
+     "Read the well-formed units of a dmpmqmsg block: MQMD rows and data, one pass."},
     {"dump_lines", dump_lines, METH_VARARGS,
      "Check amqsbcg dump lines against the layout amqsbcg prints, and decode their hex."},
     {NULL, NULL, 0, NULL}

@@ -14,7 +14,12 @@ line is) and :func:`dump_lines` (dump lines checked and decoded); without the
 C loops that reader uses its own numpy versions (:mod:`dlqlens.capture.amqsbcg.fast`
 for the units, :mod:`dlqlens.capture.amqsbcg.layout` for the matcher,
 :mod:`dlqlens.capture.amqsbcg.dump` for the dump lines), and the tests compare
-the frames of both. :func:`trimmed_ends` has both versions here.
+the frames of both. :func:`trimmed_ends` has both versions here. One is the dmpmqmsg fast
+reader's alone: :func:`dmp_units` (a block's well-formed messages read in one
+pass: their attribute lines, values and hex lines); without it that reader
+takes its numpy steps (:mod:`dlqlens.capture.dmpmqmsg.fast` and
+:mod:`dlqlens.capture.dmpmqmsg.attrs`), and the tests compare both with
+the line reader.
 
 :data:`COMPILED` tells which is in use.
 """
@@ -501,6 +506,69 @@ def template_fields(buf, at0: np.ndarray, fields: np.ndarray, md: np.ndarray, ok
     """
     _scan.template_fields(buf, np.ascontiguousarray(at0, dtype=np.int64),
                           np.ascontiguousarray(fields, dtype=np.int64), md, ok, version)
+
+
+def dmp_units(buf, starts: np.ndarray, cend: np.ndarray, cls: np.ndarray, us: np.ndarray,
+              ue: np.ndarray, tables: tuple):
+    """The well-formed units of a dmpmqmsg block read in one C pass (C only:
+    the numpy version is :meth:`dlqlens.capture.dmpmqmsg.fast._Block.fast_units`'
+    steps without it, the reference).
+
+    Parameters
+    ----------
+    buf : buffer
+        The block.
+    starts, cend : numpy.ndarray of int64, shape (lines,)
+        Each line's first byte and the end of its text (before CR LF or LF).
+    cls : numpy.ndarray of int8, shape (lines,)
+        Each line's class: 0 empty or comment, 1 ``A``, 2 ``X``, others not
+        for the fast reader.
+    us, ue : numpy.ndarray of int64, shape (units,)
+        Each unit's first line and the line after its last.
+    tables : tuple
+        :data:`dlqlens.capture.dmpmqmsg.attrs.C_TABLES`: the attribute codes
+        (key, MQMD offset, size, kind), the masks of codes every message has
+        (and every MQMD version 2), the VER code's row, the MQMD of a message
+        without attribute lines, each character column's next one.
+
+    Returns
+    -------
+    ok : numpy.ndarray of bool, shape (units,)
+        The units read: ``[E] A.. [E] X.. [E]`` lines, every attribute line
+        ``A ccc value`` of a known code (each code once, every code dmpmqmsg
+        always writes present), every value as the line reader reads it
+        without an issue and none masked (``**``, ``..`` in a character
+        field), every ``X`` line an even number of hex digits, then nothing,
+        blanks, or blanks and the ``-da`` ``<...>`` column.
+    md : numpy.ndarray of uint8, shape (read units, MQMD length)
+        Their MQMD rows (the template, then each attribute in line order).
+    version : numpy.ndarray of int32, shape (read units,)
+        1 without a VER line, else its value when 1 or 2, else 2.
+    first_a : numpy.ndarray of int64, shape (read units,)
+        Each read unit's first ``A`` line.
+    data_length : numpy.ndarray of int64, shape (read units,)
+        Bytes of message data of each read unit, in bytes.
+    data : numpy.ndarray of uint8
+        Their data, concatenated.
+
+    Raises
+    ------
+    ValueError
+        When a line lies outside ``buf``, a unit outside the lines, the
+        arrays' sizes disagree or the tables are not well formed.
+    """
+    codes, always, v2, ver_code, template, next_col = tables
+    i64 = np.int64
+    nok, ok, md, ver, first_a, dl, data = _scan.dmp_units(
+        buf, np.ascontiguousarray(starts, dtype=i64), np.ascontiguousarray(cend, dtype=i64),
+        np.ascontiguousarray(cls, dtype=np.int8), np.ascontiguousarray(us, dtype=i64),
+        np.ascontiguousarray(ue, dtype=i64), codes, always, v2, ver_code, template, next_col)
+    width = len(template)
+    return (np.frombuffer(ok, dtype=bool),
+            np.frombuffer(md, dtype=np.uint8).reshape(-1, width)[:nok] if width else
+            np.zeros((nok, 0), dtype=np.uint8),
+            np.frombuffer(ver, dtype=np.int32)[:nok], np.frombuffer(first_a, dtype=i64)[:nok],
+            np.frombuffer(dl, dtype=i64)[:nok], np.frombuffer(data, dtype=np.uint8))
 
 
 def dump_lines(buf, at: np.ndarray, length: np.ndarray, nbytes: np.ndarray,

@@ -715,3 +715,58 @@ def test_template_fields_reads_values_and_refuses_what_lies_outside():
         scan.template_fields(text, np.array([0, len(text) + 1], np.int64),
                              np.zeros((0, 5), np.int64), np.zeros((2, 16), np.uint8),
                              np.ones(2, np.uint8), np.zeros(2, np.int32))
+
+
+@_C_ONLY
+def test_dmp_units_refuses_what_lies_outside_or_does_not_agree():
+    """``dmp_units`` (the dmpmqmsg units in C): a known answer, and a
+    ValueError, before anything is read, for lines outside the buffer, units
+    outside the lines, arrays whose sizes disagree and a bad code table."""
+    from dlqlens.capture.dmpmqmsg import fast
+    from dlqlens.capture.dmpmqmsg.attrs import C_TABLES
+    from dlqlens.capture.text import PAD
+
+    blob = dmpmqmsg_text()
+    blk = fast._Block(bytearray(blob) + bytes(PAD), len(blob), True)
+    us = blk.unit_starts
+    ue = np.append(us[1:], blk.nlines)
+    ok, md, ver, first_a, dl, data = scan.dmp_units(blk.buf, blk.starts, blk.cend, blk.cls,
+                                                   us, ue, C_TABLES)
+    assert ok.tolist() == [True, False] and ver.tolist() == [2] and first_a.tolist() == [0]
+    assert data.tobytes() == b"hello" and dl.tolist() == [5]
+    assert md[0, 28:32].view("<i4")[0] == 1208  # A CCS
+    codes, always, v2, ver_code, template, next_col = C_TABLES
+
+    def refused(match, **change):
+        args = dict(buf=blk.buf, starts=blk.starts, cend=blk.cend, cls=blk.cls, us=us, ue=ue,
+                    tables=C_TABLES)
+        args.update(change)
+        with pytest.raises(ValueError, match=match):
+            scan.dmp_units(**args)
+
+    far = blk.cend.copy()
+    far[0] = len(blk.buf) + 1
+    refused("a line outside the buffer", cend=far)
+    refused("a unit outside the lines", ue=ue + 1)
+    refused("inconsistent sizes", cls=blk.cls[:-1])
+    refused("inconsistent sizes", ue=ue[:-1])
+    bad = codes.copy()
+    bad[0, 0] = int.from_bytes(b"ab1", "big")
+    refused("three capital letters", tables=(bad, always, v2, ver_code, template, next_col))
+    bad = codes.copy()
+    bad[0, 1] = len(template)
+    refused("outside the MQMD row", tables=(bad, always, v2, ver_code, template, next_col))
+    refused("VER code", tables=(codes, always, v2, len(codes), template, next_col))
+    refused("character column", tables=(codes, always, v2, ver_code, template,
+                                        np.full_like(next_col, len(template))))
+
+
+def dmpmqmsg_text() -> bytes:
+    """Two messages as dmpmqmsg writes them, the second without its ACC line."""
+    from dlqlens.capture import dmpmqmsg
+    from dlqlens.capture.message import CaptureMessage
+
+    one = dmpmqmsg.format_message(CaptureMessage(md={"CodedCharSetId": 1208}, data=b"hello"))
+    two = dmpmqmsg.format_message(CaptureMessage(md={}, data=b"bye"))
+    two = "\n".join(t for t in two.split("\n") if not t.startswith("A ACC")) + "\n"
+    return (one + two).encode()

@@ -196,7 +196,7 @@ EDITS = [
     # A lines
     ("a_int", "A", lambda t, d: [_a_value(t, d(st.sampled_from(
         ["12x", "+7", "-", "", " 5", "5 ", "0" * 13 + "1", "00000000007", "-0", "-2147483648",
-         "2147483648", "99999999999", "1e3", "\u0661"])))]),
+         "2147483648", "99999999999", "1e3", "\u0661", "\x1c5", "5\x1f"])))]),
     ("a_zeros", "A", lambda t, d: [t[:6] + "0" * d(st.integers(1, 14)) + t[6:]]),
     ("a_short", "A", lambda t, d: [t[:d(st.integers(0, 10))]]),
     ("a_long", "A", lambda t, d: [t + d(st.sampled_from(["x" * 60, "AB" * 40, "é" * 30]))]),
@@ -372,6 +372,56 @@ def test_a_damaged_message_leaves_its_neighbours_on_the_fast_path(tmp_path, monk
     (call,) = [c for c in line_read(p, monkeypatch) if c]
     assert "A EXP never" in call and call[0] == "A VER 2"
     assert sum(t.startswith("A VER") for t in call) == 1
+
+
+def test_the_c_loop_reads_every_unit_the_numpy_steps_read(fast_even_for_small_files):
+    """``scan.dmp_units`` (one C pass over a block's units) against the numpy
+    steps it stands for, over random damaged files: every unit the numpy
+    steps read, the C loop reads, with the same MQMD row, version, data and
+    line. (The units only the C loop reads are checked against the line
+    reader by the tests above, which run with each.)"""
+    if fast_even_for_small_files != "c":
+        pytest.skip("the C loop against the numpy steps: once, in the C run")
+    from dlqlens.capture.text import PAD
+
+    @FAST
+    @given(damaged_files())
+    def check(blob):
+        blk = dmpmqmsg_fast._Block(bytearray(blob) + bytes(PAD), len(blob), True)
+        us = blk.unit_starts
+        ue = np.append(us[1:], blk.nlines)
+        ok_c, fr_c = blk.fast_units(us, ue, blk.nlines, "f", 0, 0)
+        ok_n, fr_n = blk._fast_units_numpy(us, ue, blk.nlines, "f", 0, 0)
+        assert not (ok_n & ~ok_c).any()
+        rows = np.flatnonzero(ok_n[ok_c])  # the numpy-read units among those read in C
+        for name in ("md", "md_version", "data_length", "source_line", "source_offset"):
+            assert (getattr(fr_c, name)[rows] == getattr(fr_n, name)).all(), name
+        for i, r in enumerate(rows):
+            assert fr_c.data[fr_c.starts[r]:fr_c.ends[r]].tobytes() == \
+                fr_n.data[fr_n.starts[i]:fr_n.ends[i]].tobytes()
+
+    check()
+
+
+def test_units_the_numpy_steps_leave_to_the_line_reader_take_the_c_loop(
+        tmp_path, monkeypatch, fast_even_for_small_files):
+    """What the numpy steps leave to the line reader for their own reasons
+    (more than 16 orders of the attribute lines in a block; an X line of more
+    than 128 digits before its ``<...>`` column) the C loop reads: the same
+    frames as the line reader's, and no line for the line reader."""
+    ms = [dlq_message(b"m%d" % i * 40, md={"MsgId": bytes([i]) * 24}) for i in range(20)]
+    text = ""
+    for i, m in enumerate(ms):  # each message's attribute lines in another order
+        lines = dmpmqmsg.format_message(m, width=80, ascii_column=True).split("\n")
+        a = [t for t in lines if t.startswith("A ")]
+        rest = [t for t in lines if not t.startswith("A ")]
+        text += "\n".join(a[i:] + a[:i] + rest)
+    assert max(len(t) for t in text.split("\n") if t.startswith("X ")) > 2 + 128 + 3
+    p = tmp_path / "orders.qld"
+    p.write_text(text)
+    assert_same_reading(p, monkeypatch)
+    if fast_even_for_small_files == "c":
+        assert all(call == [] for call in line_read(p, monkeypatch))
 
 
 @pytest.mark.parametrize("batch_size", [1, 2, 3, 7, 100])

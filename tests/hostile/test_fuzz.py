@@ -101,10 +101,11 @@ def test_scan_c_api_fuzz():
         assert fuzz.run_target("scan", EXAMPLES * 8) == EXAMPLES * 8
     # a fixed series (derandomized: the same inputs every run) in which match_lines'
     # write paths run (well-formed programs over matching text), not only its refusals,
-    # probe_lines finds its literal, mqget_lines its units and template_fields reads values
+    # probe_lines finds its literal, mqget_lines its units, template_fields reads values
+    # and dmp_units reads units (checked against the line reader)
     before = {k: fuzz.COUNTS[k] for k in ("scan_match_writes", "scan_match_units",
                                           "scan_probe_hits", "scan_mqget_units",
-                                          "scan_template_values")}
+                                          "scan_template_values", "scan_dmp_units_read")}
     assert fuzz.run_target("scan", 800, derandomize=True) == 800
     for k, v in before.items():
         assert fuzz.COUNTS[k] > v, k  # (scan_match_units: units that matched every template)

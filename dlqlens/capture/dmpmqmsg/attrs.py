@@ -17,7 +17,7 @@ import numpy as np
 
 from dlqlens.capture.dmpmqmsg.lines import _ALWAYS, _V2, CODES
 from dlqlens.capture.scan import compiled, rows_like_first, rows_of, template_fields
-from dlqlens.capture.text import decimals, hex_values, pack_text_md, windows
+from dlqlens.capture.text import _MD_CHAR_COLUMNS, decimals, hex_values, pack_text_md, windows
 from dlqlens.mq.structs import MQMD
 
 _KIND_INT, _KIND_CHAR, _KIND_HEX, _KIND_HEXCHAR, _KIND_VER = range(5)
@@ -344,6 +344,23 @@ _V2_KEYS = [frozenset([_code_key(c)]) for c in _V2]
 _VER_KEY = _code_key("VER")
 
 
+def _c_tables() -> tuple:
+    """What :func:`dlqlens.capture.scan.dmp_units` reads the attribute lines
+    with (the same codes, kinds and rules as :func:`_layout_spec`)."""
+    kinds = {_KIND_INT: 0, _KIND_VER: 1, _KIND_CHAR: 2, _KIND_HEX: 3, _KIND_HEXCHAR: 4}
+    keys = list(_FAST_CODES)
+    codes = np.array([(k, _FAST_CODES[k][0], _FAST_CODES[k][1], kinds[_FAST_CODES[k][2]])
+                      for k in keys], dtype=np.int64)
+
+    def masks(groups):
+        return np.array([sum(1 << keys.index(k) for k in g) for g in groups], dtype=np.uint32)
+
+    next_col = np.full(len(_MD_TEMPLATE), -1, dtype=np.int32)
+    next_col[_MD_CHAR_COLUMNS[:-1]] = _MD_CHAR_COLUMNS[1:]
+    return (codes, masks(_ALWAYS_KEYS), masks(_V2_KEYS), keys.index(_VER_KEY),
+            np.ascontiguousarray(_MD_TEMPLATE), next_col)
+
+
 def _complete(layout: tuple) -> bool:
     """Does ``layout`` hold every line dmpmqmsg writes (those of MQMD version
     2 too when it has a ``VER`` line)? A unit without one goes to the line
@@ -452,3 +469,7 @@ def _fill_layout_codes(p, at, ce, layout):
             ok &= good
             md[:, at:at + size] = raw
     return md, version, ok
+
+
+#: The tables of :func:`dlqlens.capture.scan.dmp_units` (:func:`_c_tables`).
+C_TABLES = _c_tables()

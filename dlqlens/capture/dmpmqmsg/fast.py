@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from dlqlens.capture.dmpmqmsg.attrs import _MD_TEMPLATE, _fill_group
+from dlqlens.capture.dmpmqmsg.attrs import _MD_TEMPLATE, C_TABLES, _fill_group
 from dlqlens.capture.dmpmqmsg.lines import _frame_lines
 from dlqlens.capture.limits import MAX_MESSAGE_BYTES
-from dlqlens.capture.scan import IS_HEX, hex_runs
+from dlqlens.capture.scan import IS_HEX, compiled, dmp_units, hex_runs
 from dlqlens.capture.slices import Slice
 from dlqlens.capture.text import (_MD_CHAR_COLUMNS, TEXT_CODEC, TextBlock, masked_rows,
                                   read_text, windows)
@@ -194,7 +194,34 @@ class _Block(TextBlock):
         return counts
 
     def fast_units(self, us, ue, cut, source, base_off, base_line):
-        """Which units are well-formed messages, and the frames of those."""
+        """Which units are well-formed messages, and the frames of those: read
+        in one C pass (:func:`dlqlens.capture.scan.dmp_units`) when the loops
+        were built, else by the numpy steps of :meth:`_fast_units_numpy` (the
+        reference; the tests read with each, against the line reader)."""
+        if compiled("dmp_units"):
+            ok, md, ver, first_a, dl, data = dmp_units(self.buf, self.starts, self.cend,
+                                                       self.cls, us, ue, C_TABLES)
+            return ok, self._frames(md, ver, data, dl, first_a, source, base_off, base_line)
+        return self._fast_units_numpy(us, ue, cut, source, base_off, base_line)
+
+    def _frames(self, md, ver, data, dl, first_a, source, base_off, base_line) -> Frames:
+        """The frames of the units read: MQMD rows ``md``, versions ``ver``,
+        their data (``data``, ``dl`` bytes each), first A lines ``first_a``."""
+        n = len(md)
+        d_end = np.cumsum(dl)
+        return Frames(
+            source=source, capture_format="dmpmqmsg", md_origin="text",
+            md=md, md_big_endian=np.zeros(n, bool),
+            md_codec=labels(n, TEXT_CODEC),
+            md_blank=np.full(n, 0x20, np.uint8), md_version=ver,
+            md_valid=np.ones(n, bool), data=data, starts=d_end - dl, ends=d_end,
+            data_length=dl, message_number=np.zeros(n, np.int32),
+            source_offset=base_off + self.starts[first_a],
+            source_line=(base_line + first_a + 1).astype(np.int32),
+            dlh_reconstructed=np.zeros(n, bool))
+
+    def _fast_units_numpy(self, us, ue, cut, source, base_off, base_line):
+        """:meth:`fast_units` with numpy (the C loop's reference)."""
         p, starts, cend = self.p, self.starts, self.cend
         # the runs of each unit: [E] A [E] X [E] (A and X lines contiguous)
         rs, rc = self.run_starts, self.run_classes
@@ -268,19 +295,7 @@ class _Block(TextBlock):
         if not sel.all():
             md_c, ver_c = md_c[sel], ver_c[sel]
         rows = cand[sel]
-        n = len(rows)
-        d_end = np.cumsum(dl)
-        fr = Frames(
-            source=source, capture_format="dmpmqmsg", md_origin="text",
-            md=md_c, md_big_endian=np.zeros(n, bool),
-            md_codec=labels(n, TEXT_CODEC),
-            md_blank=np.full(n, 0x20, np.uint8), md_version=ver_c,
-            md_valid=np.ones(n, bool), data=data, starts=d_end - dl, ends=d_end,
-            data_length=dl, message_number=np.zeros(n, np.int32),
-            source_offset=base_off + starts[firstA[rows]],
-            source_line=(base_line + firstA[rows] + 1).astype(np.int32),
-            dlh_reconstructed=np.zeros(n, bool))
-        return ok, fr
+        return ok, self._frames(md_c, ver_c, data, dl, firstA[rows], source, base_off, base_line)
 
 
 def _unit_data(block: _Block, ok, firstX, lastX):
