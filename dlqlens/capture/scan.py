@@ -563,10 +563,8 @@ def dmp_units(buf, starts: np.ndarray, cend: np.ndarray, cls: np.ndarray, us: np
         buf, np.ascontiguousarray(starts, dtype=i64), np.ascontiguousarray(cend, dtype=i64),
         np.ascontiguousarray(cls, dtype=np.int8), np.ascontiguousarray(us, dtype=i64),
         np.ascontiguousarray(ue, dtype=i64), codes, always, v2, ver_code, template, next_col)
-    width = len(template)
     return (np.frombuffer(ok, dtype=bool),
-            np.frombuffer(md, dtype=np.uint8).reshape(-1, width)[:nok] if width else
-            np.zeros((nok, 0), dtype=np.uint8),
+            np.frombuffer(md, dtype=np.uint8).reshape(-1, len(template))[:nok],
             np.frombuffer(ver, dtype=np.int32)[:nok], np.frombuffer(first_a, dtype=i64)[:nok],
             np.frombuffer(dl, dtype=i64)[:nok], np.frombuffer(data, dtype=np.uint8))
 
