@@ -1076,6 +1076,51 @@ dump_lines(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* One dmpmqmsg attribute value v[0:len] of kind (template_fields' kinds)
+ * into out (size bytes; *ver for kind 1): 1 when it reads, 0 when the line
+ * reader would report it (out then holds what it holds: the unit is not the
+ * fast readers'). The one reading of a value for template_fields and
+ * dmp_units. */
+static inline int
+dmp_value(const uint8_t *v, int64_t len, int kind, int64_t size, uint8_t *out, int32_t *ver)
+{
+    if (kind <= 1) {
+        int neg = len > 0 && v[0] == '-';
+        int64_t x = 0;
+        if (len - neg < 1 || len - neg > 10)
+            return 0;
+        for (int64_t c = neg; c < len; c++) {
+            unsigned d = (unsigned)v[c] - '0';
+            if (d >= 10)
+                return 0;
+            x = x * 10 + d;
+        }
+        x = neg ? -x : x;
+        if (x < -((int64_t)1 << 31) || x >= ((int64_t)1 << 31))
+            return 0;
+        if (kind == 1) {
+            x = x == 1 || x == 2 ? x : 2;
+            *ver = (int32_t)x;
+        }
+        uint32_t u = (uint32_t)(int32_t)x;
+        uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+        memcpy(out, le, 4);
+        return 1;
+    }
+    if (kind == 2) {
+        int64_t use = len < size ? len : size;
+        memcpy(out, v, (size_t)use);
+        memset(out + use, ' ', (size_t)(size - use));
+        return 1;
+    }
+    if (len != 2 * size || hex_pairs(v, len, out) != len)
+        return 0;
+    unsigned hi = 0;
+    for (int64_t c = 0; kind == 4 && c < size; c++)
+        hi |= out[c];
+    return !(hi & 0x80);
+}
+
 /* template_fields(buf, at0, fields, md, ok, version) -> None.
  *
  * dmpmqmsg attribute values that differ from unit to unit, read into the
@@ -1146,46 +1191,16 @@ template_fields(PyObject *self, PyObject *args)
                 memcpy(&at, (const uint8_t *)a.buf + 8 * i, 8);
                 const uint8_t *val = buf + at + src;
                 uint8_t *row = md + i * width + dst;
-                if (kind <= 1) {
-                    int neg = len > 0 && val[0] == '-', good = len >= 1 && len <= 11;
-                    int64_t x = 0;
-                    for (Py_ssize_t c = neg; good && c < len; c++) {
-                        unsigned d = (unsigned)val[c] - '0';
-                        good = d < 10;
-                        x = x * 10 + d;
+                int32_t ver = 2;  /* a VER that is no number: version 2, as 2 or more */
+                if (!dmp_value(val, len, kind, size, row, &ver)) {
+                    ok[i] = 0;
+                    if (kind <= 1) {  /* an MQLONG that is no number: 0 (a VER: 2) */
+                        memset(row, 0, 4);
+                        row[0] = kind == 1 ? 2 : 0;
                     }
-                    good = good && len - neg >= 1 && len - neg <= 10;
-                    x = neg ? -x : x;
-                    good = good && x >= -((int64_t)1 << 31) && x < ((int64_t)1 << 31);
-                    if (!good)
-                        x = 0;
-                    if (kind == 1) {
-                        x = x == 1 || x == 2 ? x : 2;
-                        int32_t ver = (int32_t)x;
-                        memcpy((uint8_t *)v.buf + 4 * i, &ver, 4);
-                    }
-                    uint32_t u = (uint32_t)(int32_t)x;
-                    uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16),
-                                     (uint8_t)(u >> 24)};
-                    memcpy(row, le, 4);
-                    if (!good)
-                        ok[i] = 0;
-                } else if (kind == 2) {
-                    Py_ssize_t use = len < size ? len : size;
-                    memcpy(row, val, (size_t)use);
-                    memset(row + use, ' ', (size_t)(size - use));
-                } else {
-                    unsigned bad = 0;
-                    for (Py_ssize_t c = 0; c < size; c++) {
-                        uint16_t pair;
-                        memcpy(&pair, val + 2 * c, 2);
-                        uint16_t x = HEX_PAIR[pair];
-                        bad |= x > 0xFF || (kind == 4 && x >= 0x80);
-                        row[c] = (uint8_t)x;
-                    }
-                    if (bad)
-                        ok[i] = 0;
                 }
+                if (kind == 1)
+                    memcpy((uint8_t *)v.buf + 4 * i, &ver, 4);
             }
         }
         Py_END_ALLOW_THREADS
@@ -1282,48 +1297,6 @@ copy_field(uint8_t *dst, const uint8_t *src, int64_t n)
     } else
         for (int64_t i = 0; i < n; i++)
             dst[i] = src[i];
-}
-
-/* One attribute value buf[v:v + len] of kind into out (size bytes; *ver for
- * kind 1): 1 when it reads as template_fields reads it. */
-static inline int
-dmp_value(const uint8_t *v, int64_t len, int kind, int64_t size, uint8_t *out, int32_t *ver)
-{
-    if (kind <= 1) {
-        int neg = len > 0 && v[0] == '-';
-        int64_t x = 0;
-        if (len - neg < 1 || len - neg > 10)
-            return 0;
-        for (int64_t c = neg; c < len; c++) {
-            unsigned d = (unsigned)v[c] - '0';
-            if (d >= 10)
-                return 0;
-            x = x * 10 + d;
-        }
-        x = neg ? -x : x;
-        if (x < -((int64_t)1 << 31) || x >= ((int64_t)1 << 31))
-            return 0;
-        if (kind == 1) {
-            x = x == 1 || x == 2 ? x : 2;
-            *ver = (int32_t)x;
-        }
-        uint32_t u = (uint32_t)(int32_t)x;
-        uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
-        memcpy(out, le, 4);
-        return 1;
-    }
-    if (kind == 2) {
-        int64_t use = len < size ? len : size;
-        memcpy(out, v, (size_t)use);
-        memset(out + use, ' ', (size_t)(size - use));
-        return 1;
-    }
-    if (len != 2 * size || hex_pairs(v, len, out) != len)
-        return 0;
-    unsigned hi = 0;
-    for (int64_t c = 0; kind == 4 && c < size; c++)
-        hi |= out[c];
-    return !(hi & 0x80);
 }
 
 static PyObject *
